@@ -1,0 +1,95 @@
+/**
+ * The compiled policy document: what `publish` writes to Redis as `policy:v<N>` and what every
+ * decision server evaluates. Pure data (JSON), versioned and checksummed, indexed for the decision
+ * path. It never contains API keys: those live in the Redis hash `keys` (sha256(key) → tenant).
+ */
+import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "./types";
+
+export const COMPILED_SCHEMA_VERSION = 1;
+
+/** One rate limit as the engine sees it. Durations in ms; `windowMs` is 0 for concurrency. */
+export interface CompiledLimit {
+  /** Stable across publishes while tier, operation, scope and algorithm stay: counters survive edits. */
+  id: string;
+  /** The name used in RateLimit-Policy: `<tier>-<scope>` or `<tier>-<operation>-<scope>`. */
+  name: string;
+  operation: string;
+  scope: Scope;
+  algorithm: Algorithm;
+  limit: number;
+  windowMs: number;
+  /** Bucket size for token_bucket / leaky_bucket (defaults to limit). */
+  burst: number;
+  /** Sub-windows of sliding_window_counter (1 = the plain two-window formula). */
+  precision: number;
+  mode: Mode;
+  maxDelayMs: number;
+  leaseTtlMs: number;
+}
+
+export interface CompiledQuota {
+  id: string;
+  operation: string;
+  period: Period;
+  limit: number;
+  overage: Overage;
+}
+
+export interface CompiledGlobalCap {
+  id: string;
+  operation: string;
+  limit: number;
+  windowMs: number;
+  share: Share;
+}
+
+export interface CompiledOperation {
+  name: string;
+  cost: number;
+  failureMode: FailureMode;
+  match: string[];
+}
+
+export interface CompiledTier {
+  name: string;
+  weight: number;
+  limits: CompiledLimit[];
+  quotas: CompiledQuota[];
+}
+
+export type CompiledOverride =
+  | { kind: "limit"; operation: string; scope: Scope; limit: CompiledLimit; expiresAtMs: number | null }
+  | { kind: "quota"; operation: string; period: Period; quota: CompiledQuota; expiresAtMs: number | null };
+
+export interface CompiledTenant {
+  slug: string;
+  name: string;
+  tier: string;
+  status: TenantStatus;
+  overrides: CompiledOverride[];
+}
+
+/** A route pattern split for matching: `GET /v1/orders/*` → method GET, segments [v1, orders, *]. */
+export interface CompiledRoute {
+  method: string;
+  segments: string[];
+  operation: string;
+}
+
+export interface CompiledPolicyBody {
+  schemaVersion: typeof COMPILED_SCHEMA_VERSION;
+  defaults: { failureMode: FailureMode };
+  operations: Record<string, CompiledOperation>;
+  /** Routes, most specific first (exact segments before `*` before `**`, longer before shorter). */
+  routes: CompiledRoute[];
+  tiers: Record<string, CompiledTier>;
+  globalCaps: CompiledGlobalCap[];
+  tenants: Record<string, CompiledTenant>;
+}
+
+export interface CompiledPolicy extends CompiledPolicyBody {
+  version: number;
+  /** sha256 of the canonical JSON of the body: equal bodies, equal checksums. */
+  checksum: string;
+  createdAt: string;
+}

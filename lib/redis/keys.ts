@@ -1,0 +1,31 @@
+/**
+ * Every Redis key Sluice writes, in one place. Each key carries a hash tag (`{…}`) so the same
+ * scripts run on Redis Cluster: all of a tenant's counters share the tag `{t:<slug>}`, so one
+ * decision's tenant checks are one slot. `SLUICE_REDIS_PREFIX` (default `sl:`) namespaces a
+ * deployment, or a test run.
+ */
+export function redisPrefix(): string {
+  return process.env.SLUICE_REDIS_PREFIX ?? "sl:";
+}
+
+export const keys = {
+  /** <p>policy:v<N> — one published compiled document (JSON string). Never expires. */
+  policyVersion: (version: number, p = redisPrefix()) => `${p}{policy}:v${version}`,
+  /** <p>policy:current — the live version number. */
+  policyCurrent: (p = redisPrefix()) => `${p}{policy}:current`,
+  /** <p>{policy}:channel — PUBLISHed with the new version number on every publish. */
+  policyChannel: (p = redisPrefix()) => `${p}{policy}:channel`,
+  /** <p>{policy}:keys — hash sha256(api key) → tenant slug. Revoked keys are removed. */
+  keyIndex: (p = redisPrefix()) => `${p}{policy}:keys`,
+  /** <p>{policy}:keys:channel — PUBLISHed with a key hash when that key is revoked. */
+  keyChannel: (p = redisPrefix()) => `${p}{policy}:keys:channel`,
+  /** <p>{t:<tenant>}:c:<limitId>:<subject> — a tenant's counter; windowed algorithms append suffixes. */
+  counter: (tenant: string, limitId: string, subject: string, p = redisPrefix()) =>
+    `${p}{t:${tenant}}:c:${limitId}:${subject}`,
+  /** <p>{t:<tenant>}:q:<quotaId> — a tenant's quota counter; the period is appended. */
+  quota: (tenant: string, quotaId: string, p = redisPrefix()) => `${p}{t:${tenant}}:q:${quotaId}`,
+  /** <p>{g:<capId>}:g — a global cap's counter, shared by all tenants. */
+  globalCap: (capId: string, p = redisPrefix()) => `${p}{g:${capId}}:g`,
+  /** <p>{u:<minute>}:usage — hash of one minute's decision counts (see lib/redis/usage.ts). */
+  usageMinute: (minuteStartMs: number, p = redisPrefix()) => `${p}{u:${minuteStartMs}}:usage`,
+};

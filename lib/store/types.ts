@@ -1,0 +1,72 @@
+/**
+ * The counter store port: one decision's full list of checks in, all answers out, all-or-nothing.
+ * Implemented by the Redis store (one Lua script, Redis server time) and the in-process memory
+ * store (the pure algorithms over a Map). `lib/store/conformance.ts` holds the cases both must pass.
+ */
+import type { Algorithm, Mode, Overage, Period, Reason } from "../policy/types";
+
+export type CheckKind = "limit" | "quota" | "global";
+
+/** One counter to check for one decision. All durations in ms. */
+export interface LimitCheck {
+  /** Full counter key, hash tag included (lib/redis/keys.ts builds it). Windowed keys get suffixes. */
+  key: string;
+  kind: CheckKind;
+  /** For quotas, the algorithm is a calendar fixed window: `period` says which. */
+  algorithm: Algorithm | "quota";
+  limit: number;
+  windowMs: number;
+  burst: number;
+  precision: number;
+  mode: Mode;
+  maxDelayMs: number;
+  leaseTtlMs: number;
+  period?: Period;
+  overage?: Overage;
+  /** Weighted fair share of a global cap: this tenant's tier weight and its member id. */
+  fairShare?: { weight: number; member: string };
+}
+
+export interface CheckOptions {
+  /** Units this request consumes on every counter (≥ 1). */
+  cost: number;
+  /** Evaluate without consuming anything. */
+  dryRun: boolean;
+}
+
+/** The answer for one check. Times are absolute (store clock), in ms. */
+export interface CheckOutcome {
+  allowed: boolean;
+  /** `ok` when allowed, else why this check denies. */
+  reason: Extract<Reason, "ok" | "rate_limited" | "quota_exhausted" | "concurrency_limited" | "cost_exceeds_limit">;
+  limit: number;
+  remaining: number;
+  /** When this counter is back to full (or the window resets). */
+  resetAtMs: number;
+  /** 0 when allowed; else the wait after which the same request passes if nothing else consumes. */
+  retryAfterMs: number;
+  /** Shaping wait for delay-mode limits (≤ maxDelayMs); 0 otherwise. */
+  delayMs: number;
+  /** Set when a shadow-mode check would have denied; the request is not denied for it. */
+  shadowDenied?: boolean;
+  /** For concurrency checks that passed: the lease to release. */
+  leaseId?: string;
+  /** For `overage: bill` quotas: units used beyond the quota by this request. */
+  overage?: number;
+}
+
+export interface StoreDecision {
+  /** The store's clock at decision time (Redis TIME for the Redis store). */
+  nowMs: number;
+  /** True iff every non-shadow check allowed; then (unless dryRun) every check consumed `cost`. */
+  allowed: boolean;
+  /** One outcome per check, in the order given. */
+  outcomes: CheckOutcome[];
+}
+
+export interface CounterStore {
+  check(checks: readonly LimitCheck[], options: CheckOptions): Promise<StoreDecision>;
+  /** Frees a concurrency lease; false when it was unknown or already expired. */
+  release(leaseId: string): Promise<boolean>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,36 @@
+import path from "node:path";
+import { defineConfig } from "vitest/config";
+
+const alias = { "@": path.resolve(import.meta.dirname) };
+
+// Two projects: `unit` (pure, fast, *.test.ts) and `int` (real PostgreSQL and Redis, *.int.test.ts).
+// The int project's global setup creates a fresh database and Redis key prefix for this run.
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    projects: [
+      {
+        resolve: { alias },
+        test: {
+          name: "unit",
+          include: ["lib/**/*.test.ts", "worker/**/*.test.ts", "app/**/*.test.ts", "components/**/*.test.ts"],
+          exclude: ["**/*.int.test.ts", "node_modules/**"],
+          environment: "node",
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: "int",
+          include: ["lib/**/*.int.test.ts", "worker/**/*.int.test.ts", "app/**/*.int.test.ts"],
+          environment: "node",
+          globalSetup: ["./test/global-setup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: true,
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
