@@ -1,0 +1,59 @@
+/**
+ * Every environment variable Sluice reads, parsed once with zod. `.env.example` documents each.
+ * Import `env()` in adapters only (worker/, app/); lib/policy never reads the environment.
+ */
+import { z } from "zod";
+
+const port = z.coerce.number().int().min(1).max(65535);
+const ms = z.coerce.number().int().min(1).max(600_000);
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  /** PostgreSQL. Unset: `npm run demo` starts an embedded PostgreSQL with its data in .data/. */
+  DATABASE_URL: z.string().url().optional(),
+  /** Redis. Unset: the demo starts redis-server from PATH, else runs single-node in-process. */
+  REDIS_URL: z.string().url().optional(),
+  /** host:port,host:port — switches every process to Redis Cluster. */
+  REDIS_CLUSTER_NODES: z.string().optional(),
+  /** Namespace of every Redis key (one deployment, or one test run). */
+  SLUICE_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{0,32}$/).default("sl:"),
+  /** Per-command Redis timeout on the decision path. */
+  REDIS_TIMEOUT_MS: ms.default(25),
+  DECISION_PORT: port.default(8787),
+  DECISION_HOST: z.string().default("0.0.0.0"),
+  /** Number of decision server replicas; `local` failure mode enforces limit / this. */
+  SLUICE_INSTANCES: z.coerce.number().int().min(1).max(10_000).default(1),
+  /** Policy poll interval, a backup for the PUBLISH channel. */
+  POLICY_POLL_MS: ms.default(5_000),
+  /** next-auth: the session signing secret (required in production). */
+  NEXTAUTH_SECRET: z.string().min(16).optional(),
+  NEXTAUTH_URL: z.string().url().optional(),
+  /** Grace window before a month's billing period is closed. */
+  BILLING_GRACE_MS: z.coerce.number().int().min(0).default(3_600_000),
+  /** Minute rollups older than this are downsampled to hours. */
+  ROLLUP_DOWNSAMPLE_AFTER_MS: z.coerce.number().int().min(3_600_000).default(7 * 86_400_000),
+  /** Allow alert webhooks to private/loopback addresses (tests only). */
+  ALERT_WEBHOOK_ALLOW_PRIVATE: z.enum(["0", "1"]).default("0"),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+let cached: Env | undefined;
+
+/** Parses process.env once; a bad variable stops the process with a message naming it. */
+export function env(): Env {
+  if (cached) return cached;
+  const result = envSchema.safeParse(process.env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid environment:\n${lines.join("\n")}`);
+  }
+  cached = result.data;
+  return cached;
+}
+
+/** For tests that change the environment between cases. */
+export function resetEnvForTests(): void {
+  cached = undefined;
+}
