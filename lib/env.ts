@@ -23,6 +23,8 @@ const envSchema = z.object({
   DECISION_HOST: z.string().default("0.0.0.0"),
   /** Number of decision server replicas; `local` failure mode enforces limit / this. */
   SLUICE_INSTANCES: z.coerce.number().int().min(1).max(10_000).default(1),
+  /** Service tokens the decision API accepts besides the Redis set (comma-separated sha256 hex or plaintexts). */
+  SLUICE_SERVICE_TOKENS: z.string().optional(),
   /** Policy poll interval, a backup for the PUBLISH channel. */
   POLICY_POLL_MS: ms.default(5_000),
   /** next-auth: the session signing secret (required in production). */

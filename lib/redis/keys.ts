@@ -28,4 +28,10 @@ export const keys = {
   globalCap: (capId: string, p = redisPrefix()) => `${p}{g:${capId}}:g`,
   /** <p>{u:<minute>}:usage — hash of one minute's decision counts (see lib/redis/usage.ts). */
   usageMinute: (minuteStartMs: number, p = redisPrefix()) => `${p}{u:${minuteStartMs}}:usage`,
+  /** <p>{policy}:service-tokens — set of sha256(service token) hex the decision API accepts (written by publish). */
+  serviceTokens: (p = redisPrefix()) => `${p}{policy}:service-tokens`,
+  /** <p>{u}:usage-minutes — set of minute starts (ms) with usage hashes not yet drained into Postgres. */
+  usageMinutes: (p = redisPrefix()) => `${p}{u}:usage-minutes`,
+  /** <p>{g:<limitId>}:c:<limitId>:_ — a tier limit with scope `global`: one counter across tenants. */
+  globalLimit: (limitId: string, p = redisPrefix()) => `${p}{g:${limitId}}:c:${limitId}:_`,
 };
