@@ -1,0 +1,61 @@
+/**
+ * next-auth 4 configuration: a credentials provider over the User table (bcrypt), JWT sessions
+ * carrying id, email and role. The per-account login rate limit lives in lib/services/login.ts.
+ */
+import type { NextAuthOptions } from "next-auth";
+import CredentialsProvider from "next-auth/providers/credentials";
+import { db } from "../db/client";
+import { login } from "../services/login";
+import { ROLES, type Role } from "../policy/types";
+import { authSecret } from "./secret";
+
+/** The error code the login page maps to the lockout message (HTTP 429 from the auth route). */
+export const RATE_LIMITED_ERROR = "RateLimited";
+
+const SESSION_MAX_AGE_S = 12 * 60 * 60;
+
+function isRole(value: unknown): value is Role {
+  return typeof value === "string" && (ROLES as readonly string[]).includes(value);
+}
+
+export function authOptions(): NextAuthOptions {
+  return {
+    secret: authSecret(),
+    session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_S },
+    pages: { signIn: "/login", error: "/login" },
+    providers: [
+      CredentialsProvider({
+        name: "Email and password",
+        credentials: {
+          email: { label: "Email", type: "email" },
+          password: { label: "Password", type: "password" },
+        },
+        async authorize(credentials) {
+          const result = await login(db(), { email: credentials?.email ?? "", password: credentials?.password ?? "" }, Date.now());
+          if (result.ok) return { id: result.principal.id, email: result.principal.email, role: result.principal.role };
+          if (result.reason === "rate_limited") throw new Error(RATE_LIMITED_ERROR);
+          return null;
+        },
+      }),
+    ],
+    callbacks: {
+      async jwt({ token, user }) {
+        if (user) {
+          token.sub = user.id;
+          token.email = user.email;
+          const role = (user as { role?: unknown }).role;
+          if (isRole(role)) token.role = role;
+        }
+        return token;
+      },
+      async session({ session, token }) {
+        session.user = {
+          id: token.sub ?? "",
+          email: token.email ?? "",
+          role: isRole(token.role) ? token.role : undefined,
+        };
+        return session;
+      },
+    },
+  };
+}

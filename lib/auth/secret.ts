@@ -1,0 +1,16 @@
+/**
+ * The next-auth signing secret. Required in production; in development, tests and the demo,
+ * when NEXTAUTH_SECRET is unset, a stable secret is derived from the database URL so that
+ * sessions survive restarts of the same install (documented in README and .env.example).
+ */
+import { createHash } from "node:crypto";
+
+export function authSecret(environment: NodeJS.ProcessEnv = process.env): string {
+  const configured = environment.NEXTAUTH_SECRET;
+  if (configured && configured.length >= 16) return configured;
+  if (environment.NODE_ENV === "production" && environment.SLUICE_DEMO !== "1") {
+    throw new Error("NEXTAUTH_SECRET is required in production (at least 16 characters): openssl rand -base64 32");
+  }
+  const seed = environment.DATABASE_URL ?? "sluice-embedded";
+  return createHash("sha256").update(`sluice-dev-secret:${seed}`).digest("base64url");
+}
