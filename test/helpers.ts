@@ -1,0 +1,65 @@
+/**
+ * What integration tests need to reach this run's services. test/global-setup.ts created them; these
+ * read process.env (inherited by every vitest worker) and fall back to vitest's inject().
+ */
+import { inject } from "vitest";
+import {
+  DEFAULT_TEST_DATABASE_URL,
+  DEFAULT_TEST_REDIS_URL,
+  createTestDatabase,
+  dropTestDatabase,
+  testDatabaseName,
+} from "./global-setup";
+
+function provided<K extends "sluiceDatabaseUrl" | "sluiceRedisUrl" | "sluiceRedisPrefix">(key: K): string | undefined {
+  try {
+    return inject(key);
+  } catch {
+    // Outside a vitest worker (a script importing this file) there is nothing to inject.
+    return undefined;
+  }
+}
+
+/** This run's migrated database (shared by all test files of the run; use unique ids in your rows). */
+export function testDatabaseUrl(): string {
+  const url = process.env.DATABASE_URL ?? provided("sluiceDatabaseUrl");
+  if (!url) throw new Error("no test database: run integration tests with `vitest run --project int`");
+  return url;
+}
+
+export function testRedisUrl(): string {
+  return process.env.REDIS_URL ?? provided("sluiceRedisUrl") ?? DEFAULT_TEST_REDIS_URL;
+}
+
+/** Prefix of every Redis key this run may write (`t<random>:`); teardown deletes `<prefix>*`. */
+export function testRedisPrefix(): string {
+  const prefix = process.env.SLUICE_REDIS_PREFIX ?? provided("sluiceRedisPrefix");
+  if (!prefix) throw new Error("no test Redis prefix: run integration tests with `vitest run --project int`");
+  return prefix;
+}
+
+export interface FreshDatabase {
+  url: string;
+  /** Drops the database, closing connections left open. Idempotent. */
+  drop(): Promise<void>;
+}
+
+/**
+ * A database of its own, for a test that must see an empty (or specially prepared) database:
+ * created on the same server as the run's database, migrated unless `migrate: false`.
+ * Call `drop()` in afterAll.
+ */
+export async function freshDatabase(options: { migrate?: boolean } = {}): Promise<FreshDatabase> {
+  const baseUrl = process.env.SLUICE_TEST_BASE_DATABASE_URL ?? process.env.DATABASE_URL ?? DEFAULT_TEST_DATABASE_URL;
+  const name = testDatabaseName();
+  const url = await createTestDatabase(baseUrl, name, options);
+  let dropped = false;
+  return {
+    url,
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await dropTestDatabase(baseUrl, name);
+    },
+  };
+}
