@@ -1,0 +1,334 @@
+/**
+ * The compiler: a validated policy (the file's shape, minus API keys) → the compiled document the
+ * decision path evaluates (lib/policy/compiled.ts). Pure: no I/O, no clock, no environment.
+ *
+ * Ids are stable: a limit's id is a hash of tier|operation|scope|algorithm, a quota's of
+ * tier|operation|period, a global cap's of operation|window. Editing a number keeps the id, so the
+ * counters in Redis survive the edit; changing what is counted gives a new id and fresh counters.
+ */
+import { canonicalJson, sha256Hex } from "./checksum";
+import {
+  COMPILED_SCHEMA_VERSION,
+  type CompiledGlobalCap,
+  type CompiledLimit,
+  type CompiledOperation,
+  type CompiledOverride,
+  type CompiledPolicy,
+  type CompiledPolicyBody,
+  type CompiledQuota,
+  type CompiledTenant,
+  type CompiledTier,
+} from "./compiled";
+import { parseDurationMs } from "./duration";
+import { compileRoutes } from "./match";
+import {
+  formatPath,
+  parsePolicyFile,
+  type LimitSpec,
+  type OverrideSpec,
+  type ParseResult,
+  type PolicyFile,
+  type PolicyIssue,
+  type QuotaSpec,
+  type TenantSpec,
+} from "./policy-file";
+import { ANY_OPERATION } from "./types";
+
+/** A tenant as the compiler sees it: everything but its API keys (those never enter the document). */
+export type TenantPolicySpec = Omit<TenantSpec, "keys">;
+
+/** The policy file minus key plaintexts: what Postgres holds and what `compilePolicy` reads. */
+export type PolicySpec = Omit<PolicyFile, "tenants"> & { tenants: TenantPolicySpec[] };
+
+/** Lease lifetime of a concurrency limit that names none. */
+export const DEFAULT_LEASE_TTL_MS = 30_000;
+
+/** Thrown by `compilePolicy` for a policy that does not validate; `issues` name their paths. */
+export class PolicyCompileError extends Error {
+  readonly issues: PolicyIssue[];
+  constructor(issues: PolicyIssue[]) {
+    super(issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; "));
+    this.name = "PolicyCompileError";
+    this.issues = issues;
+  }
+}
+
+/** 16 hex chars of sha256: short enough for Redis keys, 64 bits against collisions. */
+export function stableId(...parts: (string | number)[]): string {
+  return sha256Hex(parts.join("|")).slice(0, 16);
+}
+
+export const limitId = (tier: string, operation: string, scope: string, algorithm: string) =>
+  stableId("limit", tier, operation, scope, algorithm);
+export const quotaId = (tier: string, operation: string, period: string) => stableId("quota", tier, operation, period);
+export const globalCapId = (operation: string, windowMs: number) => stableId("cap", operation, windowMs);
+
+const ms = (d: string | undefined): number => (d === undefined ? 0 : (parseDurationMs(d) ?? 0));
+
+function limitName(tier: string, operation: string, scope: string): string {
+  return operation === ANY_OPERATION ? `${tier}-${scope}` : `${tier}-${operation}-${scope}`;
+}
+
+function compileLimit(tier: string, l: LimitSpec): CompiledLimit {
+  return {
+    id: limitId(tier, l.operation, l.scope, l.algorithm),
+    name: limitName(tier, l.operation, l.scope),
+    operation: l.operation,
+    scope: l.scope,
+    algorithm: l.algorithm,
+    limit: l.limit,
+    windowMs: l.algorithm === "concurrency" ? 0 : ms(l.window),
+    burst: l.burst ?? l.limit,
+    precision: l.precision ?? 1,
+    mode: l.mode,
+    maxDelayMs: ms(l.maxDelay),
+    leaseTtlMs: l.algorithm === "concurrency" ? (l.leaseTtl ? ms(l.leaseTtl) : DEFAULT_LEASE_TTL_MS) : 0,
+  };
+}
+
+function compileQuota(tier: string, q: QuotaSpec): CompiledQuota {
+  return { id: quotaId(tier, q.operation, q.period), operation: q.operation, period: q.period, limit: q.limit, overage: q.overage };
+}
+
+/**
+ * An override replaces the tier's limit for (operation, scope), or quota for (operation, period).
+ * Fields it omits are inherited from the limit it replaces; with nothing to inherit from it must
+ * name its window (and defaults to sliding_window_counter).
+ */
+function compileOverride(
+  tier: CompiledTier,
+  o: OverrideSpec,
+  path: (string | number)[],
+  issues: PolicyIssue[],
+): CompiledOverride | null {
+  const expiresAtMs = o.expiresAt === undefined ? null : Date.parse(o.expiresAt);
+  if (o.period !== undefined) {
+    const base = tier.quotas.find((q) => q.operation === o.operation && q.period === o.period);
+    const quota: CompiledQuota = {
+      id: quotaId(tier.name, o.operation, o.period),
+      operation: o.operation,
+      period: o.period,
+      limit: o.limit,
+      overage: o.overage ?? base?.overage ?? "block",
+    };
+    return { kind: "quota", operation: o.operation, period: o.period, quota, expiresAtMs };
+  }
+  const scope = o.scope!;
+  const base = tier.limits.find(
+    (l) => l.operation === o.operation && l.scope === scope && (o.algorithm === undefined || l.algorithm === o.algorithm),
+  );
+  const algorithm = o.algorithm ?? base?.algorithm ?? "sliding_window_counter";
+  const inherited = base && base.algorithm === algorithm ? base : undefined;
+  const windowMs = algorithm === "concurrency" ? 0 : o.window !== undefined ? ms(o.window) : (inherited?.windowMs ?? 0);
+  if (algorithm !== "concurrency" && windowMs === 0) {
+    issues.push({
+      path: formatPath([...path, "window"]),
+      message: `required: tier ${tier.name} has no ${algorithm} limit for operation ${o.operation}, scope ${scope} to inherit it from`,
+    });
+    return null;
+  }
+  if (o.overage !== undefined) {
+    issues.push({ path: formatPath([...path, "overage"]), message: "not allowed on a limit override (only with period)" });
+    return null;
+  }
+  const limit = Number(o.limit);
+  const compiled: CompiledLimit = {
+    id: limitId(tier.name, o.operation, scope, algorithm),
+    name: limitName(tier.name, o.operation, scope),
+    operation: o.operation,
+    scope,
+    algorithm,
+    limit,
+    windowMs,
+    burst: o.burst ?? (inherited && inherited.burst !== inherited.limit ? inherited.burst : limit),
+    precision: inherited?.precision ?? 1,
+    mode: inherited?.mode ?? "reject",
+    maxDelayMs: inherited?.maxDelayMs ?? 0,
+    leaseTtlMs: algorithm === "concurrency" ? (inherited?.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS) : 0,
+  };
+  return { kind: "limit", operation: o.operation, scope, limit: compiled, expiresAtMs };
+}
+
+/** Validates a spec with the policy file's own rules (so errors carry the file's paths). */
+export function checkPolicySpec(spec: PolicySpec): ParseResult<PolicyFile> {
+  return parsePolicyFile({ ...spec, tenants: spec.tenants.map((t) => ({ ...t, keys: [] })) });
+}
+
+/** Compiles a policy; throws PolicyCompileError (with paths) when it does not validate. */
+export function compilePolicy(input: PolicySpec): CompiledPolicyBody {
+  const parsed = checkPolicySpec(input);
+  if (!parsed.ok) throw new PolicyCompileError(parsed.issues);
+  const spec = parsed.value;
+  const issues: PolicyIssue[] = [];
+
+  const operations: Record<string, CompiledOperation> = {};
+  for (const op of spec.operations) {
+    operations[op.name] = {
+      name: op.name,
+      cost: op.cost,
+      failureMode: op.failureMode ?? spec.defaults.failureMode,
+      match: [...op.match],
+    };
+  }
+
+  const tiers: Record<string, CompiledTier> = {};
+  for (const tier of spec.tiers) {
+    tiers[tier.name] = {
+      name: tier.name,
+      weight: tier.weight,
+      limits: tier.limits.map((l) => compileLimit(tier.name, l)),
+      quotas: tier.quotas.map((q) => compileQuota(tier.name, q)),
+    };
+  }
+
+  const globalCaps: CompiledGlobalCap[] = spec.globalCaps.map((g) => {
+    const windowMs = ms(g.window);
+    return { id: globalCapId(g.operation, windowMs), operation: g.operation, limit: g.limit, windowMs, share: g.share };
+  });
+
+  const tenants: Record<string, CompiledTenant> = {};
+  spec.tenants.forEach((t, ti) => {
+    const tier = tiers[t.tier];
+    const overrides: CompiledOverride[] = [];
+    t.overrides.forEach((o, oi) => {
+      const compiled = compileOverride(tier, o, ["tenants", ti, "overrides", oi], issues);
+      if (compiled) overrides.push(compiled);
+    });
+    tenants[t.slug] = { slug: t.slug, name: t.name, tier: t.tier, status: t.status, overrides };
+  });
+  if (issues.length > 0) {
+    throw new PolicyCompileError(issues);
+  }
+
+  return {
+    schemaVersion: COMPILED_SCHEMA_VERSION,
+    defaults: { failureMode: spec.defaults.failureMode },
+    operations,
+    routes: compileRoutes(spec.operations),
+    tiers,
+    globalCaps,
+    tenants,
+  };
+}
+
+/** sha256 of the canonical JSON of a body: equal bodies, equal checksums, whatever the key order. */
+export function policyChecksum(body: CompiledPolicyBody): string {
+  return sha256Hex(canonicalJson(bodyOf(body)));
+}
+
+/** The body of a document (drops version, checksum, createdAt). */
+export function bodyOf(doc: CompiledPolicyBody): CompiledPolicyBody {
+  return {
+    schemaVersion: doc.schemaVersion,
+    defaults: doc.defaults,
+    operations: doc.operations,
+    routes: doc.routes,
+    tiers: doc.tiers,
+    globalCaps: doc.globalCaps,
+    tenants: doc.tenants,
+  };
+}
+
+/** Stamps a body with its version, checksum and creation time. */
+export function finalizePolicy(body: CompiledPolicyBody, version: number, createdAt: Date | string): CompiledPolicy {
+  const clean = bodyOf(body);
+  return {
+    ...clean,
+    version,
+    checksum: policyChecksum(clean),
+    createdAt: typeof createdAt === "string" ? createdAt : createdAt.toISOString(),
+  };
+}
+
+/** What one request of one tenant is checked against, after its live overrides. */
+export interface EffectiveLimits {
+  tenant: CompiledTenant;
+  tier: CompiledTier;
+  operation: string;
+  limits: CompiledLimit[];
+  quotas: CompiledQuota[];
+  globalCaps: CompiledGlobalCap[];
+}
+
+interface TierOperationIndex {
+  limits: Map<string, CompiledLimit[]>;
+  quotas: Map<string, CompiledQuota[]>;
+  caps: Map<string, CompiledGlobalCap[]>;
+}
+
+const limitIndexes = new WeakMap<object, Map<string, TierOperationIndex>>();
+
+const applies = (rowOperation: string, operation: string) => rowOperation === ANY_OPERATION || rowOperation === operation;
+
+function tierIndex(doc: CompiledPolicyBody, tierName: string): TierOperationIndex | null {
+  let perDoc = limitIndexes.get(doc);
+  if (!perDoc) {
+    perDoc = new Map();
+    limitIndexes.set(doc, perDoc);
+  }
+  let index = perDoc.get(tierName);
+  if (!index) {
+    const tier = doc.tiers[tierName];
+    if (!tier) return null;
+    index = { limits: new Map(), quotas: new Map(), caps: new Map() };
+    perDoc.set(tierName, index);
+  }
+  return index;
+}
+
+/**
+ * The limits, quotas and global caps a request of `tenantSlug` for `operationName` is checked
+ * against at `nowMs`: the tier's rows for that operation (or `*`), with each live (unexpired)
+ * override replacing the tier's row for the same operation and scope (or period). Null for an
+ * unknown tenant, or a tenant whose tier the document lacks. Results without live overrides are
+ * cached per document; callers must not mutate them.
+ */
+export function limitsFor(
+  doc: CompiledPolicyBody,
+  tenantSlug: string,
+  operationName: string,
+  nowMs: number,
+): EffectiveLimits | null {
+  const tenant = Object.hasOwn(doc.tenants, tenantSlug) ? doc.tenants[tenantSlug] : undefined;
+  if (!tenant) return null;
+  const tier = Object.hasOwn(doc.tiers, tenant.tier) ? doc.tiers[tenant.tier] : undefined;
+  const index = tier ? tierIndex(doc, tier.name) : null;
+  if (!tier || !index) return null;
+
+  let limits = index.limits.get(operationName);
+  if (!limits) {
+    limits = tier.limits.filter((l) => applies(l.operation, operationName));
+    index.limits.set(operationName, limits);
+  }
+  let quotas = index.quotas.get(operationName);
+  if (!quotas) {
+    quotas = tier.quotas.filter((q) => applies(q.operation, operationName));
+    index.quotas.set(operationName, quotas);
+  }
+  let globalCaps = index.caps.get(operationName);
+  if (!globalCaps) {
+    globalCaps = doc.globalCaps.filter((g) => applies(g.operation, operationName));
+    index.caps.set(operationName, globalCaps);
+  }
+
+  if (tenant.overrides.length > 0) {
+    const live = tenant.overrides.filter(
+      (o) => applies(o.operation, operationName) && (o.expiresAtMs === null || nowMs < o.expiresAtMs),
+    );
+    const liveLimits = live.filter((o): o is Extract<CompiledOverride, { kind: "limit" }> => o.kind === "limit");
+    const liveQuotas = live.filter((o): o is Extract<CompiledOverride, { kind: "quota" }> => o.kind === "quota");
+    if (liveLimits.length > 0) {
+      limits = [
+        ...limits.filter((l) => !liveLimits.some((o) => o.operation === l.operation && o.scope === l.scope)),
+        ...liveLimits.map((o) => o.limit),
+      ];
+    }
+    if (liveQuotas.length > 0) {
+      quotas = [
+        ...quotas.filter((q) => !liveQuotas.some((o) => o.operation === q.operation && o.period === q.period)),
+        ...liveQuotas.map((o) => o.quota),
+      ];
+    }
+  }
+  return { tenant, tier, operation: operationName, limits, quotas, globalCaps };
+}

@@ -1,0 +1,121 @@
+/**
+ * The zod schema of a compiled policy document, for documents read back from Redis or Postgres.
+ * A document that fails it, or whose checksum does not match its body, is refused: the reader
+ * keeps the last good document (a bad document never replaces the last good one).
+ */
+import { z } from "zod";
+import { policyChecksum } from "./compile";
+import { COMPILED_SCHEMA_VERSION, type CompiledPolicy } from "./compiled";
+import { issuesFromZod, type ParseResult } from "./policy-file";
+import { ALGORITHMS, FAILURE_MODES, MODES, OVERAGES, PERIODS, SCOPES, SHARES, TENANT_STATUSES } from "./types";
+
+const count = z.number().int().min(0);
+const positive = z.number().int().min(1);
+
+const compiledLimitSchema = z.strictObject({
+  id: z.string().min(1),
+  name: z.string(),
+  operation: z.string().min(1),
+  scope: z.enum(SCOPES),
+  algorithm: z.enum(ALGORITHMS),
+  limit: positive,
+  windowMs: count,
+  burst: positive,
+  precision: positive,
+  mode: z.enum(MODES),
+  maxDelayMs: count,
+  leaseTtlMs: count,
+});
+
+const compiledQuotaSchema = z.strictObject({
+  id: z.string().min(1),
+  operation: z.string().min(1),
+  period: z.enum(PERIODS),
+  limit: positive,
+  overage: z.enum(OVERAGES),
+});
+
+const compiledOverrideSchema = z.discriminatedUnion("kind", [
+  z.strictObject({
+    kind: z.literal("limit"),
+    operation: z.string(),
+    scope: z.enum(SCOPES),
+    limit: compiledLimitSchema,
+    expiresAtMs: z.number().int().nullable(),
+  }),
+  z.strictObject({
+    kind: z.literal("quota"),
+    operation: z.string(),
+    period: z.enum(PERIODS),
+    quota: compiledQuotaSchema,
+    expiresAtMs: z.number().int().nullable(),
+  }),
+]);
+
+export const compiledPolicySchema = z.strictObject({
+  schemaVersion: z.literal(COMPILED_SCHEMA_VERSION),
+  defaults: z.strictObject({ failureMode: z.enum(FAILURE_MODES) }),
+  operations: z.record(
+    z.string(),
+    z.strictObject({ name: z.string(), cost: positive, failureMode: z.enum(FAILURE_MODES), match: z.array(z.string()) }),
+  ),
+  routes: z.array(z.strictObject({ method: z.string(), segments: z.array(z.string()), operation: z.string() })),
+  tiers: z.record(
+    z.string(),
+    z.strictObject({
+      name: z.string(),
+      weight: positive,
+      limits: z.array(compiledLimitSchema),
+      quotas: z.array(compiledQuotaSchema),
+    }),
+  ),
+  globalCaps: z.array(
+    z.strictObject({ id: z.string().min(1), operation: z.string(), limit: positive, windowMs: positive, share: z.enum(SHARES) }),
+  ),
+  tenants: z.record(
+    z.string(),
+    z.strictObject({
+      slug: z.string(),
+      name: z.string(),
+      tier: z.string(),
+      status: z.enum(TENANT_STATUSES),
+      overrides: z.array(compiledOverrideSchema),
+    }),
+  ),
+  version: positive,
+  checksum: z.string().regex(/^[0-9a-f]{64}$/),
+  createdAt: z.string(),
+});
+
+/**
+ * Parses a compiled document (a JSON string or an already-decoded value), checks its shape, that
+ * its references resolve (routes → operations, tenants → tiers) and that its checksum matches.
+ */
+export function parseCompiledPolicy(input: unknown): ParseResult<CompiledPolicy> {
+  let value = input;
+  if (typeof input === "string") {
+    try {
+      value = JSON.parse(input);
+    } catch {
+      return { ok: false, issues: [{ path: "", message: "not JSON" }] };
+    }
+  }
+  const result = compiledPolicySchema.safeParse(value);
+  if (!result.success) return { ok: false, issues: issuesFromZod(result.error) };
+  const doc = result.data as CompiledPolicy;
+  const issues = [];
+  for (const [i, route] of doc.routes.entries()) {
+    if (!Object.hasOwn(doc.operations, route.operation)) {
+      issues.push({ path: `routes[${i}].operation`, message: `unknown operation ${JSON.stringify(route.operation)}` });
+    }
+  }
+  for (const [slug, tenant] of Object.entries(doc.tenants)) {
+    if (!Object.hasOwn(doc.tiers, tenant.tier)) {
+      issues.push({ path: `tenants.${slug}.tier`, message: `unknown tier ${JSON.stringify(tenant.tier)}` });
+    }
+  }
+  if (issues.length === 0 && policyChecksum(doc) !== doc.checksum) {
+    issues.push({ path: "checksum", message: "does not match the document body" });
+  }
+  return issues.length > 0 ? { ok: false, issues } : { ok: true, value: doc };
+}

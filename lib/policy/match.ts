@@ -1,0 +1,149 @@
+/**
+ * Operation matching: `METHOD /path` patterns → operations. `*` matches exactly one path segment,
+ * `**` matches the rest of the path (zero or more segments; only meaningful last), method `*`
+ * matches any method. Query strings and fragments are ignored, a trailing slash is tolerated and
+ * empty segments (`//`) are collapsed.
+ *
+ * When several patterns match, the most specific wins: paths compare segment by segment (a literal
+ * beats `*`, `*` beats the end of a shorter pattern, which beats `**`), then a named method beats
+ * `*`, then the earlier operation in the file wins. This is on the decision hot path, so each
+ * document gets a precomputed index (an exact map for wildcard-free routes, ordered pattern lists
+ * per method), cached in a WeakMap keyed by the document object.
+ */
+import type { CompiledOperation, CompiledPolicyBody, CompiledRoute } from "./compiled";
+
+const SEGMENT = 0;
+const ONE = 1;
+const END = 2;
+const REST = 3;
+
+function rankAt(segments: readonly string[], i: number): number {
+  if (i >= segments.length) return END;
+  const s = segments[i];
+  return s === "**" ? REST : s === "*" ? ONE : SEGMENT;
+}
+
+/** Splits a path into segments: no query, no fragment, no empty segments. */
+export function pathSegments(path: string): string[] {
+  let end = path.length;
+  const q = path.indexOf("?");
+  if (q !== -1) end = q;
+  const h = path.indexOf("#");
+  if (h !== -1 && h < end) end = h;
+  const out: string[] = [];
+  for (const part of path.slice(0, end).split("/")) if (part !== "") out.push(part);
+  return out;
+}
+
+/** `GET /v1/orders/*` → { method: "GET", segments: ["v1", "orders", "*"] }. */
+export function parseRoute(pattern: string, operation: string): CompiledRoute {
+  const space = pattern.indexOf(" ");
+  const method = (space === -1 ? "*" : pattern.slice(0, space)).toUpperCase();
+  const path = space === -1 ? pattern : pattern.slice(space + 1);
+  const segments = pathSegments(path.trim());
+  // Anything after `**` can never constrain a match; drop it so ordering stays honest.
+  const rest = segments.indexOf("**");
+  return { method, segments: rest === -1 ? segments : segments.slice(0, rest + 1), operation };
+}
+
+/** Negative when `a` is more specific than `b`. */
+export function compareRoutes(a: CompiledRoute, b: CompiledRoute): number {
+  const n = Math.max(a.segments.length, b.segments.length);
+  for (let i = 0; i < n; i++) {
+    const ra = rankAt(a.segments, i);
+    const rb = rankAt(b.segments, i);
+    if (ra !== rb) return ra - rb;
+    if (ra === REST || ra === END) break;
+  }
+  const ma = a.method === "*" ? 1 : 0;
+  const mb = b.method === "*" ? 1 : 0;
+  return ma - mb;
+}
+
+/** Every operation's patterns, most specific first (stable: ties keep file order). */
+export function compileRoutes(operations: readonly { name: string; match: readonly string[] }[]): CompiledRoute[] {
+  const routes: CompiledRoute[] = [];
+  for (const op of operations) for (const pattern of op.match) routes.push(parseRoute(pattern, op.name));
+  return routes
+    .map((route, index) => ({ route, index }))
+    .sort((x, y) => compareRoutes(x.route, y.route) || x.index - y.index)
+    .map((x) => x.route);
+}
+
+/** Whether `route` matches a request path already split into segments. */
+export function routeMatches(route: CompiledRoute, segments: readonly string[]): boolean {
+  const pattern = route.segments;
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i];
+    if (p === "**") return true;
+    if (i >= segments.length) return false;
+    if (p !== "*" && p !== segments[i]) return false;
+  }
+  return pattern.length === segments.length;
+}
+
+interface RouteIndex {
+  /** `METHOD /a/b` (method may be `*`) → operation name, for routes without wildcards. */
+  exact: Map<string, string>;
+  /** Wildcard routes per request method (including method-`*` routes), most specific first. */
+  byMethod: Map<string, CompiledRoute[]>;
+  /** Wildcard routes with method `*`, for methods no route names. */
+  anyMethod: CompiledRoute[];
+}
+
+const indexes = new WeakMap<object, RouteIndex>();
+
+function buildIndex(routes: readonly CompiledRoute[]): RouteIndex {
+  const exact = new Map<string, string>();
+  const wild: CompiledRoute[] = [];
+  for (const route of routes) {
+    if (route.segments.some((s) => s === "*" || s === "**")) {
+      wild.push(route);
+    } else {
+      const key = `${route.method} /${route.segments.join("/")}`;
+      // Routes arrive most specific first; the first claim on an exact key wins.
+      if (!exact.has(key)) exact.set(key, route.operation);
+    }
+  }
+  const methods = new Set(wild.map((r) => r.method).filter((m) => m !== "*"));
+  const byMethod = new Map<string, CompiledRoute[]>();
+  for (const m of methods) byMethod.set(m, wild.filter((r) => r.method === m || r.method === "*"));
+  return { exact, byMethod, anyMethod: wild.filter((r) => r.method === "*") };
+}
+
+function indexFor(doc: Pick<CompiledPolicyBody, "routes">): RouteIndex {
+  let index = indexes.get(doc);
+  if (!index) {
+    index = buildIndex(doc.routes);
+    indexes.set(doc, index);
+  }
+  return index;
+}
+
+/** The operation name a request maps to (`GET /v1/orders/42` or a bare name), or null. */
+export function resolveOperationName(
+  doc: Pick<CompiledPolicyBody, "routes" | "operations">,
+  request: string,
+): string | null {
+  const text = request.trim();
+  const space = text.indexOf(" ");
+  if (space === -1) return Object.hasOwn(doc.operations, text) ? text : null;
+  const method = text.slice(0, space).toUpperCase();
+  const segments = pathSegments(text.slice(space + 1).trim());
+  const index = indexFor(doc);
+  const path = `/${segments.join("/")}`;
+  const exact = index.exact.get(`${method} ${path}`) ?? index.exact.get(`* ${path}`);
+  if (exact !== undefined) return exact;
+  const candidates = index.byMethod.get(method) ?? index.anyMethod;
+  for (const route of candidates) if (routeMatches(route, segments)) return route.operation;
+  return null;
+}
+
+/** Resolves `GET /v1/orders/42` or `export` to its operation; null when nothing matches. */
+export function resolveOperation(
+  doc: Pick<CompiledPolicyBody, "routes" | "operations">,
+  request: string,
+): CompiledOperation | null {
+  const name = resolveOperationName(doc, request);
+  return name === null ? null : (doc.operations[name] ?? null);
+}
