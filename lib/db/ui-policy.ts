@@ -1,0 +1,69 @@
+/** Reads for the policy page, the simulator and the audit log. */
+import { z } from "zod";
+import type { PrismaClient } from "../generated/prisma/client";
+
+export interface VersionRow {
+  version: number;
+  author: string;
+  createdAt: Date;
+  checksum: string;
+  note: string | null;
+  rolledBackFrom: number | null;
+}
+
+export async function listPolicyVersions(db: PrismaClient, take = 50): Promise<VersionRow[]> {
+  return db.policyVersion.findMany({
+    orderBy: { version: "desc" },
+    take,
+    select: { version: true, author: true, createdAt: true, checksum: true, note: true, rolledBackFrom: true },
+  });
+}
+
+/** The compiled document of the live (latest) version, as stored; null before the first publish. */
+export async function readLivePolicyDocument(db: PrismaClient): Promise<{ version: number; document: unknown } | null> {
+  const row = await db.policyVersion.findFirst({ orderBy: { version: "desc" }, select: { version: true, document: true } });
+  return row ? { version: row.version, document: row.document } : null;
+}
+
+export const auditQuerySchema = z.object({
+  actor: z.string().trim().max(320).optional().catch(undefined),
+  entity: z.string().trim().max(64).optional().catch(undefined),
+  from: z.iso.date().optional().catch(undefined),
+  to: z.iso.date().optional().catch(undefined),
+  page: z.coerce.number().int().min(1).max(10_000).default(1).catch(1),
+});
+export type AuditQuery = z.output<typeof auditQuerySchema>;
+
+export interface AuditRow {
+  id: string;
+  at: Date;
+  actor: string;
+  action: string;
+  entity: string;
+  entityId: string | null;
+  before: unknown;
+  after: unknown;
+}
+
+export const AUDIT_PAGE_SIZE = 50;
+
+export async function listAuditEntries(db: PrismaClient, query: AuditQuery): Promise<{ rows: AuditRow[]; total: number }> {
+  const at: { gte?: Date; lt?: Date } = {};
+  if (query.from) at.gte = new Date(`${query.from}T00:00:00Z`);
+  if (query.to) at.lt = new Date(new Date(`${query.to}T00:00:00Z`).getTime() + 86_400_000);
+  const where = {
+    ...(query.actor ? { actor: { contains: query.actor, mode: "insensitive" as const } } : {}),
+    ...(query.entity ? { entity: query.entity } : {}),
+    ...(at.gte || at.lt ? { at } : {}),
+  };
+  const [rows, total] = await Promise.all([
+    db.auditEntry.findMany({ where, orderBy: { at: "desc" }, skip: (query.page - 1) * AUDIT_PAGE_SIZE, take: AUDIT_PAGE_SIZE }),
+    db.auditEntry.count({ where }),
+  ]);
+  return { rows: rows.map((r) => ({ ...r, id: r.id.toString() })), total };
+}
+
+export async function listAuditEntities(db: PrismaClient): Promise<string[]> {
+  const rows = await db.auditEntry.findMany({ distinct: ["entity"], select: { entity: true }, orderBy: { entity: "asc" } });
+  return rows.map((r) => r.entity);
+}
