@@ -1,0 +1,70 @@
+/**
+ * Shared shapes of the pure limiter algorithms. Each algorithm is one function
+ * `(state, limit, { nowMs, cost }) → { outcome, nextState, expiresAtMs, idleRemaining }`:
+ * no clock, no I/O. `outcome` describes the request as if it were committed; `nextState` is the
+ * state after committing it (equal to `state` when it does not pass); `expiresAtMs` is when that
+ * state is worth nothing any more (the Redis twin sets the same PEXPIRE). The stores decide whether
+ * to commit (all-or-nothing across checks); `idleRemaining` is `remaining` when nothing is committed.
+ */
+import type { Mode, Overage, Period, Reason } from "../types";
+
+/** The numbers of one limit, in ms. Structurally a subset of lib/store/types.ts LimitCheck. */
+export interface AlgorithmLimit {
+  limit: number;
+  windowMs: number;
+  burst: number;
+  precision: number;
+  mode: Mode;
+  maxDelayMs: number;
+  leaseTtlMs: number;
+  period?: Period;
+  overage?: Overage;
+}
+
+export interface AlgorithmContext {
+  nowMs: number;
+  /** Units this request consumes (integer ≥ 1). */
+  cost: number;
+}
+
+export type OutcomeReason = Extract<
+  Reason,
+  "ok" | "rate_limited" | "quota_exhausted" | "concurrency_limited" | "cost_exceeds_limit"
+>;
+
+/** Same shape as lib/store/types.ts CheckOutcome. Times are absolute ms on the caller's clock. */
+export interface LimitOutcome {
+  allowed: boolean;
+  reason: OutcomeReason;
+  limit: number;
+  remaining: number;
+  resetAtMs: number;
+  retryAfterMs: number;
+  delayMs: number;
+  shadowDenied?: boolean;
+  leaseId?: string;
+  overage?: number;
+}
+
+export interface AlgorithmResult<S> {
+  outcome: LimitOutcome;
+  nextState: S | undefined;
+  /** When `nextState` can be forgotten (absolute ms); the Redis twin's PEXPIRE. */
+  expiresAtMs: number;
+  /** `remaining` if this request is not committed (denied elsewhere, or a dry run). */
+  idleRemaining: number;
+}
+
+export function allow(limit: number, remaining: number, resetAtMs: number, delayMs = 0): LimitOutcome {
+  return { allowed: true, reason: "ok", limit, remaining, resetAtMs, retryAfterMs: 0, delayMs };
+}
+
+export function deny(
+  reason: OutcomeReason,
+  limit: number,
+  remaining: number,
+  resetAtMs: number,
+  retryAfterMs: number,
+): LimitOutcome {
+  return { allowed: false, reason, limit, remaining, resetAtMs, retryAfterMs, delayMs: 0 };
+}

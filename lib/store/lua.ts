@@ -1,0 +1,383 @@
+/**
+ * The Redis twins of lib/policy/algorithms, as one Lua script per decision (Lua 5.1, Redis ≥ 7.0,
+ * no `#!lua` shebang: Redis 7.0 rejects flags there). Each function below mirrors the pure file of
+ * the same name line for line; lib/store/parity.int.test.ts replays scenarios through both.
+ *
+ * DECIDE — KEYS: one base counter key per check. ARGV: [1] now override in ms (empty in production:
+ * the clock is `redis.call('TIME')`; only tests pass it, to replay a scenario), [2] cost, [3] dry run
+ * ("1"/"0"), then 13 fields per check (see ARGS_PER_CHECK in redis.ts). Keys with suffixes (window
+ * start, period label) are derived from the base key and keep its hash tag, so they are in its slot.
+ * Phase 1 evaluates every check reading only; phase 2, if every check allows and it is not a dry run,
+ * commits them all, and every key written gets its PEXPIRE in the same call. Returns
+ * { nowMs, allowed, outcomes[], undo[] }: `undo` lists the commands that take the commit back
+ * (used only for the cross-slot refund on Redis Cluster, see redis.ts).
+ */
+export const DECIDE_LUA = `
+local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
+local function fmt(n) return string.format('%.0f', n) end
+local now
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+local cost = tonumber(ARGV[2])
+local dry = ARGV[3] == '1'
+local F = 13
+
+-- Each evaluator returns an outcome {allowed, reason, remaining, idle, resetAt, retry, delay, overage}
+-- and, when it allows, a commit function returning undo commands.
+
+local function fixed_window(key, c)
+  local ws = floor(now / c.window) * c.window
+  local reset = ws + c.window
+  local k = key .. ':' .. fmt(ws)
+  local count = tonumber(redis.call('GET', k) or '0')
+  local idle = max(0, c.limit - count)
+  if count + cost > c.limit then
+    return {false, 'rate_limited', idle, idle, reset, reset - now, 0, -1}
+  end
+  return {true, 'ok', c.limit - count - cost, idle, reset, 0, 0, -1}, function()
+    redis.call('INCRBY', k, cost)
+    redis.call('PEXPIRE', k, reset - now)
+    return {{'DECRBY', k, cost}}
+  end
+end
+
+local function sliding_window_log(key, c)
+  local live = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now - c.window), '+inf', 'WITHSCORES')
+  local n = #live / 2
+  local used = 0
+  for j = 1, n do used = used + tonumber(string.match(live[2 * j - 1], ':(%d+)$')) end
+  local idle = max(0, c.limit - used)
+  if used + cost > c.limit then
+    local still, retryAt = used, now
+    for j = 1, n do
+      if still + cost <= c.limit then break end
+      still = still - tonumber(string.match(live[2 * j - 1], ':(%d+)$'))
+      retryAt = tonumber(live[2 * j]) + c.window
+    end
+    local reset = now
+    if n > 0 then reset = tonumber(live[2 * n]) + c.window end
+    return {false, 'rate_limited', idle, idle, reset, retryAt - now, 0, -1}
+  end
+  return {true, 'ok', c.limit - used - cost, idle, now + c.window, 0, 0, -1}, function()
+    local member = fmt(now) .. ':' .. fmt(n) .. ':' .. fmt(cost)
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - c.window))
+    redis.call('ZADD', key, fmt(now), member)
+    redis.call('PEXPIRE', key, c.window)
+    return {{'ZREM', key, member}}
+  end
+end
+
+local function sliding_window_counter(key, c)
+  local k = max(1, c.precision)
+  local sub = max(1, floor(c.window / k))
+  local i = floor(now / sub)
+  local L = c.limit
+  local fields = {}
+  for j = i - k, i do fields[#fields + 1] = fmt(j) end
+  local vals = redis.call('HMGET', key, unpack(fields))
+  local cnt = {}
+  for j = 1, #fields do cnt[i - k + j - 1] = tonumber(vals[j]) or 0 end
+  local function at(j) return cnt[j] or 0 end
+  local function fits(m, e)
+    local newest = 0
+    for j = m - k + 1, m do newest = newest + at(j) end
+    return at(m - k) * (sub - e) + (newest + cost - 1) * sub < L * sub
+  end
+  local function remaining_with(extra)
+    local newest = extra
+    for j = i - k + 1, i do newest = newest + at(j) end
+    return max(0, ceil((L * sub - at(i - k) * (sub - (now - i * sub))) / sub) - newest)
+  end
+  local function reset_from(idx) if idx == nil then return now end return (idx + k + 1) * sub end
+  local newest_nz = nil
+  for j = i, i - k, -1 do if at(j) > 0 then newest_nz = j break end end
+  local idle = remaining_with(0)
+  if fits(i, now - i * sub) then
+    return {true, 'ok', remaining_with(cost), idle, reset_from(i), 0, 0, -1}, function()
+      redis.call('HINCRBY', key, fmt(i), cost)
+      if at(i) == 0 then
+        -- a new sub-window: drop the ones that slid out (once per sub-window, not per request)
+        local names = redis.call('HKEYS', key)
+        for _, f in ipairs(names) do if tonumber(f) < i - k then redis.call('HDEL', key, f) end end
+      end
+      redis.call('PEXPIRE', key, (i + k + 1) * sub - now)
+      return {{'HINCRBY', key, fmt(i), -cost}}
+    end
+  end
+  local retry = (i + k + 1) * sub - now
+  for m = i, i + k + 1 do
+    local newest = 0
+    for j = m - k + 1, m do newest = newest + at(j) end
+    local room = L + 1 - cost - newest
+    if room > 0 then
+      local oldest = at(m - k)
+      local startE = 0
+      if m == i then startE = now - i * sub end
+      local e = 0
+      if oldest * sub - room * sub >= 0 then e = floor(((oldest - room) * sub) / oldest) + 1 end
+      e = max(e, startE)
+      if e < sub and fits(m, e) then retry = m * sub + e - now break end
+    end
+  end
+  return {false, 'rate_limited', idle, idle, reset_from(newest_nz), retry, 0, -1}
+end
+
+local function token_bucket(key, c)
+  local W, L = c.window, c.limit
+  local capacity = c.burst * W
+  local vals = redis.call('HMGET', key, 'l', 't')
+  local level = 0
+  if vals[1] then level = max(0, tonumber(vals[1]) - max(0, now - tonumber(vals[2])) * L) end
+  local needed = level + cost * W
+  local wait = 0
+  if needed > capacity then wait = ceil((needed - capacity) / L) end
+  local maxDelay = 0
+  if c.mode == 'delay' then maxDelay = c.maxDelay end
+  local function tokens(owed) return max(0, floor((capacity - owed) / W)) end
+  local idle = tokens(level)
+  if wait > maxDelay then
+    return {false, 'rate_limited', idle, idle, now + ceil(level / L), wait - maxDelay, 0, -1}
+  end
+  return {true, 'ok', tokens(needed), idle, now + ceil(needed / L), 0, wait, -1}, function()
+    redis.call('HSET', key, 'l', fmt(needed), 't', fmt(now))
+    redis.call('PEXPIRE', key, ceil(needed / L))
+    return {{'HINCRBY', key, 'l', -cost * W}}
+  end
+end
+
+local function concurrency(key, c)
+  local used = redis.call('ZCOUNT', key, '(' .. fmt(now), '+inf')
+  local lastExp = now
+  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if top[2] and tonumber(top[2]) > now then lastExp = tonumber(top[2]) end
+  local idle = max(0, c.limit - used)
+  if used + cost > c.limit then
+    local nth = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now), '+inf', 'WITHSCORES', 'LIMIT', used + cost - c.limit - 1, 1)
+    local freeAt = lastExp
+    if nth[2] then freeAt = tonumber(nth[2]) end
+    return {false, 'concurrency_limited', idle, idle, lastExp, freeAt - now, 0, -1}
+  end
+  local exp = now + c.leaseTtl
+  return {true, 'ok', c.limit - used - cost, idle, max(lastExp, exp), 0, 0, -1}, function()
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now))
+    local undo = {'ZREM', key}
+    for j = 1, cost do
+      redis.call('ZADD', key, fmt(exp), c.token .. ':' .. j)
+      undo[#undo + 1] = c.token .. ':' .. j
+    end
+    redis.call('PEXPIRE', key, max(lastExp, exp) - now)
+    return {undo}
+  end
+end
+
+-- lib/policy/quota-period.ts
+local function civil_from_days(days)
+  local z = days + 719468
+  local era = floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = floor((doe - floor(doe / 1460) + floor(doe / 36524) - floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + floor(yoe / 4) - floor(yoe / 100))
+  local mp = floor((5 * doy + 2) / 153)
+  local d = doy - floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400
+  if m <= 2 then y = y + 1 end
+  return y, m, d
+end
+
+local function days_from_civil(y, m, d)
+  if m <= 2 then y = y - 1 end
+  local era = floor(y / 400)
+  local yoe = y - era * 400
+  local mp = m > 2 and m - 3 or m + 9
+  local doy = floor((153 * mp + 2) / 5) + d - 1
+  local doe = yoe * 365 + floor(yoe / 4) - floor(yoe / 100) + doy
+  return era * 146097 + doe - 719468
+end
+
+local function quota(key, c)
+  local DAY = 86400000
+  local days = floor(now / DAY)
+  local y, m, d = civil_from_days(days)
+  local periodEnd, label
+  if c.period == 'day' then
+    periodEnd = (days + 1) * DAY
+    label = string.format('%d-%02d-%02d', y, m, d)
+  else
+    local ny, nm = y, m + 1
+    if m == 12 then ny, nm = y + 1, 1 end
+    periodEnd = days_from_civil(ny, nm, 1) * DAY
+    label = string.format('%d-%02d', y, m)
+  end
+  local k = key .. ':' .. label
+  local used = tonumber(redis.call('GET', k) or '0')
+  local idle = max(0, c.limit - used)
+  local function commit()
+    redis.call('INCRBY', k, cost)
+    redis.call('PEXPIRE', k, periodEnd - now)
+    return {{'DECRBY', k, cost}}
+  end
+  if c.overage == 'bill' then
+    local overage = max(0, used + cost - c.limit) - max(0, used - c.limit)
+    return {true, 'ok', max(0, c.limit - used - cost), idle, periodEnd, 0, 0, overage}, commit
+  end
+  if used + cost > c.limit then
+    return {false, 'quota_exhausted', idle, idle, periodEnd, periodEnd - now, 0, -1}
+  end
+  return {true, 'ok', c.limit - used - cost, idle, periodEnd, 0, 0, -1}, commit
+end
+
+-- lib/policy/fair-share.ts
+local function fair_share(key, c, activity)
+  local W, L = c.window, c.limit
+  local ws = floor(now / W) * W
+  local reset = ws + W
+  local wk = key .. ':' .. fmt(ws)
+  local ak = key .. ':a'
+  local member, weight = c.member, c.weight
+  local weights = weight
+  local others = {}
+  local stale = {}
+  local act = redis.call('HGETALL', ak)
+  for j = 1, #act, 2 do
+    local w, seen = string.match(act[j + 1], '^(%d+):(%d+)$')
+    if tonumber(seen) >= ws - W then
+      if act[j] ~= member then
+        others[#others + 1] = {act[j], tonumber(w)}
+        weights = weights + tonumber(w)
+      end
+    else
+      stale[#stale + 1] = act[j]
+    end
+  end
+  local usedAll = redis.call('HGETALL', wk)
+  local used, total = {}, 0
+  for j = 1, #usedAll, 2 do
+    if usedAll[j] == 't' then total = tonumber(usedAll[j + 1])
+    else used[string.sub(usedAll[j], 3)] = tonumber(usedAll[j + 1]) end
+  end
+  local owed = 0
+  for _, o in ipairs(others) do owed = owed + max(0, L * o[2] - (used[o[1]] or 0) * weights) end
+  local mine = used[member] or 0
+  local function available(t, u)
+    return max(0, min(L - t, floor(max(L * weight - u * weights, (L - t) * weights - owed) / weights)))
+  end
+  local idle = available(total, mine)
+  activity[#activity + 1] = function()
+    redis.call('HSET', ak, member, fmt(weight) .. ':' .. fmt(ws))
+    for _, f in ipairs(stale) do redis.call('HDEL', ak, f) end
+    redis.call('PEXPIRE', ak, ws + 2 * W - now)
+  end
+  local fits = total + cost <= L and ((mine + cost) * weights <= L * weight or (total + cost) * weights + owed <= L * weights)
+  if not fits then
+    return {false, 'rate_limited', idle, idle, reset, reset - now, 0, -1}
+  end
+  return {true, 'ok', available(total + cost, mine + cost), idle, reset, 0, 0, -1}, function()
+    redis.call('HINCRBY', wk, 't', cost)
+    redis.call('HINCRBY', wk, 'u:' .. member, cost)
+    redis.call('PEXPIRE', wk, reset - now)
+    return {{'HINCRBY', wk, 't', -cost}, {'HINCRBY', wk, 'u:' .. member, -cost}}
+  end
+end
+
+local algorithms = {
+  fixed_window = fixed_window, sliding_window_log = sliding_window_log,
+  sliding_window_counter = sliding_window_counter, token_bucket = token_bucket,
+  leaky_bucket = token_bucket, concurrency = concurrency, quota = quota,
+}
+
+-- Phase 1: evaluate, reading only.
+local results, commits, allAllowed, activity = {}, {}, true, {}
+for i = 1, #KEYS do
+  local b = 3 + (i - 1) * F
+  local c = {
+    alg = ARGV[b + 1], limit = tonumber(ARGV[b + 2]), window = tonumber(ARGV[b + 3]),
+    burst = tonumber(ARGV[b + 4]), precision = tonumber(ARGV[b + 5]), mode = ARGV[b + 6],
+    maxDelay = tonumber(ARGV[b + 7]), leaseTtl = tonumber(ARGV[b + 8]), period = ARGV[b + 9],
+    overage = ARGV[b + 10], weight = tonumber(ARGV[b + 11]), member = ARGV[b + 12], token = ARGV[b + 13],
+  }
+  local o, commit
+  if c.member ~= '' then
+    o, commit = fair_share(KEYS[i], c, activity)
+  else
+    o, commit = algorithms[c.alg](KEYS[i], c)
+  end
+  local maxCost = c.limit
+  if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = c.burst end
+  if c.alg == 'quota' and c.overage == 'bill' then maxCost = cost end
+  if c.member ~= '' then maxCost = c.limit end
+  if cost > maxCost then
+    o[1], o[2], o[6], o[7], o[3] = false, 'cost_exceeds_limit', 0, 0, o[4]
+  end
+  local consumes = o[1]
+  local shadow = 0
+  if not o[1] and c.mode == 'shadow' then
+    o[1], o[2], o[6], o[7], shadow = true, 'ok', 0, 0, 1
+  end
+  if not o[1] then allAllowed = false end
+  results[i] = {o, consumes, shadow}
+  if consumes then commits[i] = commit end
+end
+
+-- Phase 2: commit all or nothing.
+local undo = {}
+local doCommit = allAllowed and not dry
+if not dry then for _, f in ipairs(activity) do f() end end
+local out = {}
+for i = 1, #KEYS do
+  local o, consumes, shadow = results[i][1], results[i][2], results[i][3]
+  local committed = doCommit and consumes
+  local lease = ''
+  if committed then
+    for _, u in ipairs(commits[i]()) do undo[#undo + 1] = u end
+    if ARGV[3 + (i - 1) * F + 1] == 'concurrency' then lease = ARGV[3 + (i - 1) * F + 13] end
+  end
+  local remaining = o[3]
+  if not committed then remaining = o[4] end
+  local overage = o[8]
+  if not committed then overage = -1 end
+  out[i] = {o[1] and 1 or 0, o[2], remaining, o[4], o[5], o[6], o[7], shadow, overage, lease}
+end
+return {now, allAllowed and 1 or 0, out, undo}
+`;
+
+/**
+ * REFUND — takes back the commit of one script call (Redis Cluster cross-slot path only).
+ * KEYS: the keys of the undo commands, all in one slot. ARGV: for each command, its name and then
+ * its arguments after the key, as `name, argc, args…`. Only DECRBY / HINCRBY / ZREM are ever sent.
+ */
+export const REFUND_LUA = `
+local a = 1
+for i = 1, #KEYS do
+  local name, argc = ARGV[a], tonumber(ARGV[a + 1])
+  local args = {}
+  for j = 1, argc do args[j] = ARGV[a + 1 + j] end
+  a = a + 2 + argc
+  if name == 'DECRBY' or name == 'HINCRBY' or name == 'ZREM' then
+    if redis.call('EXISTS', KEYS[i]) == 1 then redis.call(name, KEYS[i], unpack(args)) end
+  end
+end
+return #KEYS
+`;
+
+/**
+ * RELEASE — frees a concurrency lease. KEYS[1]: the lease's counter. ARGV: [1] token, [2] cost,
+ * [3] now override (tests only). Returns 1 if the lease was live, else 0.
+ */
+export const RELEASE_LUA = `
+local now
+if ARGV[3] ~= nil and ARGV[3] ~= '' then
+  now = tonumber(ARGV[3])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':1')
+if not score or tonumber(score) <= now then return 0 end
+for j = 1, tonumber(ARGV[2]) do redis.call('ZREM', KEYS[1], ARGV[1] .. ':' .. j) end
+return 1
+`;

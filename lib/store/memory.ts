@@ -1,0 +1,98 @@
+/**
+ * The in-process counter store: the pure algorithms (lib/policy/algorithms) over a Map with expiry.
+ * The embedded single-process default and the engine of the UI's simulator. All-or-nothing in two
+ * phases, like the Redis script: evaluate every check against the current states, then commit all
+ * of them only if all allow. JavaScript runs one check() at a time, so no locking is needed.
+ */
+import { evaluateCheck, releaseLease, type AnyState, type EngineResult } from "../policy/algorithms";
+import type { ConcurrencyState } from "../policy/algorithms/concurrency";
+import { formatLeaseId, newLeaseToken, parseLeaseId } from "./lease-id";
+import type { CheckOptions, CheckOutcome, CounterStore, LimitCheck, StoreDecision } from "./types";
+
+export interface MemoryStoreOptions {
+  /** The store's clock in ms (default Date.now); simulations and tests pass their own. */
+  clock?: () => number;
+}
+
+export interface MemoryCounterStore extends CounterStore {
+  /** Live (unexpired) counters, for tests and the simulator. */
+  size(): number;
+}
+
+interface Entry {
+  state: AnyState;
+  expiresAtMs: number;
+}
+
+export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCounterStore {
+  const clock = options.clock ?? Date.now;
+  const entries = new Map<string, Entry>();
+  let lastSweepMs = 0;
+
+  function read(key: string, nowMs: number): AnyState | undefined {
+    const entry = entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAtMs <= nowMs) {
+      entries.delete(key);
+      return undefined;
+    }
+    return entry.state;
+  }
+
+  function write(key: string, state: AnyState | undefined, expiresAtMs: number, nowMs: number): void {
+    if (state === undefined || expiresAtMs <= nowMs) entries.delete(key);
+    else entries.set(key, { state, expiresAtMs });
+  }
+
+  function sweep(nowMs: number): void {
+    // Amortised: expired entries of subjects never seen again would otherwise stay forever.
+    if (nowMs - lastSweepMs < 1_000 && entries.size < 100_000) return;
+    lastSweepMs = nowMs;
+    for (const [key, entry] of entries) if (entry.expiresAtMs <= nowMs) entries.delete(key);
+  }
+
+  return {
+    async check(checks: readonly LimitCheck[], { cost, dryRun }: CheckOptions): Promise<StoreDecision> {
+      const nowMs = clock();
+      sweep(nowMs);
+      const evaluated: { check: LimitCheck; result: EngineResult; token?: string }[] = checks.map((check) => {
+        const token = check.algorithm === "concurrency" ? newLeaseToken() : undefined;
+        return { check, token, result: evaluateCheck(read(check.key, nowMs), check, { nowMs, cost, leaseToken: token }) };
+      });
+      const allowed = evaluated.every((e) => e.result.outcome.allowed);
+      const commit = allowed && !dryRun;
+      const outcomes: CheckOutcome[] = evaluated.map(({ check, result, token }) => {
+        const consumed = commit && result.consumes;
+        if (consumed) write(check.key, result.nextState, result.expiresAtMs, nowMs);
+        else if (!dryRun && result.activityState) write(check.key, result.activityState, result.expiresAtMs, nowMs);
+        const outcome: CheckOutcome = { ...result.outcome };
+        if (!consumed) outcome.remaining = result.idleRemaining;
+        if (consumed && token) outcome.leaseId = formatLeaseId(token, cost, check.key);
+        if (!consumed) delete outcome.overage;
+        return outcome;
+      });
+      return { nowMs, allowed, outcomes };
+    },
+
+    async release(leaseId: string): Promise<boolean> {
+      const lease = parseLeaseId(leaseId);
+      if (!lease) return false;
+      const nowMs = clock();
+      const entry = entries.get(lease.key);
+      const { released, nextState } = releaseLease(read(lease.key, nowMs) as ConcurrencyState | undefined, lease.token, nowMs);
+      if (released && entry) write(lease.key, nextState, entry.expiresAtMs, nowMs);
+      return released;
+    },
+
+    size(): number {
+      const nowMs = clock();
+      let live = 0;
+      for (const entry of entries.values()) if (entry.expiresAtMs > nowMs) live++;
+      return live;
+    },
+
+    async close(): Promise<void> {
+      entries.clear();
+    },
+  };
+}
