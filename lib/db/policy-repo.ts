@@ -1,0 +1,182 @@
+/**
+ * Data access for the policy rows (operations, tiers, limits, quotas, global caps, tenants,
+ * overrides, API keys, tokens, published versions). Tenant-owned rows are always looked up with
+ * their tenant in the `where` (tenancy is in the signature).
+ */
+import { randomBytes } from "node:crypto";
+import { formatDurationMs } from "../policy/duration";
+import type { PolicySpec } from "../policy/compile";
+import type { LimitSpec, OperationSpec, OverrideSpec, QuotaSpec } from "../policy/policy-file";
+import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "../policy/types";
+import type { Tx } from "./client";
+
+/** ID prefixes, one table: every row id is `<prefix>_<20 hex>`. */
+export const ID_PREFIXES = {
+  operation: "op",
+  tier: "tier",
+  limit: "lim",
+  quota: "quo",
+  globalCap: "cap",
+  tenant: "ten",
+  override: "ovr",
+  apiKey: "key",
+  apiToken: "tok",
+} as const;
+
+export function newId(kind: keyof typeof ID_PREFIXES): string {
+  return `${ID_PREFIXES[kind]}_${randomBytes(10).toString("hex")}`;
+}
+
+/** A serializing lock for policy writes (apply, publish, rollback): one at a time, per database. */
+export async function lockPolicy(tx: Tx): Promise<void> {
+  await tx.$queryRaw`SELECT pg_advisory_xact_lock(4242001)`;
+}
+
+/** Everything Postgres holds about the policy, in file order (`position`). */
+export async function loadPolicyRows(tx: Tx) {
+  const [settings, operations, tiers, globalCaps, tenants] = await Promise.all([
+    tx.policySettings.findUnique({ where: { id: 1 } }),
+    tx.operation.findMany({ orderBy: [{ position: "asc" }, { name: "asc" }] }),
+    tx.tier.findMany({
+      orderBy: [{ position: "asc" }, { name: "asc" }],
+      include: {
+        limits: { orderBy: [{ position: "asc" }, { id: "asc" }] },
+        quotas: { orderBy: [{ position: "asc" }, { id: "asc" }] },
+      },
+    }),
+    tx.globalCap.findMany({ orderBy: [{ position: "asc" }, { id: "asc" }] }),
+    tx.tenant.findMany({
+      orderBy: { slug: "asc" },
+      include: {
+        tier: { select: { name: true } },
+        overrides: { orderBy: [{ position: "asc" }, { id: "asc" }] },
+        apiKeys: { orderBy: [{ createdAt: "asc" }, { name: "asc" }] },
+      },
+    }),
+  ]);
+  return { settings, operations, tiers, globalCaps, tenants };
+}
+export type PolicyRows = Awaited<ReturnType<typeof loadPolicyRows>>;
+
+type LimitRow = PolicyRows["tiers"][number]["limits"][number];
+type QuotaRow = PolicyRows["tiers"][number]["quotas"][number];
+type OverrideRow = PolicyRows["tenants"][number]["overrides"][number];
+type OperationRow = PolicyRows["operations"][number];
+
+const dur = (ms: number | null | undefined) => (ms === null || ms === undefined ? undefined : formatDurationMs(ms));
+const opt = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
+
+export function operationRowToSpec(o: OperationRow): OperationSpec {
+  return { name: o.name, match: [...o.match], cost: o.cost, failureMode: opt(o.failureMode as FailureMode | null) };
+}
+
+export function limitRowToSpec(l: LimitRow): LimitSpec {
+  return {
+    operation: l.operation,
+    scope: l.scope as Scope,
+    algorithm: l.algorithm as Algorithm,
+    limit: l.limit,
+    window: dur(l.windowMs),
+    burst: opt(l.burst),
+    precision: opt(l.precision),
+    mode: l.mode as Mode,
+    maxDelay: dur(l.maxDelayMs),
+    leaseTtl: dur(l.leaseTtlMs),
+  };
+}
+
+export function quotaRowToSpec(q: QuotaRow): QuotaSpec {
+  return { operation: q.operation, period: q.period as Period, limit: Number(q.limit), overage: q.overage as Overage };
+}
+
+export function overrideRowToSpec(o: OverrideRow): OverrideSpec {
+  return {
+    operation: o.operation,
+    scope: opt(o.scope as Scope | null),
+    period: opt(o.period as Period | null),
+    limit: Number(o.limit),
+    algorithm: opt(o.algorithm as Algorithm | null),
+    window: dur(o.windowMs),
+    burst: opt(o.burst),
+    overage: opt(o.overage as Overage | null),
+    expiresAt: o.expiresAt ? o.expiresAt.toISOString() : undefined,
+  };
+}
+
+/** The rows as a policy in the file's shape (no keys): what export prints and publish compiles. */
+export function rowsToSpec(rows: PolicyRows): PolicySpec {
+  return {
+    version: 1,
+    defaults: { failureMode: (rows.settings?.defaultFailureMode ?? "open") as FailureMode },
+    operations: rows.operations.map(operationRowToSpec),
+    tiers: rows.tiers.map((t) => ({
+      name: t.name,
+      weight: t.weight,
+      limits: t.limits.map(limitRowToSpec),
+      quotas: t.quotas.map(quotaRowToSpec),
+    })),
+    globalCaps: rows.globalCaps.map((g) => ({
+      operation: g.operation,
+      limit: g.limit,
+      window: formatDurationMs(g.windowMs),
+      share: g.share as Share,
+    })),
+    tenants: rows.tenants.map((t) => ({
+      slug: t.slug,
+      name: t.name,
+      tier: t.tier.name,
+      status: t.status as TenantStatus,
+      overrides: t.overrides.map(overrideRowToSpec),
+    })),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tenants and their keys
+
+export async function findTenantBySlug(tx: Tx, slug: string) {
+  return tx.tenant.findUnique({ where: { slug }, include: { tier: { select: { name: true } } } });
+}
+
+export async function listTenantKeys(tx: Tx, where: { tenantId: string }) {
+  return tx.apiKey.findMany({ where: { tenantId: where.tenantId }, orderBy: { createdAt: "asc" } });
+}
+
+export async function findTenantKeyByName(tx: Tx, where: { tenantId: string; name: string }) {
+  return tx.apiKey.findFirst({ where: { tenantId: where.tenantId, name: where.name } });
+}
+
+/** Keys of one tenant whose display prefix starts with `prefix` (may be several). */
+export async function findTenantKeysByPrefix(tx: Tx, where: { tenantId: string; prefix: string }) {
+  return tx.apiKey.findMany({ where: { tenantId: where.tenantId, prefix: { startsWith: where.prefix } } });
+}
+
+/**
+ * The key index for Redis: sha256 → tenant slug for every unrevoked key of every tenant, suspended
+ * ones included, so a suspended tenant's clients get 403 tenant_suspended rather than 401.
+ */
+export async function listKeyIndexEntries(tx: Tx): Promise<{ keyHash: string; tenant: string }[]> {
+  const rows = await tx.apiKey.findMany({
+    where: { revokedAt: null },
+    select: { hash: true, tenant: { select: { slug: true } } },
+    orderBy: { hash: "asc" },
+  });
+  return rows.map((r) => ({ keyHash: r.hash, tenant: r.tenant.slug }));
+}
+
+/** sha256 hex of every unrevoked service token (what the decision API accepts). */
+export async function listServiceTokenHashes(tx: Tx): Promise<string[]> {
+  const rows = await tx.apiToken.findMany({ where: { kind: "service", revokedAt: null }, select: { hash: true }, orderBy: { hash: "asc" } });
+  return rows.map((r) => r.hash);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Published versions
+
+export async function latestPolicyVersion(tx: Tx) {
+  return tx.policyVersion.findFirst({ orderBy: { version: "desc" } });
+}
+
+export async function findPolicyVersion(tx: Tx, version: number) {
+  return tx.policyVersion.findUnique({ where: { version } });
+}

@@ -1,0 +1,130 @@
+/**
+ * Published policy in Redis: `policy:v<N>` (the compiled document, JSON), `policy:current` (N),
+ * the key index hash (sha256(api key) → tenant slug), the service-token set, and a PUBLISH of N on
+ * the policy channel. Writers change all of it in one MULTI, so a reader never sees a current
+ * pointer without its document, nor a document with a half-written key index. Every key carries
+ * the `{policy}` hash tag, so the MULTI is one slot on Redis Cluster too. None of these keys
+ * expire: they are not counters, and losing them would mean "no policy".
+ */
+import type { Cluster, Redis } from "ioredis";
+import type { CompiledPolicy } from "../policy/compiled";
+import { parseCompiledPolicy } from "../policy/compiled-schema";
+import type { PolicyIssue } from "../policy/policy-file";
+import { keys } from "./keys";
+
+export type RedisLike = Redis | Cluster;
+
+/** HSET / SADD arguments per command, so one huge key set never becomes one giant command. */
+const CHUNK = 1_000;
+
+export interface PublishedExtras {
+  /** Every unrevoked API key of every tenant (suspended ones too: they must answer 403, not 401). */
+  keyIndex: { keyHash: string; tenant: string }[];
+  /** sha256 hex of every unrevoked service token; omitted: the set is left as it is. */
+  serviceTokens?: string[];
+}
+
+/**
+ * Writes version `doc.version` and makes it current, replacing the key index (and service-token
+ * set), then PUBLISHes the version number: one MULTI, all or nothing.
+ */
+export async function writePublishedPolicy(redis: RedisLike, doc: CompiledPolicy, extras: PublishedExtras): Promise<void> {
+  const multi = redis.multi();
+  multi.set(keys.policyVersion(doc.version), JSON.stringify(doc));
+  multi.set(keys.policyCurrent(), String(doc.version));
+  multi.del(keys.keyIndex());
+  for (let i = 0; i < extras.keyIndex.length; i += CHUNK) {
+    const chunk = extras.keyIndex.slice(i, i + CHUNK);
+    multi.hset(keys.keyIndex(), Object.fromEntries(chunk.map((e) => [e.keyHash, e.tenant])));
+  }
+  if (extras.serviceTokens) {
+    multi.del(keys.serviceTokens());
+    for (let i = 0; i < extras.serviceTokens.length; i += CHUNK) {
+      multi.sadd(keys.serviceTokens(), ...extras.serviceTokens.slice(i, i + CHUNK));
+    }
+  }
+  multi.publish(keys.policyChannel(), String(doc.version));
+  const results = await multi.exec();
+  const failed = results?.find(([error]) => error);
+  if (!results || failed) throw new Error(`publishing policy v${doc.version} failed: ${failed?.[0]?.message ?? "transaction aborted"}`);
+}
+
+export type ReadPolicyResult =
+  | { status: "ok"; policy: CompiledPolicy }
+  /** Nothing published yet. */
+  | { status: "none" }
+  /** A document is there but does not validate (or its checksum does not match): keep the last good one. */
+  | { status: "invalid"; version: number | null; issues: PolicyIssue[] };
+
+/** Reads and validates one published version. */
+export async function readPolicyVersion(redis: RedisLike, version: number): Promise<ReadPolicyResult> {
+  const text = await redis.get(keys.policyVersion(version));
+  if (text === null) return { status: "invalid", version, issues: [{ path: "", message: `policy v${version} is missing` }] };
+  const parsed = parseCompiledPolicy(text);
+  if (!parsed.ok) return { status: "invalid", version, issues: parsed.issues };
+  if (parsed.value.version !== version) {
+    return { status: "invalid", version, issues: [{ path: "version", message: `expected ${version}, got ${parsed.value.version}` }] };
+  }
+  return { status: "ok", policy: parsed.value };
+}
+
+/** The live version number, or null before the first publish. */
+export async function readCurrentVersion(redis: RedisLike): Promise<number | null> {
+  const text = await redis.get(keys.policyCurrent());
+  if (text === null) return null;
+  const version = Number(text);
+  return Number.isSafeInteger(version) && version > 0 ? version : null;
+}
+
+/** Reads the live document, validated. Throws only when Redis itself fails. */
+export async function readCurrentPolicy(redis: RedisLike): Promise<ReadPolicyResult> {
+  const text = await redis.get(keys.policyCurrent());
+  if (text === null) return { status: "none" };
+  const version = Number(text);
+  if (!Number.isSafeInteger(version) || version < 1) {
+    return { status: "invalid", version: null, issues: [{ path: "current", message: `not a version number: ${JSON.stringify(text)}` }] };
+  }
+  return readPolicyVersion(redis, version);
+}
+
+/**
+ * Calls `onVersion(N)` for every publish. `redisSub` must be a connection dedicated to
+ * subscriptions (Redis forbids other commands on it). Returns an unsubscribe function.
+ * Messages can be missed while disconnected: decision servers also poll `readCurrentVersion`.
+ */
+export async function subscribePolicy(redisSub: RedisLike, onVersion: (version: number) => void): Promise<() => Promise<void>> {
+  const channel = keys.policyChannel();
+  const listener = (ch: string, message: string) => {
+    if (ch !== channel) return;
+    const version = Number(message);
+    if (Number.isSafeInteger(version) && version > 0) onVersion(version);
+  };
+  redisSub.on("message", listener);
+  await redisSub.subscribe(channel);
+  return async () => {
+    redisSub.off("message", listener);
+    await redisSub.unsubscribe(channel);
+  };
+}
+
+/** Adds one key to the live index right away (a key created between publishes works at once). */
+export async function indexApiKey(redis: RedisLike, keyHash: string, tenant: string): Promise<void> {
+  await redis.hset(keys.keyIndex(), keyHash, tenant);
+}
+
+/** Removes a revoked key from the live index and PUBLISHes its hash so every cache evicts it. */
+export async function unindexApiKeys(redis: RedisLike, keyHashes: string[]): Promise<void> {
+  if (keyHashes.length === 0) return;
+  const multi = redis.multi();
+  multi.hdel(keys.keyIndex(), ...keyHashes);
+  for (const hash of keyHashes) multi.publish(keys.keyChannel(), hash);
+  const results = await multi.exec();
+  const failed = results?.find(([error]) => error);
+  if (!results || failed) throw new Error(`revoking keys in Redis failed: ${failed?.[0]?.message ?? "transaction aborted"}`);
+}
+
+/** Adds or removes a service token in the set the decision API accepts. */
+export async function setServiceToken(redis: RedisLike, tokenHash: string, active: boolean): Promise<void> {
+  if (active) await redis.sadd(keys.serviceTokens(), tokenHash);
+  else await redis.srem(keys.serviceTokens(), tokenHash);
+}

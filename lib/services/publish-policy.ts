@@ -1,0 +1,122 @@
+/**
+ * `sluice publish`, `POST /api/v1/policy/publish` and the UI's publish button: compile the draft
+ * in Postgres, validate it, and make it live.
+ *
+ * Order of events, all inside one Postgres transaction holding the policy lock: load the rows,
+ * compile (an invalid policy throws here: nothing is written and the live version stays), insert
+ * PolicyVersion N and its audit entry, then write Redis in one MULTI (policy:vN, current → N, key
+ * index, service tokens, PUBLISH). If Redis fails, the transaction rolls back and version N does not
+ * exist anywhere; Postgres commits only after Redis has the document. (If the commit itself then
+ * fails, Redis holds a vN that Postgres lacks; the next publish overwrites it with a new document
+ * and the same N, and readers compare checksums as well as versions.)
+ */
+import type { PrismaClient } from "../generated/prisma/client";
+import type { Tx } from "../db/client";
+import { writeAudit } from "../db/audit";
+import {
+  latestPolicyVersion,
+  listKeyIndexEntries,
+  listServiceTokenHashes,
+  loadPolicyRows,
+  lockPolicy,
+  rowsToSpec,
+} from "../db/policy-repo";
+import { compilePolicy, finalizePolicy, PolicyCompileError, policyChecksum } from "../policy/compile";
+import type { CompiledPolicy, CompiledPolicyBody } from "../policy/compiled";
+import { parseCompiledPolicy } from "../policy/compiled-schema";
+import { writePublishedPolicy, type RedisLike } from "../redis/policy";
+import { invalidPolicy, ServiceError } from "./errors";
+
+export interface PublishDeps {
+  db: PrismaClient;
+  redis: RedisLike;
+}
+
+export interface PublishResult {
+  /** `published`: a new version is live; `unchanged`: the draft equals the live version (rewritten to Redis as is). */
+  status: "published" | "unchanged";
+  version: number;
+  checksum: string;
+  previousVersion: number | null;
+}
+
+/** Compiles the draft in Postgres; throws ServiceError(invalid_policy) with paths. */
+export async function compileDraft(db: PrismaClient | Tx): Promise<CompiledPolicyBody> {
+  const rows = await loadPolicyRows(db);
+  try {
+    return compilePolicy(rowsToSpec(rows));
+  } catch (error) {
+    if (error instanceof PolicyCompileError) throw invalidPolicy(error.issues);
+    throw error;
+  }
+}
+
+/**
+ * Stamps `body` as the next version and makes it live. Shared by publish and rollback; runs inside
+ * the caller's transaction, which must hold the policy lock.
+ */
+export async function publishBody(
+  tx: Tx,
+  redis: RedisLike,
+  body: CompiledPolicyBody,
+  meta: { actor: string; note?: string | null; rolledBackFrom?: number | null; nowMs: number },
+): Promise<{ doc: CompiledPolicy; previousVersion: number | null }> {
+  const latest = await latestPolicyVersion(tx);
+  const version = (latest?.version ?? 0) + 1;
+  const doc = finalizePolicy(body, version, new Date(meta.nowMs));
+  // The document must pass the same schema every reader applies; never publish what readers refuse.
+  const check = parseCompiledPolicy(JSON.parse(JSON.stringify(doc)));
+  if (!check.ok) throw invalidPolicy(check.issues);
+  await tx.policyVersion.create({
+    data: {
+      version,
+      document: JSON.parse(JSON.stringify(doc)),
+      checksum: doc.checksum,
+      author: meta.actor,
+      note: meta.note ?? null,
+      rolledBackFrom: meta.rolledBackFrom ?? null,
+      createdAt: new Date(meta.nowMs),
+    },
+  });
+  await writeAudit(tx, {
+    actor: meta.actor,
+    action: meta.rolledBackFrom ? "policy.rollback" : "policy.publish",
+    entity: "policy",
+    entityId: String(version),
+    before: latest ? { version: latest.version, checksum: latest.checksum } : null,
+    after: { version, checksum: doc.checksum, rolledBackFrom: meta.rolledBackFrom ?? null, note: meta.note ?? null },
+  });
+  await writePublishedPolicy(redis, doc, {
+    keyIndex: await listKeyIndexEntries(tx),
+    serviceTokens: await listServiceTokenHashes(tx),
+  });
+  return { doc, previousVersion: latest?.version ?? null };
+}
+
+export async function publishPolicy(
+  deps: PublishDeps,
+  options: { actor: string; note?: string; nowMs?: number },
+): Promise<PublishResult> {
+  const nowMs = options.nowMs ?? Date.now();
+  return deps.db.$transaction(
+    async (tx) => {
+      await lockPolicy(tx);
+      const body = await compileDraft(tx);
+      const latest = await latestPolicyVersion(tx);
+      if (latest && latest.checksum === policyChecksum(body)) {
+        // Nothing to publish. Rewrite the live document anyway (same version, same bytes), which
+        // repairs a Redis that lost it and refreshes the key index; no new version, no audit entry.
+        const stored = parseCompiledPolicy(latest.document);
+        if (!stored.ok) throw new ServiceError("conflict", `stored policy v${latest.version} does not validate`);
+        await writePublishedPolicy(deps.redis, stored.value, {
+          keyIndex: await listKeyIndexEntries(tx),
+          serviceTokens: await listServiceTokenHashes(tx),
+        });
+        return { status: "unchanged" as const, version: latest.version, checksum: latest.checksum, previousVersion: latest.version };
+      }
+      const { doc, previousVersion } = await publishBody(tx, deps.redis, body, { actor: options.actor, note: options.note, nowMs });
+      return { status: "published" as const, version: doc.version, checksum: doc.checksum, previousVersion };
+    },
+    { maxWait: 10_000, timeout: 60_000 },
+  );
+}

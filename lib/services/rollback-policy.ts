@@ -1,0 +1,38 @@
+/**
+ * `sluice rollback --to N`: republish the document of version N as a new version N' (versions only
+ * grow, so every decision server moves forward to it and the history says what happened). The draft
+ * rows in Postgres are not touched: the next `publish` compiles the draft again; export the old
+ * version's intent into the draft by editing it if the rollback should stick.
+ */
+import { findPolicyVersion, lockPolicy } from "../db/policy-repo";
+import { bodyOf } from "../policy/compile";
+import { parseCompiledPolicy } from "../policy/compiled-schema";
+import { ServiceError } from "./errors";
+import { publishBody, type PublishDeps, type PublishResult } from "./publish-policy";
+
+export async function rollbackPolicy(
+  deps: PublishDeps,
+  options: { actor: string; toVersion: number; note?: string; nowMs?: number },
+): Promise<PublishResult> {
+  if (!Number.isSafeInteger(options.toVersion) || options.toVersion < 1) {
+    throw new ServiceError("invalid_request", "version: expected an integer ≥ 1", { field: "version" });
+  }
+  const nowMs = options.nowMs ?? Date.now();
+  return deps.db.$transaction(
+    async (tx) => {
+      await lockPolicy(tx);
+      const target = await findPolicyVersion(tx, options.toVersion);
+      if (!target) throw new ServiceError("not_found", `policy version ${options.toVersion} does not exist`, { field: "version" });
+      const stored = parseCompiledPolicy(target.document);
+      if (!stored.ok) throw new ServiceError("conflict", `stored policy v${target.version} does not validate`, { field: "version" });
+      const { doc, previousVersion } = await publishBody(tx, deps.redis, bodyOf(stored.value), {
+        actor: options.actor,
+        note: options.note ?? `rollback to v${target.version}`,
+        rolledBackFrom: target.version,
+        nowMs,
+      });
+      return { status: "published" as const, version: doc.version, checksum: doc.checksum, previousVersion };
+    },
+    { maxWait: 10_000, timeout: 60_000 },
+  );
+}
