@@ -1,0 +1,213 @@
+/**
+ * The decision answer (DESIGN.md §5) and its headers, built from the store's outcomes (pure).
+ *
+ * Headers follow draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy: "<name>";q=<quota>;w=<window s>`
+ * and `RateLimit: "<name>";r=<remaining>;t=<seconds to reset>`, both naming the most restrictive
+ * limit, plus the legacy trio `RateLimit-Limit/-Remaining/-Reset` with the same values. On a
+ * denial, the most restrictive limit is the denying one that frees last; `RateLimit-Reset`, `t`
+ * and `Retry-After` are then all its wait (whole seconds, rounded up), so the three agree. A
+ * cost larger than a limit can never pass: no Retry-After. When allowed, the most restrictive
+ * limit is the one with the fewest units remaining.
+ */
+import type { Reason } from "../policy/types";
+import type { CheckOutcome, StoreDecision } from "../store/types";
+import type { PlannedCheck } from "./checks";
+
+export interface ExplainedCheck {
+  name: string;
+  kind: string;
+  scope: string;
+  algorithm: string;
+  mode: string;
+  key: string;
+  allowed: boolean;
+  reason: string;
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+  retryAfterSeconds: number;
+  delayMs: number;
+  shadowDenied: boolean;
+}
+
+export interface DecisionAnswer {
+  allowed: boolean;
+  status: 200 | 401 | 403 | 429 | 503;
+  reason: Reason;
+  tenant: string | null;
+  tier: string | null;
+  operation: string | null;
+  policyVersion: number;
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+  retryAfterSeconds: number;
+  delayMs: number;
+  headers: Record<string, string>;
+  /** A shadow-mode limit would have denied (the request passed). */
+  shadowDenied?: boolean;
+  /** Decided without the counter store (failure mode open or local). */
+  degraded?: boolean;
+  /** Concurrency leases taken; release them with POST /v1/release. Comma-separated if several. */
+  leaseId?: string;
+  dryRun?: boolean;
+  /** With `explain: true`: every check and its counters. */
+  checks?: ExplainedCheck[];
+}
+
+export interface AnswerContext {
+  tenant: string | null;
+  tier: string | null;
+  operation: string | null;
+  policyVersion: number;
+}
+
+export function secondsCeil(ms: number): number {
+  return ms <= 0 ? 0 : Math.ceil(ms / 1000);
+}
+
+/** An answer without counters (unknown key, suspended tenant, fail-closed, fail-open). */
+export function plainAnswer(ctx: AnswerContext, status: DecisionAnswer["status"], reason: Reason): DecisionAnswer {
+  return {
+    allowed: status === 200,
+    status,
+    reason,
+    ...ctx,
+    limit: 0,
+    remaining: 0,
+    resetSeconds: 0,
+    retryAfterSeconds: 0,
+    delayMs: 0,
+    headers: {},
+  };
+}
+
+function quoteName(name: string): string {
+  return `"${name.replace(/[\\"]/g, "\\$&")}"`;
+}
+
+/** Picks the outcome the headers describe. */
+export function mostRestrictive(decision: StoreDecision, planned: readonly PlannedCheck[]): number {
+  const outcomes = decision.outcomes;
+  let best = -1;
+  const enforced = (i: number) => planned[i]?.check.mode !== "shadow";
+  if (!decision.allowed) {
+    for (let i = 0; i < outcomes.length; i++) {
+      const o = outcomes[i]!;
+      if (o.allowed || !enforced(i)) continue;
+      if (best === -1) {
+        best = i;
+        continue;
+      }
+      const b = outcomes[best]!;
+      if (b.reason === "cost_exceeds_limit") continue;
+      if (o.reason === "cost_exceeds_limit" || o.retryAfterMs > b.retryAfterMs) best = i;
+    }
+    if (best !== -1) return best;
+  }
+  for (let i = 0; i < outcomes.length; i++) {
+    if (!enforced(i)) continue;
+    const o = outcomes[i]!;
+    if (best === -1) best = i;
+    else {
+      const b = outcomes[best]!;
+      if (o.remaining < b.remaining || (o.remaining === b.remaining && o.resetAtMs > b.resetAtMs)) best = i;
+    }
+  }
+  return best === -1 && outcomes.length > 0 ? 0 : best;
+}
+
+function retryAfterMsOf(o: CheckOutcome): number {
+  return o.reason === "cost_exceeds_limit" ? 0 : o.retryAfterMs;
+}
+
+const STATUS_OF_REASON: Partial<Record<Reason, DecisionAnswer["status"]>> = {
+  rate_limited: 429,
+  quota_exhausted: 429,
+  concurrency_limited: 429,
+  cost_exceeds_limit: 429,
+};
+
+/** Builds the answer for a store decision. */
+export function answerFromStore(
+  ctx: AnswerContext,
+  decision: StoreDecision,
+  planned: readonly PlannedCheck[],
+  options: { explain: boolean; dryRun: boolean },
+): DecisionAnswer {
+  const i = mostRestrictive(decision, planned);
+  if (i === -1) {
+    const answer = plainAnswer(ctx, 200, "ok");
+    if (options.dryRun) answer.dryRun = true;
+    if (options.explain) answer.checks = [];
+    return answer;
+  }
+  const o = decision.outcomes[i]!;
+  const p = planned[i]!;
+  const denied = !decision.allowed;
+  const reason: Reason = denied ? o.reason : "ok";
+  let retryAfterSeconds = 0;
+  let resetSeconds = secondsCeil(o.resetAtMs - decision.nowMs);
+  if (denied && o.reason !== "cost_exceeds_limit") {
+    // A denial always tells the client when to come back; concurrency frees at an unknown time.
+    retryAfterSeconds = Math.max(1, secondsCeil(retryAfterMsOf(o)));
+    resetSeconds = retryAfterSeconds;
+  }
+  const remaining = Math.max(0, denied ? 0 : Math.floor(o.remaining));
+  const headers: Record<string, string> = {
+    "RateLimit-Limit": String(o.limit),
+    "RateLimit-Remaining": String(remaining),
+    "RateLimit-Reset": String(resetSeconds),
+  };
+  if (retryAfterSeconds > 0) headers["Retry-After"] = String(retryAfterSeconds);
+  headers["RateLimit-Policy"] = `${quoteName(p.name)};q=${o.limit}${p.windowSeconds > 0 ? `;w=${p.windowSeconds}` : ""}`;
+  headers["RateLimit"] = `${quoteName(p.name)};r=${remaining};t=${resetSeconds}`;
+
+  let delayMs = 0;
+  let shadowDenied = false;
+  const leases: string[] = [];
+  for (const out of decision.outcomes) {
+    if (out.shadowDenied) shadowDenied = true;
+    if (!denied) {
+      if (out.delayMs > delayMs) delayMs = out.delayMs;
+      if (out.leaseId) leases.push(out.leaseId);
+    }
+  }
+  const answer: DecisionAnswer = {
+    allowed: !denied,
+    status: denied ? (STATUS_OF_REASON[reason] ?? 429) : 200,
+    reason,
+    ...ctx,
+    limit: o.limit,
+    remaining,
+    resetSeconds,
+    retryAfterSeconds,
+    delayMs: Math.ceil(delayMs),
+    headers,
+  };
+  if (shadowDenied) answer.shadowDenied = true;
+  if (leases.length > 0) answer.leaseId = leases.join(",");
+  if (options.dryRun) answer.dryRun = true;
+  if (options.explain) {
+    answer.checks = decision.outcomes.map((out, j) => {
+      const pc = planned[j]!;
+      return {
+        name: pc.name,
+        kind: pc.check.kind,
+        scope: pc.scope,
+        algorithm: pc.check.algorithm,
+        mode: pc.check.mode,
+        key: pc.check.key,
+        allowed: out.allowed,
+        reason: out.reason,
+        limit: out.limit,
+        remaining: Math.max(0, Math.floor(out.remaining)),
+        resetSeconds: secondsCeil(out.resetAtMs - decision.nowMs),
+        retryAfterSeconds: secondsCeil(retryAfterMsOf(out)),
+        delayMs: Math.ceil(out.delayMs),
+        shadowDenied: out.shadowDenied === true,
+      };
+    });
+  }
+  return answer;
+}

@@ -1,0 +1,125 @@
+/**
+ * From a resolved request to the list of counters one decision checks (pure: no I/O, no clock).
+ *
+ * The selection (tier rows for the operation or `*`, live overrides, global caps) is
+ * `limitsFor` in lib/policy/compile.ts; this file turns it into store checks with their keys.
+ *
+ * An operation that matches no pattern resolves to `*`: it is checked against the `*` rows, the
+ * `*` quotas and nothing else (no global cap names `*`), and its failure mode is the default.
+ *
+ * Subjects per scope: `api_key` → the first 16 hex chars of sha256(key) (skipped when the caller
+ * sent `tenant` instead of a key); `tenant` → `_`; `ip` → the address (skipped when none was
+ * sent); `global` → `_` under the limit's own hash tag, shared by every tenant.
+ */
+import type { EffectiveLimits } from "../policy/compile";
+import { ANY_OPERATION } from "../policy/types";
+import { keys } from "../redis/keys";
+import type { LimitCheck } from "../store/types";
+
+export const KEY_SUBJECT_LENGTH = 16;
+
+/** A check plus what the answer needs to describe it. */
+export interface PlannedCheck {
+  check: LimitCheck;
+  /** The RateLimit-Policy item name. */
+  name: string;
+  scope: string;
+  /** Window in seconds for RateLimit-Policy `w` (0: no window, e.g. concurrency). */
+  windowSeconds: number;
+}
+
+export interface PlanInput {
+  /** What limitsFor (lib/policy/compile.ts) selected for this tenant and operation. */
+  effective: EffectiveLimits;
+  /** sha256 hex of the API key, or null when the caller named the tenant. */
+  keyHash: string | null;
+  ip: string | null;
+}
+
+const PERIOD_SECONDS = { day: 86_400, month: 2_592_000 } as const;
+
+export function planChecks(input: PlanInput): PlannedCheck[] {
+  const { effective, keyHash, ip } = input;
+  const { tenant, tier } = effective;
+  const out: PlannedCheck[] = [];
+  for (const l of effective.limits) {
+    let key: string;
+    if (l.scope === "api_key") {
+      if (keyHash === null) continue;
+      key = keys.counter(tenant.slug, l.id, keyHash.slice(0, KEY_SUBJECT_LENGTH));
+    } else if (l.scope === "tenant") {
+      key = keys.counter(tenant.slug, l.id, "_");
+    } else if (l.scope === "ip") {
+      if (ip === null) continue;
+      key = keys.counter(tenant.slug, l.id, ip);
+    } else {
+      key = keys.globalLimit(l.id);
+    }
+    out.push({
+      check: {
+        key,
+        kind: l.scope === "global" ? "global" : "limit",
+        algorithm: l.algorithm,
+        limit: l.limit,
+        windowMs: l.windowMs,
+        burst: l.burst,
+        precision: l.precision,
+        mode: l.mode,
+        maxDelayMs: l.maxDelayMs,
+        leaseTtlMs: l.leaseTtlMs,
+      },
+      name: l.name,
+      scope: l.scope,
+      windowSeconds: l.algorithm === "concurrency" ? 0 : Math.ceil(l.windowMs / 1000),
+    });
+  }
+  for (const q of effective.quotas) {
+    out.push({
+      check: {
+        key: keys.quota(tenant.slug, q.id),
+        kind: "quota",
+        algorithm: "quota",
+        limit: q.limit,
+        windowMs: 0,
+        burst: q.limit,
+        precision: 1,
+        mode: "reject",
+        maxDelayMs: 0,
+        leaseTtlMs: 0,
+        period: q.period,
+        overage: q.overage,
+      },
+      name: `${tier.name}-${q.operation === ANY_OPERATION ? "" : `${q.operation}-`}${q.period}`,
+      scope: "tenant",
+      windowSeconds: PERIOD_SECONDS[q.period],
+    });
+  }
+  for (const c of effective.globalCaps) {
+    out.push({
+      check: {
+        key: keys.globalCap(c.id),
+        kind: "global",
+        algorithm: "sliding_window_counter",
+        limit: c.limit,
+        windowMs: c.windowMs,
+        burst: c.limit,
+        precision: 1,
+        mode: "reject",
+        maxDelayMs: 0,
+        leaseTtlMs: 0,
+        ...(c.share === "weighted" ? { fairShare: { weight: tier.weight, member: tenant.slug } } : {}),
+      },
+      name: `global-${c.operation}`,
+      scope: "global",
+      windowSeconds: Math.ceil(c.windowMs / 1000),
+    });
+  }
+  return out;
+}
+
+/** The same checks with every limit divided among `instances` decision servers (failure mode `local`). */
+export function localShare(checks: readonly LimitCheck[], instances: number): LimitCheck[] {
+  if (instances <= 1) return [...checks];
+  const share = (n: number) => Math.max(1, Math.floor(n / instances));
+  return checks.map((c) => ({ ...c, limit: share(c.limit), burst: share(c.burst) }));
+}

@@ -1,0 +1,306 @@
+/**
+ * The decision engine, without HTTP: resolve the key to a tenant, the operation to its limits,
+ * ask the counter store once, and answer (DESIGN.md §4–§5).
+ *
+ * Failure handling (DESIGN.md §3, PITFALLS): every store call races a timeout (REDIS_TIMEOUT_MS,
+ * 25 ms by default) and goes through a circuit breaker. When the store fails, times out or the
+ * breaker is open, the operation's failure mode decides: `open` allows with `degraded: true`,
+ * `closed` answers 503 `store_unavailable`, `local` checks an in-process store with every limit
+ * divided by the number of instances (also `degraded: true`). A store call that timed out is never
+ * retried: the script may have run, and a retry would count the request twice.
+ */
+import type { CompiledPolicy } from "../policy/compiled";
+import { limitsFor } from "../policy/compile";
+import { resolveOperation } from "../policy/match";
+import type { FailureMode } from "../policy/types";
+import { sha256Hex } from "../redis/key-index";
+import { KEY_PREFIX_LENGTH, type UsageError, type UsageOutcome, UsageRecorder } from "../redis/usage";
+import type { CounterStore, LimitCheck, StoreDecision } from "../store/types";
+import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer, secondsCeil } from "./answer";
+import type { CircuitBreaker } from "./breaker";
+import { localShare, planChecks, type PlannedCheck } from "./checks";
+import type { DenyCache } from "./deny-cache";
+import type { DecisionMetrics, MetricOutcome } from "./metrics";
+
+export interface DecisionRequest {
+  /** The end client's API key (plaintext; hashed here, never stored). */
+  key?: string;
+  /** Or the tenant slug, when the caller already knows it. */
+  tenant?: string;
+  /** `METHOD /path` or an operation name. */
+  operation: string;
+  ip?: string;
+  cost?: number;
+  dryRun?: boolean;
+  explain?: boolean;
+}
+
+export interface EngineDeps {
+  /** The policy document in force (null until one is loaded). */
+  policy: () => CompiledPolicy | null;
+  /** sha256(key) hex → tenant slug: `peek` answers from the local cache (undefined: not cached),
+   * `fetch` asks Redis and throws when it cannot. */
+  keyIndex: { peek(keyHash: string): string | null | undefined; fetch(keyHash: string): Promise<string | null> };
+  store: CounterStore;
+  /** The in-process store used by failure mode `local`. */
+  localStore: CounterStore;
+  /** Decision server replicas; `local` enforces limit / instances. */
+  instances: number;
+  storeTimeoutMs: number;
+  breaker: CircuitBreaker;
+  denyCache: DenyCache | null;
+  usage: UsageRecorder | null;
+  metrics: DecisionMetrics | null;
+  /** Local clock (ms), for timeouts, the deny cache and latency; never for counters. */
+  now?: () => number;
+}
+
+export class NotReadyError extends Error {
+  constructor() {
+    super("no policy loaded yet");
+  }
+}
+
+class StoreTimeoutError extends Error {
+  constructor() {
+    super("store timeout");
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new StoreTimeoutError()), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
+export class DecisionEngine {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: EngineDeps) {
+    this.now = deps.now ?? (() => performance.timeOrigin + performance.now());
+  }
+
+  /** Decides one request. Throws NotReadyError before a policy is loaded; never for a denial. */
+  async decide(req: DecisionRequest): Promise<DecisionAnswer> {
+    const startedMs = this.now();
+    const doc = this.deps.policy();
+    if (!doc) throw new NotReadyError();
+    const op = resolveOperation(doc, req.operation);
+    const operation = op?.name ?? "*";
+    const cost = req.cost ?? op?.cost ?? 1;
+    const failureMode: FailureMode = op?.failureMode ?? doc.defaults.failureMode;
+    const ctx: AnswerContext = { tenant: null, tier: null, operation, policyVersion: doc.version };
+    const dryRun = req.dryRun === true;
+    const explain = req.explain === true;
+
+    let keyHash: string | null = null;
+    let slug: string | null = null;
+    if (req.key !== undefined) {
+      keyHash = sha256Hex(req.key);
+      const hit = this.deps.keyIndex.peek(keyHash);
+      if (hit !== undefined) {
+        this.deps.metrics?.localCacheHits.inc({ cache: "key" });
+        slug = hit;
+      } else {
+        if (!this.deps.breaker.allow(startedMs)) {
+          return this.failurePath(ctx, failureMode, null, keyHash, cost, dryRun, startedMs, "breaker_open");
+        }
+        try {
+          slug = await withTimeout(this.deps.keyIndex.fetch(keyHash), this.deps.storeTimeoutMs);
+          this.deps.breaker.success(this.now());
+        } catch (error) {
+          const kind = this.storeFailed(error, startedMs);
+          return this.failurePath(ctx, failureMode, null, keyHash, cost, dryRun, startedMs, kind);
+        }
+      }
+    } else {
+      slug = req.tenant ?? null;
+    }
+
+    const effective = slug === null ? null : limitsFor(doc, slug, operation, Date.now());
+    if (!effective) return this.finish(plainAnswer(ctx, 401, "unknown_key"), keyHash, startedMs, dryRun, null);
+    ctx.tenant = effective.tenant.slug;
+    ctx.tier = effective.tier.name;
+    if (effective.tenant.status === "suspended") {
+      return this.finish(plainAnswer(ctx, 403, "tenant_suspended"), keyHash, startedMs, dryRun, null);
+    }
+
+    const planned = planChecks({ effective, keyHash, ip: req.ip ?? null });
+    const checks = planned.map((p) => p.check);
+    if (checks.length === 0) {
+      const answer = plainAnswer(ctx, 200, "ok");
+      if (dryRun) answer.dryRun = true;
+      if (explain) answer.checks = [];
+      return this.finish(answer, keyHash, startedMs, dryRun, null);
+    }
+
+    const cached = this.fromDenyCache(ctx, planned, cost, startedMs, explain, dryRun);
+    if (cached) {
+      this.deps.metrics?.localCacheHits.inc({ cache: "deny" });
+      return this.finish(cached, keyHash, startedMs, dryRun, null);
+    }
+
+    if (!this.deps.breaker.allow(startedMs)) {
+      return this.failurePath(ctx, failureMode, planned, keyHash, cost, dryRun, startedMs, "breaker_open", explain);
+    }
+    let decision: StoreDecision;
+    try {
+      decision = await withTimeout(this.deps.store.check(checks, { cost, dryRun }), this.deps.storeTimeoutMs);
+      this.deps.breaker.success(this.now());
+    } catch (error) {
+      const kind = this.storeFailed(error, startedMs);
+      return this.failurePath(ctx, failureMode, planned, keyHash, cost, dryRun, startedMs, kind, explain);
+    }
+    if (!decision.allowed) this.rememberDenials(decision, planned, cost, startedMs);
+    const answer = answerFromStore(ctx, decision, planned, { explain, dryRun });
+    return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs);
+  }
+
+  /** Frees a concurrency lease (or several, comma-separated as the answer gives them). */
+  async release(leaseId: string): Promise<boolean> {
+    let any = false;
+    for (const id of leaseId.split(",")) {
+      if (id === "") continue;
+      const freed = await withTimeout(this.deps.store.release(id), this.deps.storeTimeoutMs * 4).catch(() => false);
+      if (!freed) any = (await this.deps.localStore.release(id).catch(() => false)) || any;
+      else any = true;
+    }
+    return any;
+  }
+
+  private storeFailed(error: unknown, startedMs: number): UsageError {
+    const kind: UsageError = error instanceof StoreTimeoutError ? "redis_timeout" : "redis_error";
+    this.deps.breaker.failure(this.now());
+    this.deps.metrics?.redisErrors.inc({ kind: kind === "redis_timeout" ? "timeout" : "error" });
+    this.deps.usage?.recordError(startedMs, kind);
+    return kind;
+  }
+
+  private async failurePath(
+    ctx: AnswerContext,
+    failureMode: FailureMode,
+    planned: PlannedCheck[] | null,
+    keyHash: string | null,
+    cost: number,
+    dryRun: boolean,
+    startedMs: number,
+    cause: UsageError,
+    explain = false,
+  ): Promise<DecisionAnswer> {
+    if (cause === "breaker_open") {
+      this.deps.metrics?.redisErrors.inc({ kind: "breaker_open" });
+      this.deps.usage?.recordError(startedMs, "breaker_open");
+    }
+    if (failureMode === "closed") {
+      return this.finish(plainAnswer(ctx, 503, "store_unavailable"), keyHash, startedMs, dryRun, null);
+    }
+    if (failureMode === "local" && planned !== null) {
+      const checks: LimitCheck[] = localShare(
+        planned.map((p) => p.check),
+        this.deps.instances,
+      );
+      try {
+        const decision = await this.deps.localStore.check(checks, { cost, dryRun });
+        const localPlanned = planned.map((p, i) => ({ ...p, check: checks[i]! }));
+        const answer = answerFromStore(ctx, decision, localPlanned, { explain, dryRun });
+        answer.degraded = true;
+        return this.finish(answer, keyHash, startedMs, dryRun, null);
+      } catch {
+        // The in-process store failing is a bug; fall through to fail open rather than 5xx.
+      }
+    }
+    const answer = plainAnswer(ctx, 200, "ok");
+    answer.degraded = true;
+    if (dryRun) answer.dryRun = true;
+    return this.finish(answer, keyHash, startedMs, dryRun, null);
+  }
+
+  private rememberDenials(decision: StoreDecision, planned: readonly PlannedCheck[], cost: number, sentAtMs: number): void {
+    const cache = this.deps.denyCache;
+    if (!cache) return;
+    decision.outcomes.forEach((o, i) => {
+      const p = planned[i]!;
+      if (o.allowed || p.check.mode === "shadow" || p.check.algorithm === "concurrency") return;
+      if (o.reason === "cost_exceeds_limit") {
+        // Can never pass under this policy: cache for a minute (cleared on a new policy anyway).
+        cache.remember(p.check.key, cost, sentAtMs + 60_000, o, i);
+      } else if (o.retryAfterMs > 0) {
+        cache.remember(p.check.key, cost, sentAtMs + o.retryAfterMs, o, i);
+      }
+    });
+  }
+
+  private fromDenyCache(
+    ctx: AnswerContext,
+    planned: readonly PlannedCheck[],
+    cost: number,
+    nowMs: number,
+    explain: boolean,
+    dryRun: boolean,
+  ): DecisionAnswer | null {
+    const cache = this.deps.denyCache;
+    if (!cache || cache.size === 0) return null;
+    for (let i = 0; i < planned.length; i++) {
+      const p = planned[i]!;
+      if (p.check.mode === "shadow") continue;
+      const entry = cache.lookup(p.check.key, cost, nowMs);
+      if (!entry) continue;
+      const waitMs = Math.max(1, entry.untilMs - nowMs);
+      const outcome =
+        entry.outcome.reason === "cost_exceeds_limit"
+          ? entry.outcome
+          : { ...entry.outcome, remaining: 0, retryAfterMs: waitMs, resetAtMs: nowMs + Math.max(waitMs, 0) };
+      // Synthesize a store decision in which only this check denies; the clock is local here.
+      const decision: StoreDecision = { nowMs, allowed: false, outcomes: [outcome] };
+      const answer = answerFromStore(ctx, decision, [p], { explain, dryRun });
+      if (outcome.reason !== "cost_exceeds_limit") {
+        answer.retryAfterSeconds = Math.max(1, secondsCeil(waitMs));
+      }
+      return answer;
+    }
+    return null;
+  }
+
+  private finish(
+    answer: DecisionAnswer,
+    keyHash: string | null,
+    startedMs: number,
+    dryRun: boolean,
+    storeNowMs: number | null,
+  ): DecisionAnswer {
+    const latencyMs = this.now() - startedMs;
+    let outcome: UsageOutcome;
+    if (!answer.allowed) outcome = "denied";
+    else if (answer.degraded) outcome = "degraded";
+    else if (answer.shadowDenied) outcome = "shadow_denied";
+    else outcome = "allowed";
+    const metricOutcome: MetricOutcome = answer.status === 503 ? "unavailable" : outcome;
+    const m = this.deps.metrics;
+    if (m) {
+      m.decisions.inc({ outcome: metricOutcome, tier: answer.tier ?? "_", operation: answer.operation ?? "*" });
+      m.latency.observe({ outcome: metricOutcome }, latencyMs / 1000);
+    }
+    if (!dryRun && this.deps.usage) {
+      this.deps.usage.record({
+        atMs: storeNowMs ?? Date.now(),
+        tenant: answer.tenant,
+        tier: answer.tier,
+        operation: answer.operation,
+        outcome,
+        keyPrefix: keyHash === null ? null : keyHash.slice(0, KEY_PREFIX_LENGTH),
+        latencyMs,
+      });
+    }
+    return answer;
+  }
+}

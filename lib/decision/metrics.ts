@@ -1,0 +1,62 @@
+/**
+ * Prometheus metrics of the decision server (prom-client 15). Labels are bounded: outcome, tier
+ * and operation names come from the published policy (`*` for unmatched operations, `_` for an
+ * unknown tenant's tier) — never a key, a tenant slug or an IP (PITFALLS: label cardinality).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { BreakerState } from "./breaker";
+
+export type MetricOutcome = "allowed" | "denied" | "shadow_denied" | "degraded" | "unavailable";
+
+export class DecisionMetrics {
+  readonly registry = new Registry();
+  readonly decisions: Counter<"outcome" | "tier" | "operation">;
+  readonly latency: Histogram<"outcome">;
+  readonly redisErrors: Counter<"kind">;
+  readonly breakerState: Gauge;
+  readonly policyVersion: Gauge;
+  readonly localCacheHits: Counter<"cache">;
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    this.decisions = new Counter({
+      name: "sluice_decisions_total",
+      help: "Decisions made, by outcome, tier and operation.",
+      labelNames: ["outcome", "tier", "operation"],
+      registers: [this.registry],
+    });
+    this.latency = new Histogram({
+      name: "sluice_decision_duration_seconds",
+      help: "Time to decide (engine, excluding HTTP parsing), by outcome.",
+      labelNames: ["outcome"],
+      buckets: [0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+      registers: [this.registry],
+    });
+    this.redisErrors = new Counter({
+      name: "sluice_redis_errors_total",
+      help: "Counter store failures on the decision path, by kind (error, timeout, breaker_open).",
+      labelNames: ["kind"],
+      registers: [this.registry],
+    });
+    this.breakerState = new Gauge({
+      name: "sluice_breaker_state",
+      help: "Circuit breaker state: 0 closed, 1 open, 2 half-open.",
+      registers: [this.registry],
+    });
+    this.policyVersion = new Gauge({
+      name: "sluice_policy_version",
+      help: "Version of the policy document this server enforces (0: none loaded).",
+      registers: [this.registry],
+    });
+    this.localCacheHits = new Counter({
+      name: "sluice_local_cache_hits_total",
+      help: "Answers taken from a local cache instead of Redis, by cache (deny, key).",
+      labelNames: ["cache"],
+      registers: [this.registry],
+    });
+  }
+
+  setBreaker(state: BreakerState): void {
+    this.breakerState.set(state === "closed" ? 0 : state === "open" ? 1 : 2);
+  }
+}

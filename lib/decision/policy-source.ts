@@ -1,0 +1,126 @@
+/**
+ * Policy distribution on a decision server: load the current version at start, follow the
+ * PUBLISH channel, poll as a backup, and keep the last good document when a new one is invalid
+ * (PITFALLS: a broken config must never silently mean "no limit").
+ *
+ * Also follows, on the same subscriber connection, the key revocation channel (evicting the key
+ * index cache) and refreshes the set of accepted service token hashes on every poll.
+ *
+ * Reads `keys.policyCurrent()` (the live version number) then `keys.policyVersion(N)` (the
+ * document JSON). Merge note: lib/redis/policy.ts (readCurrentPolicy, subscribePolicy) was not in
+ * the tree when this was written; this file reads the same keys directly.
+ */
+import type { Cluster, Redis } from "ioredis";
+import type { CompiledPolicy } from "../policy/compiled";
+import { parseCompiledPolicy } from "../policy/compiled-schema";
+import { keys } from "../redis/keys";
+
+type RedisLike = Redis | Cluster;
+
+export interface PolicySourceOptions {
+  redis: RedisLike;
+  /** A connection dedicated to SUBSCRIBE (null: poll only). */
+  subscriber: RedisLike | null;
+  pollMs: number;
+  onPolicy?: (doc: CompiledPolicy, previous: CompiledPolicy | null) => void;
+  onKeyRevoked?: (keyHash: string) => void;
+  /** Called when the subscription was (re)established: messages may have been missed. */
+  onResubscribed?: () => void;
+  onServiceTokens?: (hashes: Set<string>) => void;
+  log?: (message: string) => void;
+}
+
+export class PolicySource {
+  private doc: CompiledPolicy | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private refreshing: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  /** The last version that failed to parse, so a bad document is reported once. */
+  private rejectedVersion = 0;
+
+  constructor(private readonly options: PolicySourceOptions) {}
+
+  get current(): CompiledPolicy | null {
+    return this.doc;
+  }
+
+  async start(): Promise<void> {
+    const { subscriber } = this.options;
+    if (subscriber) {
+      subscriber.on("message", (channel: string, message: string) => {
+        if (channel === keys.policyChannel()) void this.refresh();
+        else if (channel === keys.keyChannel()) this.options.onKeyRevoked?.(message);
+      });
+      subscriber.on("ready", () => {
+        // ioredis resubscribes by itself after a reconnect; catch up on what was missed.
+        this.options.onResubscribed?.();
+        void this.refresh();
+      });
+      await subscriber.subscribe(keys.policyChannel(), keys.keyChannel()).catch(() => undefined);
+    }
+    await this.refresh();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      void this.refresh().finally(() => this.schedule());
+    }, this.options.pollMs);
+    this.timer.unref();
+  }
+
+  /** Loads the current version if it changed. Never throws; never replaces a good doc with a bad one. */
+  refresh(): Promise<void> {
+    if (this.refreshing) {
+      // A message arrived while reading: read once more afterwards, it may name a newer version.
+      this.again = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.again = false;
+        await this.load();
+      } while (this.again && !this.stopped);
+    })().finally(() => {
+      this.refreshing = null;
+    });
+    return this.refreshing;
+  }
+
+  private async load(): Promise<void> {
+    const { redis } = this.options;
+    try {
+      const tokens = this.options.onServiceTokens ? redis.smembers(keys.serviceTokens()) : null;
+      const currentText = await redis.get(keys.policyCurrent());
+      if (tokens) this.options.onServiceTokens?.(new Set(await tokens));
+      const version = currentText === null ? NaN : Number(currentText);
+      if (!Number.isSafeInteger(version) || version < 1) return;
+      if (this.doc && this.doc.version === version) return;
+      if (version === this.rejectedVersion) return;
+      const text = await redis.get(keys.policyVersion(version));
+      if (text === null) {
+        this.options.log?.(`policy v${version} is current but its document is missing; keeping v${this.doc?.version ?? 0}`);
+        return;
+      }
+      const parsed = parseCompiledPolicy(text);
+      if (!parsed.ok || parsed.value.version !== version) {
+        this.rejectedVersion = version;
+        const why = parsed.ok ? "version mismatch" : parsed.issues.map((i) => `${i.path}: ${i.message}`).join("; ");
+        this.options.log?.(`policy v${version} rejected (${why}); keeping v${this.doc?.version ?? 0}`);
+        return;
+      }
+      const previous = this.doc;
+      this.doc = parsed.value;
+      this.options.onPolicy?.(parsed.value, previous);
+    } catch (error) {
+      this.options.log?.(`policy refresh failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

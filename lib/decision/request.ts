@@ -1,0 +1,120 @@
+/**
+ * Parsing of decision API bodies (DESIGN.md §5) with zod, into errors that name the field:
+ * `{ error: { code: "invalid_request", message: "cost: expected an integer ≥ 1", field: "cost" } }`.
+ */
+import { isIP } from "node:net";
+import { z } from "zod";
+import type { DecisionRequest } from "./engine";
+
+export const MAX_FIELD_CHARS = 512;
+export const MAX_BATCH = 100;
+export const MAX_COST = 1_000_000_000;
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+const text = (what: string) =>
+  z
+    .string({ error: `expected ${what}` })
+    .min(1, { error: `expected ${what}` })
+    .max(MAX_FIELD_CHARS, { error: `at most ${MAX_FIELD_CHARS} characters` });
+
+const checkSchema = z
+  .object({
+    key: text("a non-empty string").optional(),
+    tenant: text("a tenant slug").optional(),
+    operation: text("\"METHOD /path\" or an operation name"),
+    ip: z
+      .string({ error: "expected an IP address" })
+      .max(64, { error: "expected an IP address" })
+      .refine((v) => isIP(v) !== 0, { error: "expected an IP address" })
+      .optional(),
+    cost: z
+      .number({ error: "expected an integer ≥ 1" })
+      .int({ error: "expected an integer ≥ 1" })
+      .min(1, { error: "expected an integer ≥ 1" })
+      .max(MAX_COST, { error: `expected an integer ≤ ${MAX_COST}` })
+      .optional(),
+    dryRun: z.boolean({ error: "expected a boolean" }).optional(),
+    explain: z.boolean({ error: "expected a boolean" }).optional(),
+  })
+  .refine((v) => v.key !== undefined || v.tenant !== undefined, {
+    error: "one of key or tenant is required",
+    path: ["key"],
+  })
+  .refine((v) => v.key === undefined || v.tenant === undefined, {
+    error: "give key or tenant, not both",
+    path: ["tenant"],
+  });
+
+function fieldPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out === "" ? String(part) : `.${String(part)}`;
+  }
+  return out;
+}
+
+function firstIssue(error: z.ZodError, prefix: (string | number)[]): FieldError {
+  const issue = error.issues[0];
+  const field = fieldPath([...prefix, ...(issue?.path ?? [])]);
+  const message = issue?.code === "invalid_type" && issue.input === undefined ? "is required" : (issue?.message ?? "invalid");
+  return { field, message: `${field}: ${message}` };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export type ParsedCheck =
+  | { ok: true; batch: false; request: DecisionRequest }
+  | { ok: true; batch: true; requests: DecisionRequest[] }
+  | { ok: false; error: FieldError };
+
+function parseOne(value: unknown, prefix: (string | number)[]): { ok: true; request: DecisionRequest } | { ok: false; error: FieldError } {
+  if (!isPlainObject(value)) {
+    const field = fieldPath(prefix);
+    return { ok: false, error: { field, message: `${field || "body"}: expected a JSON object` } };
+  }
+  const result = checkSchema.safeParse(value);
+  if (!result.success) return { ok: false, error: firstIssue(result.error, prefix) };
+  return { ok: true, request: result.data };
+}
+
+/** Parses a /v1/check body (already JSON-decoded): one request, or `{ requests: [...] }`. */
+export function parseCheckBody(body: unknown): ParsedCheck {
+  if (isPlainObject(body) && "requests" in body) {
+    const list = body.requests;
+    if (!Array.isArray(list)) return { ok: false, error: { field: "requests", message: "requests: expected an array" } };
+    if (list.length === 0) return { ok: false, error: { field: "requests", message: "requests: expected at least 1 request" } };
+    if (list.length > MAX_BATCH) {
+      return { ok: false, error: { field: "requests", message: `requests: at most ${MAX_BATCH} requests` } };
+    }
+    const requests: DecisionRequest[] = [];
+    for (let i = 0; i < list.length; i++) {
+      const one = parseOne(list[i], ["requests", i]);
+      if (!one.ok) return one;
+      requests.push(one.request);
+    }
+    return { ok: true, batch: true, requests };
+  }
+  const one = parseOne(body, []);
+  return one.ok ? { ok: true, batch: false, request: one.request } : one;
+}
+
+const releaseSchema = z.object({
+  leaseId: z
+    .string({ error: "expected a lease id" })
+    .min(1, { error: "expected a lease id" })
+    .max(MAX_FIELD_CHARS * 4, { error: "too long" }),
+});
+
+export function parseReleaseBody(body: unknown): { ok: true; leaseId: string } | { ok: false; error: FieldError } {
+  if (!isPlainObject(body)) return { ok: false, error: { field: "", message: "body: expected a JSON object" } };
+  const result = releaseSchema.safeParse(body);
+  if (!result.success) return { ok: false, error: firstIssue(result.error, []) };
+  return { ok: true, leaseId: result.data.leaseId };
+}

@@ -1,0 +1,135 @@
+/**
+ * API key → tenant lookup for the decision path. The index is the Redis hash `keys.keyIndex()`
+ * (sha256(api key) hex → tenant slug), written by publish. Lookups go through a bounded LRU cache:
+ * hits cost no Redis command; a revocation PUBLISHes the key hash on `keys.keyChannel()` and every
+ * decision server evicts it on receipt (well within 1 s). Negative answers (unknown key) are cached
+ * briefly so a flood of bad keys cannot hammer Redis, but short enough that a new key works fast.
+ */
+import { createHash } from "node:crypto";
+import type { Cluster, Redis } from "ioredis";
+import { keys } from "./keys";
+
+export type RedisLike = Redis | Cluster;
+
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** A bounded LRU map with per-entry expiry (insertion order of a Map is the recency order). */
+export class LruCache<V> {
+  private readonly map = new Map<string, { value: V; expiresAtMs: number }>();
+  constructor(private readonly maxEntries: number) {}
+
+  get(key: string, nowMs: number): V | undefined {
+    const entry = this.map.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAtMs <= nowMs) {
+      this.map.delete(key);
+      return undefined;
+    }
+    this.map.delete(key);
+    this.map.set(key, entry);
+    return entry.value;
+  }
+
+  set(key: string, value: V, expiresAtMs: number): void {
+    this.map.delete(key);
+    this.map.set(key, { value, expiresAtMs });
+    while (this.map.size > this.maxEntries) {
+      const oldest = this.map.keys().next().value;
+      if (oldest === undefined) break;
+      this.map.delete(oldest);
+    }
+  }
+
+  delete(key: string): boolean {
+    return this.map.delete(key);
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+export interface KeyIndexOptions {
+  /** Bound of the local cache (entries). */
+  maxEntries?: number;
+  /** How long a found key stays cached without a revocation message. */
+  positiveTtlMs?: number;
+  /** How long "unknown key" stays cached. */
+  negativeTtlMs?: number;
+  now?: () => number;
+}
+
+export interface KeyLookup {
+  tenant: string | null;
+  /** True when answered from the local cache (no Redis command). */
+  cached: boolean;
+}
+
+export class KeyIndex {
+  private readonly cache: LruCache<string | null>;
+  private readonly positiveTtlMs: number;
+  private readonly negativeTtlMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly redis: RedisLike,
+    options: KeyIndexOptions = {},
+  ) {
+    this.cache = new LruCache(options.maxEntries ?? 200_000);
+    this.positiveTtlMs = options.positiveTtlMs ?? 300_000;
+    this.negativeTtlMs = options.negativeTtlMs ?? 2_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Looks up a key by its sha256 hex. Throws when Redis fails and the cache has no answer. */
+  async lookup(keyHash: string): Promise<KeyLookup> {
+    const hit = this.peek(keyHash);
+    if (hit !== undefined) return { tenant: hit, cached: true };
+    return { tenant: await this.fetch(keyHash), cached: false };
+  }
+
+  /** The cached answer: a slug, null (known unknown), or undefined (not cached). No I/O. */
+  peek(keyHash: string): string | null | undefined {
+    return this.cache.get(keyHash, this.now());
+  }
+
+  /** Reads the index in Redis (one HGET) and caches the answer. */
+  async fetch(keyHash: string): Promise<string | null> {
+    const tenant = await this.redis.hget(keys.keyIndex(), keyHash);
+    this.cache.set(keyHash, tenant, this.now() + (tenant === null ? this.negativeTtlMs : this.positiveTtlMs));
+    return tenant;
+  }
+
+  /** Drops one key hash from the cache (a revocation message). */
+  evict(keyHash: string): void {
+    this.cache.delete(keyHash);
+  }
+
+  /** Drops everything (a new policy version, or a lost subscription during which messages were missed). */
+  clear(): void {
+    this.cache.clear();
+  }
+
+  get size(): number {
+    return this.cache.size;
+  }
+}
+
+/** Adds keys to the index (publish does this; tests and the demo use it too). */
+export async function indexKeys(redis: RedisLike, entries: { keyHash: string; tenant: string }[]): Promise<void> {
+  if (entries.length === 0) return;
+  await redis.hset(keys.keyIndex(), Object.fromEntries(entries.map((e) => [e.keyHash, e.tenant])));
+}
+
+/** Revokes keys: removes them from the index and PUBLISHes each hash so caches evict it. */
+export async function revokeKeys(redis: RedisLike, keyHashes: string[]): Promise<void> {
+  if (keyHashes.length === 0) return;
+  await redis.hdel(keys.keyIndex(), ...keyHashes);
+  for (const hash of keyHashes) await redis.publish(keys.keyChannel(), hash);
+}

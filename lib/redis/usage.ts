@@ -1,0 +1,226 @@
+/**
+ * Per-minute usage aggregates written by the decision servers, drained into Postgres by the
+ * rollup worker, read by the dashboards and billing.
+ *
+ * ## Format (a public contract between the decision server and the rollup worker)
+ *
+ * One Redis hash per UTC minute: `keys.usageMinute(minuteStartMs)`
+ * (`<p>{u:<minuteStartMs>}:usage`), TTL {@link USAGE_TTL_SECONDS} (2 days), refreshed on every
+ * write. Every field is an integer counter (HINCRBY):
+ *
+ * | field                                          | counts                                             |
+ * | ---------------------------------------------- | -------------------------------------------------- |
+ * | `d|<tenant>|<tier>|<operation>|<outcome>`      | decisions; outcome ∈ allowed, denied, shadow_denied, degraded |
+ * | `k|<tenant>|<keyPrefix>|<allowed|denied>`      | decisions per API key prefix (top consumers)        |
+ * | `l|<allowed|denied>|<bucketIndex>`             | decision latency histogram, buckets {@link LATENCY_BUCKETS_MS} |
+ * | `e|redis_error`, `e|redis_timeout`, `e|breaker_open` | store failures seen on the decision path     |
+ *
+ * - `<tenant>` is the tenant slug, `_` when the key was unknown; `<tier>` is the tier name or `_`;
+ *   `<operation>` is the resolved operation name, `*` when no operation matched. `|` never occurs in
+ *   these names (it is replaced by `_` if it does).
+ * - Outcomes: `allowed` passed (incl. delay-mode passes), `denied` any non-200 status (401, 403,
+ *   429, 503), `shadow_denied` passed but a shadow limit would have denied (counted instead of
+ *   `allowed`), `degraded` passed on the failure-mode path without the counter store (open or local).
+ * - `<keyPrefix>` is the first 12 hex characters of sha256(api key); `_` for tenant-only calls.
+ * - Latency buckets: index i counts decisions with latency ≤ LATENCY_BUCKETS_MS[i] ms (and > the
+ *   previous bound); the last index, LATENCY_BUCKETS_MS.length, counts everything slower.
+ *
+ * A set `keys.usageMinutes()` holds the minute starts (decimal ms strings) that have a hash. The
+ * worker reads a minute with {@link readUsageMinute} once the minute is over (plus a grace of a few
+ * seconds, since decision servers flush every second), writes it to Postgres idempotently, then
+ * SREMs the member; the hash itself expires on its own.
+ *
+ * Decision servers aggregate in process and flush once a second (one pipeline of HINCRBYs per
+ * second, not per decision): repeated denials answered from the deny cache then cost no Redis
+ * command at all, and the Redis cost of accounting does not grow with traffic. The minute is the
+ * store's clock (Redis TIME) when the store answered, else the local clock.
+ */
+import type { Cluster, Redis } from "ioredis";
+import { keys } from "./keys";
+
+export type RedisLike = Redis | Cluster;
+
+export const USAGE_TTL_SECONDS = 2 * 86_400;
+export const USAGE_OUTCOMES = ["allowed", "denied", "shadow_denied", "degraded"] as const;
+export type UsageOutcome = (typeof USAGE_OUTCOMES)[number];
+export const USAGE_ERRORS = ["redis_error", "redis_timeout", "breaker_open"] as const;
+export type UsageError = (typeof USAGE_ERRORS)[number];
+/** Upper bounds (ms, inclusive) of the latency histogram buckets; one more bucket holds the rest. */
+export const LATENCY_BUCKETS_MS = [0.25, 0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000] as const;
+export const KEY_PREFIX_LENGTH = 12;
+
+export function minuteStartMs(ms: number): number {
+  return Math.floor(ms / 60_000) * 60_000;
+}
+
+function clean(name: string): string {
+  return name.includes("|") ? name.replaceAll("|", "_") : name;
+}
+
+export function latencyBucketIndex(latencyMs: number): number {
+  for (let i = 0; i < LATENCY_BUCKETS_MS.length; i++) if (latencyMs <= LATENCY_BUCKETS_MS[i]!) return i;
+  return LATENCY_BUCKETS_MS.length;
+}
+
+export const usageFields = {
+  decision: (tenant: string, tier: string, operation: string, outcome: UsageOutcome) =>
+    `d|${clean(tenant)}|${clean(tier)}|${clean(operation)}|${outcome}`,
+  key: (tenant: string, keyPrefix: string, outcome: "allowed" | "denied") =>
+    `k|${clean(tenant)}|${clean(keyPrefix)}|${outcome}`,
+  latency: (outcome: "allowed" | "denied", bucketIndex: number) => `l|${outcome}|${bucketIndex}`,
+  error: (error: UsageError) => `e|${error}`,
+};
+
+/** One decision as the accounting sees it. */
+export interface UsageEvent {
+  atMs: number;
+  tenant: string | null;
+  tier: string | null;
+  operation: string | null;
+  outcome: UsageOutcome;
+  /** First KEY_PREFIX_LENGTH hex chars of the key hash; null for tenant-only calls. */
+  keyPrefix: string | null;
+  latencyMs: number;
+}
+
+export interface UsageMinute {
+  minuteStartMs: number;
+  decisions: { tenant: string; tier: string; operation: string; outcome: UsageOutcome; count: number }[];
+  keys: { tenant: string; keyPrefix: string; outcome: "allowed" | "denied"; count: number }[];
+  /** Per outcome, counts per bucket index (length LATENCY_BUCKETS_MS.length + 1). */
+  latency: { allowed: number[]; denied: number[] };
+  errors: Record<UsageError, number>;
+}
+
+/** Parses one minute's hash (HGETALL) into typed rows; unknown or malformed fields are skipped. */
+export function parseUsageHash(minute: number, hash: Record<string, string>): UsageMinute {
+  const out: UsageMinute = {
+    minuteStartMs: minute,
+    decisions: [],
+    keys: [],
+    latency: {
+      allowed: new Array<number>(LATENCY_BUCKETS_MS.length + 1).fill(0),
+      denied: new Array<number>(LATENCY_BUCKETS_MS.length + 1).fill(0),
+    },
+    errors: { redis_error: 0, redis_timeout: 0, breaker_open: 0 },
+  };
+  for (const [field, raw] of Object.entries(hash)) {
+    const count = Number(raw);
+    if (!Number.isSafeInteger(count)) continue;
+    const parts = field.split("|");
+    if (parts[0] === "d" && parts.length === 5) {
+      const outcome = parts[4] as UsageOutcome;
+      if (!USAGE_OUTCOMES.includes(outcome)) continue;
+      out.decisions.push({ tenant: parts[1]!, tier: parts[2]!, operation: parts[3]!, outcome, count });
+    } else if (parts[0] === "k" && parts.length === 4) {
+      const outcome = parts[3];
+      if (outcome !== "allowed" && outcome !== "denied") continue;
+      out.keys.push({ tenant: parts[1]!, keyPrefix: parts[2]!, outcome, count });
+    } else if (parts[0] === "l" && parts.length === 3) {
+      const outcome = parts[1];
+      const index = Number(parts[2]);
+      if ((outcome !== "allowed" && outcome !== "denied") || !Number.isInteger(index)) continue;
+      if (index < 0 || index > LATENCY_BUCKETS_MS.length) continue;
+      out.latency[outcome][index]! += count;
+    } else if (parts[0] === "e" && parts.length === 2) {
+      const error = parts[1] as UsageError;
+      if (USAGE_ERRORS.includes(error)) out.errors[error] += count;
+    }
+  }
+  return out;
+}
+
+/** Reads one minute's aggregates (the rollup worker's entry point). */
+export async function readUsageMinute(redis: RedisLike, minute: number): Promise<UsageMinute> {
+  const hash = await redis.hgetall(keys.usageMinute(minute));
+  return parseUsageHash(minute, hash);
+}
+
+/** The minute starts waiting to be drained, ascending. */
+export async function listUsageMinutes(redis: RedisLike): Promise<number[]> {
+  const members = await redis.smembers(keys.usageMinutes());
+  return members
+    .map(Number)
+    .filter((n) => Number.isSafeInteger(n))
+    .sort((a, b) => a - b);
+}
+
+/** Marks a minute drained (after the worker committed it). */
+export async function markUsageMinuteDrained(redis: RedisLike, minute: number): Promise<void> {
+  await redis.srem(keys.usageMinutes(), String(minute));
+}
+
+/**
+ * In-process aggregation of usage, flushed to Redis by {@link UsageRecorder.flush} (the decision
+ * server calls it every second and on shutdown). A failed flush keeps the counts and retries, but
+ * drops minutes older than an hour so a long outage cannot grow memory without bound.
+ */
+export class UsageRecorder {
+  private pending = new Map<number, Map<string, number>>();
+  private flushing: Promise<void> | null = null;
+
+  constructor(
+    private readonly redis: RedisLike | null,
+    private readonly prefix?: string,
+  ) {}
+
+  private add(minute: number, field: string, by = 1): void {
+    let fields = this.pending.get(minute);
+    if (!fields) {
+      fields = new Map();
+      this.pending.set(minute, fields);
+    }
+    fields.set(field, (fields.get(field) ?? 0) + by);
+  }
+
+  record(event: UsageEvent): void {
+    const minute = minuteStartMs(event.atMs);
+    const tenant = event.tenant ?? "_";
+    this.add(minute, usageFields.decision(tenant, event.tier ?? "_", event.operation ?? "*", event.outcome));
+    const binary = event.outcome === "denied" ? "denied" : "allowed";
+    this.add(minute, usageFields.key(tenant, event.keyPrefix ?? "_", binary));
+    this.add(minute, usageFields.latency(binary, latencyBucketIndex(event.latencyMs)));
+  }
+
+  recordError(atMs: number, error: UsageError): void {
+    this.add(minuteStartMs(atMs), usageFields.error(error));
+  }
+
+  /** The counts not yet flushed (for tests and single-node sinks). */
+  snapshot(): Map<number, Map<string, number>> {
+    return this.pending;
+  }
+
+  async flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    if (!this.redis || this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    const redis = this.redis;
+    const p = this.prefix;
+    this.flushing = (async () => {
+      try {
+        const pipeline = redis.pipeline();
+        for (const [minute, fields] of batch) {
+          const key = p === undefined ? keys.usageMinute(minute) : keys.usageMinute(minute, p);
+          for (const [field, count] of fields) pipeline.hincrby(key, field, count);
+          pipeline.expire(key, USAGE_TTL_SECONDS);
+          pipeline.sadd(p === undefined ? keys.usageMinutes() : keys.usageMinutes(p), String(minute));
+        }
+        const results = await pipeline.exec();
+        if (results?.some(([err]) => err)) throw new Error("usage flush failed");
+      } catch {
+        // HINCRBY is not idempotent: a partially applied pipeline may count twice on retry. We
+        // accept that for dashboard aggregates (quotas are enforced by the counters, not by these).
+        const cutoff = minuteStartMs(Date.now()) - 3_600_000;
+        for (const [minute, fields] of batch) {
+          if (minute < cutoff) continue;
+          for (const [field, count] of fields) this.add(minute, field, count);
+        }
+      } finally {
+        this.flushing = null;
+      }
+    })();
+    return this.flushing;
+  }
+}

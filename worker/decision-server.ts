@@ -1,0 +1,471 @@
+/**
+ * The decision server (`npm run decision`): plain node:http in front of lib/decision's engine.
+ * The contract is DESIGN.md §5: POST /v1/check (single or batch), ANY /v1/forward-auth,
+ * POST /v1/release, GET /healthz, /readyz, /metrics.
+ *
+ * Hardening: bodies over 64 KiB get 413 without being read further; bad JSON or fields get 400
+ * naming the field; header and request timeouts cut slow clients; nothing a client sends reaches
+ * a stack trace (every handler is wrapped, errors answer a fixed JSON body); SIGTERM stops
+ * accepting, drains in-flight requests, flushes usage and exits.
+ *
+ * Service tokens: `Authorization: Bearer <token>` (X-Sluice-Token on forward-auth) is accepted
+ * when sha256(token) is in the Redis set `keys.serviceTokens()` (written by publish from the
+ * ApiToken table, refreshed on every policy poll) or in SLUICE_SERVICE_TOKENS; the decision path
+ * never touches Postgres.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import http from "node:http";
+import { pathToFileURL } from "node:url";
+import { Cluster, Redis, type RedisOptions } from "ioredis";
+import { env } from "../lib/env";
+import { CircuitBreaker } from "../lib/decision/breaker";
+import { DenyCache } from "../lib/decision/deny-cache";
+import { DecisionEngine, NotReadyError, type DecisionRequest } from "../lib/decision/engine";
+import { DecisionMetrics } from "../lib/decision/metrics";
+import { PolicySource } from "../lib/decision/policy-source";
+import { MAX_BATCH, parseCheckBody, parseReleaseBody, type FieldError } from "../lib/decision/request";
+import type { DecisionAnswer } from "../lib/decision/answer";
+import { KeyIndex } from "../lib/redis/key-index";
+import { UsageRecorder } from "../lib/redis/usage";
+import { createMemoryStore } from "../lib/store/memory";
+import { createRedisStore } from "../lib/store/redis";
+import type { CounterStore } from "../lib/store/types";
+
+export const MAX_BODY_BYTES = 64 * 1024;
+const MAX_FIELD_CHARS = 512;
+
+export interface DecisionServerOptions {
+  port: number;
+  host: string;
+  redisUrl: string;
+  clusterNodes?: string;
+  redisTimeoutMs: number;
+  pollMs: number;
+  instances: number;
+  /** Extra accepted service tokens: sha256 hex or plaintext. */
+  serviceTokens: string[];
+  /** Disable the deny cache (the bench and a test compare with and without). */
+  denyCache?: boolean;
+  /** Store override (tests); default the Redis store. */
+  store?: CounterStore;
+  log?: (message: string) => void;
+}
+
+export interface DecisionServer {
+  port: number;
+  engine: DecisionEngine;
+  metrics: DecisionMetrics;
+  policy: PolicySource;
+  close(): Promise<void>;
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+function normalizeTokenHash(entry: string): string {
+  const t = entry.trim();
+  return /^[0-9a-f]{64}$/.test(t) ? t : sha256(t);
+}
+
+function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "Content-Type": "application/json",
+    "Content-Length": Buffer.byteLength(text),
+    "Cache-Control": "no-store",
+    ...headers,
+  });
+  res.end(text);
+}
+
+function errorBody(code: string, message: string, field?: string) {
+  return { error: field === undefined ? { code, message } : { code, message, field } };
+}
+
+function invalid(res: http.ServerResponse, e: FieldError): void {
+  json(res, 400, errorBody("invalid_request", e.message, e.field));
+}
+
+class BodyTooLarge extends Error {}
+
+/** Reads the body up to MAX_BODY_BYTES; rejects with BodyTooLarge past it. */
+function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers["content-length"] ?? "0");
+    if (declared > MAX_BODY_BYTES) {
+      reject(new BodyTooLarge());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on("data", (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        done = true;
+        reject(new BodyTooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (!done) {
+        done = true;
+        resolve(Buffer.concat(chunks, size));
+      }
+    });
+    req.on("error", (e) => {
+      if (!done) {
+        done = true;
+        reject(e);
+      }
+    });
+  });
+}
+
+function parseJson(buf: Buffer): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(buf.toString("utf8")) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function header(req: http.IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function bearer(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const m = /^Bearer\s+(.+)$/i.exec(value.trim());
+  return m ? m[1]!.trim() : undefined;
+}
+
+function createRedis(options: DecisionServerOptions, role: "main" | "subscriber"): Redis | Cluster {
+  const common: RedisOptions = {
+    // Decision path: fail fast instead of queueing while disconnected; reconnect with short backoff.
+    enableOfflineQueue: role === "subscriber",
+    maxRetriesPerRequest: role === "subscriber" ? null : 0,
+    enableAutoPipelining: role === "main",
+    commandTimeout: role === "main" ? Math.max(options.redisTimeoutMs * 4, 100) : undefined,
+    retryStrategy: (times) => Math.min(50 * times, 500),
+    connectTimeout: 2_000,
+    lazyConnect: false,
+  };
+  if (options.clusterNodes) {
+    const nodes = options.clusterNodes.split(",").map((hp) => {
+      const [host, port] = hp.trim().split(":");
+      return { host: host ?? "127.0.0.1", port: Number(port ?? 6379) };
+    });
+    return new Cluster(nodes, {
+      redisOptions: common,
+      enableOfflineQueue: common.enableOfflineQueue,
+      enableAutoPipelining: common.enableAutoPipelining,
+      clusterRetryStrategy: (times) => Math.min(100 * times, 1_000),
+    });
+  }
+  return new Redis(options.redisUrl, common);
+}
+
+export async function startDecisionServer(options: DecisionServerOptions): Promise<DecisionServer> {
+  const log = options.log ?? ((m: string) => process.stderr.write(`[decision] ${m}\n`));
+  const redis = createRedis(options, "main");
+  const subscriber = createRedis(options, "subscriber");
+  redis.on("error", () => undefined);
+  subscriber.on("error", () => undefined);
+
+  const metrics = new DecisionMetrics();
+  const breaker = new CircuitBreaker();
+  metrics.setBreaker("closed");
+  breaker.onChange = (state) => {
+    metrics.setBreaker(state);
+    log(`circuit breaker ${state}`);
+  };
+  const keyIndex = new KeyIndex(redis);
+  const denyCache = options.denyCache === false ? null : new DenyCache();
+  const usage = new UsageRecorder(redis);
+  const staticTokens = new Set(options.serviceTokens.filter((t) => t.trim() !== "").map(normalizeTokenHash));
+  let redisTokens = new Set<string>();
+
+  const policy = new PolicySource({
+    redis,
+    subscriber,
+    pollMs: options.pollMs,
+    log,
+    onPolicy: (doc, previous) => {
+      metrics.policyVersion.set(doc.version);
+      denyCache?.clear();
+      if (previous) keyIndex.clear();
+      log(`policy v${doc.version} loaded`);
+    },
+    onKeyRevoked: (hash) => keyIndex.evict(hash),
+    onResubscribed: () => keyIndex.clear(),
+    onServiceTokens: (hashes) => {
+      redisTokens = hashes;
+    },
+  });
+
+  const store = options.store ?? createRedisStore(redis);
+  const localStore = createMemoryStore();
+  const engine = new DecisionEngine({
+    policy: () => policy.current,
+    keyIndex,
+    store,
+    localStore,
+    instances: options.instances,
+    storeTimeoutMs: options.redisTimeoutMs,
+    breaker,
+    denyCache,
+    usage,
+    metrics,
+  });
+
+  function tokenOk(token: string | undefined): boolean {
+    if (!token || token.length > MAX_FIELD_CHARS) return false;
+    const hash = sha256(token);
+    if (staticTokens.has(hash) || redisTokens.has(hash)) return true;
+    return false;
+  }
+
+  function notReady(res: http.ServerResponse): void {
+    json(res, 503, errorBody("not_ready", "no policy loaded yet"), { "Retry-After": "1" });
+  }
+
+  async function handleCheck(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (!tokenOk(bearer(header(req, "authorization")))) {
+      json(res, 401, errorBody("unauthorized", "missing or wrong service token"), { "WWW-Authenticate": "Bearer" });
+      req.resume();
+      return;
+    }
+    const body = parseJson(await readBody(req));
+    if (!body.ok) return invalid(res, { field: "", message: "body: malformed JSON" });
+    const parsed = parseCheckBody(body.value);
+    if (!parsed.ok) return invalid(res, parsed.error);
+    if (parsed.batch) {
+      const results = await Promise.all(parsed.requests.map((r) => engine.decide(r)));
+      return json(res, 200, { results });
+    }
+    json(res, 200, await engine.decide(parsed.request));
+  }
+
+  async function handleForwardAuth(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    req.resume();
+    if (!tokenOk(header(req, "x-sluice-token"))) {
+      json(res, 401, errorBody("unauthorized", "missing or wrong X-Sluice-Token"));
+      return;
+    }
+    const method = header(req, "x-forwarded-method") ?? header(req, "x-original-method");
+    const uri = header(req, "x-forwarded-uri") ?? header(req, "x-original-uri");
+    if (!method || !uri) {
+      return invalid(res, { field: "X-Forwarded-Uri", message: "X-Forwarded-Method and X-Forwarded-Uri (or X-Original-*) are required" });
+    }
+    const operation = `${method} ${uri}`;
+    if (operation.length > MAX_FIELD_CHARS) return invalid(res, { field: "X-Forwarded-Uri", message: "operation: at most 512 characters" });
+    const apiKey = header(req, "x-api-key") ?? bearer(header(req, "authorization")) ?? header(req, "authorization");
+    const forwarded = header(req, "x-forwarded-for")?.split(",")[0]?.trim();
+    const ip = forwarded || header(req, "x-real-ip")?.trim() || undefined;
+    if (apiKey === undefined || apiKey === "") {
+      const doc = policy.current;
+      if (!doc) return notReady(res);
+      const answer: DecisionAnswer = {
+        allowed: false,
+        status: 401,
+        reason: "unknown_key",
+        tenant: null,
+        tier: null,
+        operation: null,
+        policyVersion: doc.version,
+        limit: 0,
+        remaining: 0,
+        resetSeconds: 0,
+        retryAfterSeconds: 0,
+        delayMs: 0,
+        headers: {},
+      };
+      return json(res, 401, answer);
+    }
+    if (apiKey.length > MAX_FIELD_CHARS) return invalid(res, { field: "X-Api-Key", message: "key: at most 512 characters" });
+    const request: DecisionRequest = { key: apiKey, operation };
+    if (ip && /^[0-9a-fA-F:.]{2,64}$/.test(ip)) request.ip = ip;
+    const answer = await engine.decide(request);
+    const headers: Record<string, string> = { ...answer.headers, "X-Sluice-Reason": answer.reason };
+    if (answer.tenant) headers["X-Sluice-Tenant"] = answer.tenant;
+    if (answer.delayMs > 0) headers["X-Sluice-Delay-Ms"] = String(answer.delayMs);
+    if (answer.leaseId) headers["X-Sluice-Lease"] = answer.leaseId;
+    json(res, answer.status, answer, headers);
+  }
+
+  async function handleRelease(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (!tokenOk(bearer(header(req, "authorization")))) {
+      json(res, 401, errorBody("unauthorized", "missing or wrong service token"));
+      req.resume();
+      return;
+    }
+    const body = parseJson(await readBody(req));
+    if (!body.ok) return invalid(res, { field: "", message: "body: malformed JSON" });
+    const parsed = parseReleaseBody(body.value);
+    if (!parsed.ok) return invalid(res, parsed.error);
+    json(res, 200, { released: await engine.release(parsed.leaseId) });
+  }
+
+  const routes: Record<string, { methods: string[] | null; handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> | void }> = {
+    "/v1/check": { methods: ["POST"], handle: handleCheck },
+    "/v1/forward-auth": { methods: null, handle: handleForwardAuth },
+    "/v1/release": { methods: ["POST"], handle: handleRelease },
+    "/healthz": { methods: ["GET", "HEAD"], handle: (_req, res) => json(res, 200, { ok: true }) },
+    "/readyz": {
+      methods: ["GET", "HEAD"],
+      handle: (_req, res) => {
+        const doc = policy.current;
+        const redisUp = redis.status === "ready";
+        const ready = doc !== null && redisUp;
+        json(res, ready ? 200 : 503, { ready, policyVersion: doc?.version ?? null, redis: redisUp, breaker: breaker.state });
+      },
+    },
+    "/metrics": {
+      methods: ["GET"],
+      handle: async (_req, res) => {
+        const text = await metrics.registry.metrics();
+        res.writeHead(200, { "Content-Type": metrics.registry.contentType });
+        res.end(text);
+      },
+    },
+  };
+
+  let inFlight = 0;
+  let draining = false;
+  let drained: (() => void) | null = null;
+
+  const server = http.createServer({ requestTimeout: 10_000, headersTimeout: 5_000, keepAliveTimeout: 5_000 }, (req, res) => {
+    inFlight++;
+    res.on("close", () => {
+      inFlight--;
+      if (draining && inFlight === 0) drained?.();
+    });
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q === -1 ? url : url.slice(0, q);
+    const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
+    if (draining) res.setHeader("Connection", "close");
+    if (!route) {
+      req.resume();
+      return json(res, 404, errorBody("not_found", "no such endpoint"));
+    }
+    if (route.methods && !route.methods.includes(req.method ?? "")) {
+      req.resume();
+      return json(res, 405, errorBody("method_not_allowed", `use ${route.methods.join(", ")}`), { Allow: route.methods.join(", ") });
+    }
+    Promise.resolve()
+      .then(() => route.handle(req, res))
+      .catch((error: unknown) => {
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        if (error instanceof BodyTooLarge) {
+          json(res, 413, errorBody("payload_too_large", `body over ${MAX_BODY_BYTES} bytes`), { Connection: "close" });
+          req.destroy();
+          return;
+        }
+        if (error instanceof NotReadyError) return notReady(res);
+        log(`internal error on ${path}: ${error instanceof Error ? error.message : String(error)}`);
+        json(res, 500, errorBody("internal", "internal error"));
+      });
+  });
+  server.on("clientError", (_err, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"error\":{\"code\":\"invalid_request\",\"message\":\"malformed HTTP\"}}");
+    else socket.destroy();
+  });
+  server.maxHeadersCount = 100;
+
+  // The decision path never queues commands while disconnected, so wait (briefly) for the
+  // connection before the first policy read; if Redis is down, polling keeps trying.
+  if (redis.status !== "ready") {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, 5_000);
+      t.unref();
+      redis.once("ready", () => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+  await policy.start();
+  if (policy.current) metrics.policyVersion.set(policy.current.version);
+
+  const usageTimer = setInterval(() => void usage.flush(), 1_000);
+  usageTimer.unref();
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+
+  let closing: Promise<void> | null = null;
+  async function close(): Promise<void> {
+    if (closing) return closing;
+    closing = (async () => {
+      draining = true;
+      server.close();
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+          setTimeout(resolve, 10_000).unref();
+        });
+      }
+      server.closeAllConnections();
+      policy.stop();
+      clearInterval(usageTimer);
+      await usage.flush().catch(() => undefined);
+      await store.close().catch(() => undefined);
+      await localStore.close().catch(() => undefined);
+      redis.disconnect();
+      subscriber.disconnect();
+    })();
+    return closing;
+  }
+
+  return { port, engine, metrics, policy, close };
+}
+
+/** `npm run decision`. */
+async function main(): Promise<void> {
+  const e = env();
+  const server = await startDecisionServer({
+    port: e.DECISION_PORT,
+    host: e.DECISION_HOST,
+    redisUrl: e.REDIS_URL ?? "redis://127.0.0.1:6379",
+    clusterNodes: e.REDIS_CLUSTER_NODES,
+    redisTimeoutMs: e.REDIS_TIMEOUT_MS,
+    pollMs: e.POLICY_POLL_MS,
+    instances: e.SLUICE_INSTANCES,
+    serviceTokens: (e.SLUICE_SERVICE_TOKENS ?? "").split(","),
+    denyCache: process.env.SLUICE_DENY_CACHE !== "0",
+  });
+  process.stdout.write(`decision server listening on :${server.port} (policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH})\n`);
+  const stop = (signal: string) => {
+    process.stdout.write(`${signal}: draining\n`);
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on("uncaughtException", (error) => {
+    process.stderr.write(`[decision] uncaught: ${error.message}\n`);
+  });
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`decision server failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}
