@@ -34,7 +34,7 @@ export const keys = {
   usageMinutes: (p = redisPrefix()) => `${p}{u}:usage-minutes`,
   /** <p>{u:<minute>}:usage:claimed — a minute's hash renamed by the rollup worker while it drains it (TTL 30 d). */
   usageClaimed: (minuteStartMs: number, p = redisPrefix()) => `${p}{u:${minuteStartMs}}:usage:claimed`,
-  /** <p>{u:<minute>}:usage:seq — how many times that minute's hash was claimed (TTL 30 d); names the rollup cursor. */
+  /** <p>{u:<minute>}:usage:seq — the token of the minute's current claim (TTL 30 d); names the rollup cursor. */
   usageClaimSeq: (minuteStartMs: number, p = redisPrefix()) => `${p}{u:${minuteStartMs}}:usage:seq`,
   /** <p>{g:<limitId>}:c:<limitId>:_ — a tier limit with scope `global`: one counter across tenants. */
   globalLimit: (limitId: string, p = redisPrefix()) => `${p}{g:${limitId}}:c:${limitId}:_`,

@@ -1,0 +1,96 @@
+/**
+ * Data access for billing: quota usage of a month, tier history from the rollups, frozen lines,
+ * adjustments and the period rows. Works on the client or inside a transaction.
+ */
+import type { Db, Tx } from "./client";
+
+export type Client = Db | Tx;
+
+/** `2026-11` → [start, end) in ms, UTC. */
+export function monthRangeMs(month: string): { startMs: number; endMs: number } {
+  const [y, m] = month.split("-").map(Number) as [number, number];
+  return { startMs: Date.UTC(y, m - 1, 1), endMs: Date.UTC(y, m, 1) };
+}
+
+export function monthOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 7);
+}
+
+export interface QuotaUsageRow {
+  tenant: string;
+  quotaId: string;
+  period: string;
+  used: bigint;
+  denied: bigint;
+}
+
+/** Quota usage rows of a month: the month period itself and its days. */
+export async function quotaUsageOfMonth(client: Client, month: string): Promise<QuotaUsageRow[]> {
+  return client.quotaUsage.findMany({
+    where: { OR: [{ period: month }, { period: { startsWith: `${month}-` } }] },
+    select: { tenant: true, quotaId: true, period: true, used: true, denied: true },
+    orderBy: [{ tenant: "asc" }, { quotaId: "asc" }, { period: "asc" }],
+  });
+}
+
+export interface TierSpan {
+  tier: string;
+  /** First and last UTC day (YYYY-MM-DD) the tenant's decisions were made under this tier. */
+  from: string;
+  to: string;
+}
+
+/**
+ * The tiers each tenant's decisions ran under during a month, with dates, from the hourly rollups
+ * (the decision servers stamp every decision with the tenant's tier at that moment).
+ */
+export async function tierHistoryOfMonth(client: Client, month: string): Promise<Map<string, TierSpan[]>> {
+  const { startMs, endMs } = monthRangeMs(month);
+  const rows = await client.$queryRawUnsafe<{ tenant: string; tier: string; first: Date; last: Date }[]>(
+    `SELECT "tenant", "tier", min("bucketStart") AS first, max("bucketStart") AS last
+       FROM "UsageRollup"
+      WHERE "granularity" = 'hour' AND "bucketStart" >= $1::timestamp(3) AND "bucketStart" < $2::timestamp(3)
+        AND "keyPrefix" = '' AND "tenant" <> '' AND "tenant" NOT LIKE '*:%' AND "tier" <> ''
+      GROUP BY "tenant", "tier"`,
+    new Date(startMs).toISOString().replace("T", " ").replace("Z", ""),
+    new Date(endMs).toISOString().replace("T", " ").replace("Z", ""),
+  );
+  const out = new Map<string, TierSpan[]>();
+  for (const r of rows) {
+    const spans = out.get(r.tenant) ?? [];
+    spans.push({ tier: r.tier, from: r.first.toISOString().slice(0, 10), to: r.last.toISOString().slice(0, 10) });
+    out.set(r.tenant, spans);
+  }
+  for (const spans of out.values()) spans.sort((a, b) => a.from.localeCompare(b.from) || a.to.localeCompare(b.to) || a.tier.localeCompare(b.tier));
+  return out;
+}
+
+export async function tenantNames(client: Client): Promise<Map<string, { name: string; tier: string }>> {
+  const rows = await client.tenant.findMany({ select: { slug: true, name: true, tier: { select: { name: true } } } });
+  return new Map(rows.map((r) => [r.slug, { name: r.name, tier: r.tier.name }]));
+}
+
+export async function billingPeriod(client: Client, month: string) {
+  return client.billingPeriod.findUnique({ where: { period: month } });
+}
+
+export async function listBillingPeriods(client: Client) {
+  return client.billingPeriod.findMany({ orderBy: { period: "desc" } });
+}
+
+export async function frozenLines(client: Client, month: string) {
+  return client.billingLine.findMany({ where: { period: month }, orderBy: [{ tenant: "asc" }, { quotaId: "asc" }] });
+}
+
+export async function adjustmentsOf(client: Client, month: string) {
+  return client.billingAdjustment.findMany({ where: { period: month }, orderBy: [{ revision: "asc" }, { tenant: "asc" }, { quotaId: "asc" }, { id: "asc" }] });
+}
+
+/** Months that have quota usage or a period row. */
+export async function knownMonths(client: Client): Promise<string[]> {
+  const rows = await client.$queryRawUnsafe<{ month: string }[]>(
+    `SELECT DISTINCT substr("period", 1, 7) AS month FROM "QuotaUsage"
+     UNION SELECT "period" AS month FROM "BillingPeriod" ORDER BY month`,
+  );
+  return rows.map((r) => r.month);
+}

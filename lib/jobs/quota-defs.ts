@@ -1,0 +1,85 @@
+/**
+ * Which quotas apply to a tenant's decisions, read from the published policy documents
+ * (PolicyVersion.document, the compiled policy). Parsed leniently with zod: only the fields the
+ * jobs need, so a newer document shape never stops the rollup.
+ */
+import { z } from "zod";
+import type { Db, Tx } from "../db/client";
+
+const quotaSchema = z.object({
+  id: z.string(),
+  operation: z.string(),
+  period: z.enum(["day", "month"]),
+  limit: z.number(),
+  overage: z.enum(["block", "bill"]).catch("block"),
+});
+export type QuotaDef = z.infer<typeof quotaSchema>;
+
+const overrideSchema = z.union([
+  z.object({ kind: z.literal("quota"), operation: z.string(), period: z.enum(["day", "month"]), quota: quotaSchema, expiresAtMs: z.number().nullable().catch(null) }),
+  z.object({ kind: z.string() }).loose(),
+]);
+
+const docSchema = z
+  .object({
+    tiers: z.record(z.string(), z.object({ quotas: z.array(quotaSchema).catch([]) }).loose()).catch({}),
+    tenants: z
+      .record(
+        z.string(),
+        z.object({ slug: z.string(), name: z.string().catch(""), tier: z.string(), overrides: z.array(overrideSchema).catch([]) }).loose(),
+      )
+      .catch({}),
+  })
+  .loose();
+export type PolicyQuotaDoc = z.infer<typeof docSchema>;
+
+export interface PolicyAt {
+  version: number;
+  createdAtMs: number;
+  doc: PolicyQuotaDoc;
+}
+
+/** The tenant's effective quotas at `atMs`: its tier's, each replaced by an unexpired override for the same operation and period. */
+export function effectiveQuotas(doc: PolicyQuotaDoc, tenant: string, tierName: string | null, atMs: number): QuotaDef[] {
+  const t = doc.tenants[tenant];
+  const tier = tierName && doc.tiers[tierName] ? tierName : t?.tier;
+  const base = (tier ? doc.tiers[tier]?.quotas : undefined) ?? [];
+  const overrides: QuotaDef[] = [];
+  for (const o of t?.overrides ?? []) {
+    if (o.kind !== "quota" || !("quota" in o)) continue;
+    const q = o as { quota: QuotaDef; expiresAtMs: number | null };
+    if (q.expiresAtMs !== null && q.expiresAtMs <= atMs) continue;
+    overrides.push(q.quota);
+  }
+  const result = base.filter((b) => !overrides.some((o) => o.operation === b.operation && o.period === b.period));
+  return [...result, ...overrides].sort((a, b) => a.id.localeCompare(b.id));
+}
+
+export function quotaCovers(q: QuotaDef, operation: string): boolean {
+  return q.operation === "*" || q.operation === operation;
+}
+
+/** `2026-12` for month quotas, `2026-12-02` for day quotas (UTC). */
+export function quotaPeriodKey(period: "day" | "month", atMs: number): string {
+  const iso = new Date(atMs).toISOString();
+  return period === "month" ? iso.slice(0, 7) : iso.slice(0, 10);
+}
+
+/** Loads published policy versions, newest first, parsed; cached by version for one job run. */
+export class PolicyHistory {
+  private versions: PolicyAt[] | null = null;
+  constructor(private readonly client: Db | Tx) {}
+
+  async load(): Promise<PolicyAt[]> {
+    if (this.versions) return this.versions;
+    const rows = await this.client.policyVersion.findMany({ orderBy: { version: "desc" }, select: { version: true, createdAt: true, document: true } });
+    this.versions = rows.map((r) => ({ version: r.version, createdAtMs: r.createdAt.getTime(), doc: docSchema.parse(r.document ?? {}) }));
+    return this.versions;
+  }
+
+  /** The version live at `atMs` (the newest published at or before it), else the oldest one, else null. */
+  async at(atMs: number): Promise<PolicyAt | null> {
+    const all = await this.load();
+    return all.find((v) => v.createdAtMs <= atMs) ?? all[all.length - 1] ?? null;
+  }
+}

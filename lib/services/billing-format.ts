@@ -1,0 +1,175 @@
+/**
+ * Renders a billing statement as CSV (RFC 4180), JSON or a CloudEvents JSON batch. Pure and
+ * deterministic: the same statement always renders to the same bytes (fixed column and key order,
+ * rows pre-sorted by tenant then quota, integers only, no timestamps of the export itself).
+ *
+ * CSV columns, in order (header row first, CRLF line ends, fields quoted when they contain a comma,
+ * quote, CR or LF; quotes doubled):
+ *   period         YYYY-MM (UTC calendar month)
+ *   status         provisional (month still open) | final (closed)
+ *   line_type      usage | adjustment (late usage recorded after the close)
+ *   revision       0 for usage lines; the adjustment batch number (1, 2, …) for adjustments
+ *   tenant         tenant slug
+ *   tenant_name    tenant name
+ *   tier           the tier whose quota this is
+ *   tier_history   tiers during the month with dates: `free:2026-11-01..2026-11-14;pro:2026-11-15..2026-11-30`
+ *   quota_id       stable quota id (from the compiled policy)
+ *   operation      the operation the quota covers (`*` = all)
+ *   quota_period   month | day
+ *   limit          included units per quota period
+ *   overage_policy block | bill
+ *   used           requests that passed and counted against the quota (allowed + shadow-denied + degraded)
+ *   overage_units  units above the limit, summed per quota period; 0 unless overage_policy = bill
+ *   denied         requests denied (any reason) on operations the quota covers
+ */
+import { createHash } from "node:crypto";
+
+export const BILLING_FORMATS = ["csv", "json", "cloudevents"] as const;
+export type BillingFormat = (typeof BILLING_FORMATS)[number];
+
+export interface TierSpanOut {
+  tier: string;
+  from: string;
+  to: string;
+}
+
+export interface StatementLine {
+  tenant: string;
+  tenantName: string;
+  tier: string;
+  tierHistory: TierSpanOut[];
+  quotaId: string;
+  operation: string;
+  quotaPeriod: "day" | "month";
+  limit: number;
+  overage: "block" | "bill";
+  used: number;
+  overageUnits: number;
+  denied: number;
+}
+
+export interface StatementAdjustment extends StatementLine {
+  revision: number;
+}
+
+export interface Statement {
+  period: string;
+  status: "provisional" | "final";
+  /** Number of adjustment batches included (0 until late usage arrives after the close). */
+  revision: number;
+  lines: StatementLine[];
+  adjustments: StatementAdjustment[];
+}
+
+export const CSV_COLUMNS = [
+  "period", "status", "line_type", "revision", "tenant", "tenant_name", "tier", "tier_history", "quota_id",
+  "operation", "quota_period", "limit", "overage_policy", "used", "overage_units", "denied",
+] as const;
+
+export function csvField(value: string | number): string {
+  const s = String(value);
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+export function formatTierHistory(spans: TierSpanOut[]): string {
+  return spans.map((s) => `${s.tier}:${s.from}..${s.to}`).join(";");
+}
+
+function csvRow(s: Statement, type: "usage" | "adjustment", revision: number, l: StatementLine): string {
+  return [
+    s.period, s.status, type, revision, l.tenant, l.tenantName, l.tier, formatTierHistory(l.tierHistory), l.quotaId,
+    l.operation, l.quotaPeriod, l.limit, l.overage, l.used, l.overageUnits, l.denied,
+  ].map(csvField).join(",");
+}
+
+export function renderCsv(s: Statement): string {
+  const rows = [CSV_COLUMNS.join(",")];
+  for (const l of s.lines) rows.push(csvRow(s, "usage", 0, l));
+  for (const a of s.adjustments) rows.push(csvRow(s, "adjustment", a.revision, a));
+  return rows.join("\r\n") + "\r\n";
+}
+
+function lineJson(l: StatementLine) {
+  return {
+    tenant: l.tenant,
+    tenantName: l.tenantName,
+    tier: l.tier,
+    tierHistory: l.tierHistory.map((t) => ({ tier: t.tier, from: t.from, to: t.to })),
+    quotaId: l.quotaId,
+    operation: l.operation,
+    quotaPeriod: l.quotaPeriod,
+    limit: l.limit,
+    overagePolicy: l.overage,
+    used: l.used,
+    overageUnits: l.overageUnits,
+    denied: l.denied,
+  };
+}
+
+export function renderJson(s: Statement): string {
+  const doc = {
+    period: s.period,
+    status: s.status,
+    revision: s.revision,
+    columnsVersion: 1,
+    lines: s.lines.map(lineJson),
+    adjustments: s.adjustments.map((a) => ({ revision: a.revision, ...lineJson(a) })),
+  };
+  return JSON.stringify(doc, null, 2) + "\n";
+}
+
+function stableId(...parts: string[]): string {
+  return createHash("sha256").update(parts.join("\u0000")).digest("hex").slice(0, 32);
+}
+
+/** Month end as the CloudEvents `time`: fixed for a period, so re-sends are identical. */
+function periodEndIso(period: string): string {
+  const [y, m] = period.split("-").map(Number) as [number, number];
+  return new Date(Date.UTC(y, m, 1) - 1).toISOString();
+}
+
+/**
+ * One CloudEvent per tenant × quota (and per adjustment). `id` is stable for the same period,
+ * tenant, quota and status (and adjustment revision), so a metering system deduplicates re-sends;
+ * a provisional figure and the final one have different ids.
+ */
+export function renderCloudEvents(s: Statement): string {
+  const time = periodEndIso(s.period);
+  const events = [
+    ...s.lines.map((l) => ({
+      specversion: "1.0",
+      id: stableId(s.period, l.tenant, l.quotaId, "usage", s.status),
+      source: "/sluice/billing",
+      type: "dev.sluice.billing.quota_usage.v1",
+      subject: `tenants/${l.tenant}/quotas/${l.quotaId}`,
+      time,
+      datacontenttype: "application/json",
+      data: { period: s.period, status: s.status, ...lineJson(l) },
+    })),
+    ...s.adjustments.map((a) => ({
+      specversion: "1.0",
+      id: stableId(s.period, a.tenant, a.quotaId, "adjustment", String(a.revision)),
+      source: "/sluice/billing",
+      type: "dev.sluice.billing.quota_adjustment.v1",
+      subject: `tenants/${a.tenant}/quotas/${a.quotaId}`,
+      time,
+      datacontenttype: "application/json",
+      data: { period: s.period, status: s.status, revision: a.revision, ...lineJson(a) },
+    })),
+  ];
+  return JSON.stringify(events, null, 2) + "\n";
+}
+
+export const CONTENT_TYPES: Record<BillingFormat, string> = {
+  csv: "text/csv; charset=utf-8; header=present",
+  json: "application/json; charset=utf-8",
+  cloudevents: "application/cloudevents-batch+json; charset=utf-8",
+};
+
+export function renderStatement(s: Statement, format: BillingFormat): string {
+  return format === "csv" ? renderCsv(s) : format === "json" ? renderJson(s) : renderCloudEvents(s);
+}
+
+export function sha256Hex(body: string): string {
+  return createHash("sha256").update(body, "utf8").digest("hex");
+}
