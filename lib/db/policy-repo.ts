@@ -29,7 +29,7 @@ export function newId(kind: keyof typeof ID_PREFIXES): string {
 
 /** A serializing lock for policy writes (apply, publish, rollback): one at a time, per database. */
 export async function lockPolicy(tx: Tx): Promise<void> {
-  await tx.$queryRaw`SELECT pg_advisory_xact_lock(4242001)`;
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(4242001)`;
 }
 
 /** Everything Postgres holds about the policy, in file order (`position`). */
