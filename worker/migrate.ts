@@ -1,23 +1,36 @@
 /**
  * `npm run db:migrate`: applies prisma/migrations to DATABASE_URL and says what it did.
- * Exit code 0 when the database is up to date afterwards, 1 (with the reason) when it refused.
+ * With DATABASE_URL unset it migrates the embedded PostgreSQL in .data/pg (what `npm run demo` uses),
+ * starting it for the duration. Exit code 0 when the database is up to date afterwards, 1 (with the
+ * reason) when it refused or failed.
  */
 import "dotenv/config";
 import { z } from "zod";
+import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 
 async function main(): Promise<void> {
-  const parsed = z.string().url().safeParse(process.env.DATABASE_URL);
-  if (!parsed.success) {
-    throw new Error("DATABASE_URL is not set or not a URL (e.g. postgresql://postgres@127.0.0.1:5432/sluice)");
+  const raw = process.env.DATABASE_URL;
+  let url: string;
+  let stop = async (): Promise<void> => undefined;
+  if (raw === undefined || raw === "") {
+    const embedded = await startEmbeddedPostgres({ dataDir: ".data/pg" });
+    url = embedded.url;
+    stop = embedded.stop;
+    console.log(`DATABASE_URL is unset: using the embedded PostgreSQL in .data/pg (port ${embedded.port}).`);
+  } else {
+    const parsed = z.string().url().safeParse(raw);
+    if (!parsed.success) throw new Error("DATABASE_URL is not a URL (e.g. postgresql://postgres@127.0.0.1:5432/sluice)");
+    url = parsed.data;
   }
-  const { applied } = await migrate(parsed.data);
-  if (applied.length === 0) {
-    console.log("Database is up to date; no migration applied.");
-    return;
+  try {
+    const { applied } = await migrate(url);
+    if (applied.length === 0) console.log("Database is up to date; no migration applied.");
+    for (const name of applied) console.log(`Applied ${name}`);
+    if (applied.length > 0) console.log(`${applied.length} migration(s) applied.`);
+  } finally {
+    await stop();
   }
-  for (const name of applied) console.log(`Applied ${name}`);
-  console.log(`${applied.length} migration(s) applied.`);
 }
 
 main().catch((error: unknown) => {

@@ -64,9 +64,13 @@ describe("migrate", () => {
   it("the run's own database is isolated, migrated, and announced to workers through env and inject", async () => {
     const url = testDatabaseUrl();
     expect(new URL(url).pathname).toMatch(/^\/sluice_test_\d{13}_[0-9a-f]{8}$/);
+    // Code under test reads process.env (lib/db/client.ts, lib/redis/keys.ts): it must see this run's values.
+    expect(process.env.DATABASE_URL).toBe(url);
     expect(inject("sluiceDatabaseUrl")).toBe(url);
     expect(testRedisPrefix()).toMatch(/^t[0-9a-f]{8}:$/);
+    expect(process.env.SLUICE_REDIS_PREFIX).toBe(testRedisPrefix());
     expect(inject("sluiceRedisPrefix")).toBe(testRedisPrefix());
+    expect(process.env.REDIS_URL).toBe(inject("sluiceRedisUrl"));
     const rows = await history(url);
     const folders = await readMigrations();
     expect(rows.map((r) => r.migration_name)).toEqual(folders.map((m) => m.name));
