@@ -1,0 +1,137 @@
+import { diffPolicies } from "@/components/policy-diff";
+import { PublishPanel, RollbackButton } from "@/components/publish-panel";
+import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
+import { can } from "@/lib/auth/permissions";
+import { pageAccess } from "@/lib/auth/session";
+import { db } from "@/lib/db/client";
+import { listPolicyVersions, readLivePolicyDocument } from "@/lib/db/ui-policy";
+import type { CompiledPolicyBody } from "@/lib/policy/compiled";
+import { bodyOf } from "@/lib/policy/compile";
+import { parseCompiledPolicy } from "@/lib/policy/compiled-schema";
+import { ServiceError } from "@/lib/services/errors";
+import { compileDraft } from "@/lib/services/publish-policy";
+import { publishAction, rollbackAction } from "./actions";
+
+export const metadata = { title: "Policy · Sluice" };
+
+const KIND_STYLE = { added: "bg-green-100 text-green-800", changed: "bg-amber-100 text-amber-800", removed: "bg-red-100 text-red-800" } as const;
+
+export default async function PolicyPage() {
+  const { principal, allowed } = await pageAccess("policy.read", "/policy");
+  if (!allowed) return <Forbidden role={principal.role} what="read the policy" />;
+  const canPublish = can(principal.role, "policy.publish");
+
+  let draft: CompiledPolicyBody | null = null;
+  let draftIssues: { path: string; message: string }[] = [];
+  try {
+    draft = await compileDraft(db());
+  } catch (error) {
+    if (error instanceof ServiceError) draftIssues = error.issues.length ? error.issues : [{ path: "", message: error.message }];
+    else throw error;
+  }
+  const [liveRow, versions] = await Promise.all([readLivePolicyDocument(db()), listPolicyVersions(db())]);
+  const liveParsed = liveRow ? parseCompiledPolicy(liveRow.document) : null;
+  const live = liveParsed?.ok ? liveParsed.value : null;
+  const lines = draft ? diffPolicies(live ? bodyOf(live) : null, draft) : [];
+
+  return (
+    <>
+      <PageHeader
+        title="Policy"
+        description="The draft (what Tiers, Operations and Tenants edit) compiled and compared with the live version decision servers enforce. Publishing makes the draft live as a new version."
+      />
+      <div className="grid grid-cols-1 gap-6 lg:grid-cols-3">
+        <div className="lg:col-span-2">
+          <Section title={live ? `Draft compared with live v${live.version}` : "Draft (nothing published yet)"}>
+            {draftIssues.length > 0 ? (
+              <div className="card border-red-300 bg-red-50" role="alert">
+                <p className="font-medium text-red-800">The draft does not compile; publishing is blocked and the live version stays.</p>
+                <ul className="mt-2 list-disc pl-5 text-sm text-red-800">
+                  {draftIssues.map((i, k) => (
+                    <li key={k}>
+                      <span className="font-mono">{i.path}</span> {i.message}
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            ) : lines.length === 0 ? (
+              <EmptyState title="The draft equals the live policy">Edit tiers, operations or tenants to prepare a change.</EmptyState>
+            ) : (
+              <ul className="card flex flex-col gap-1.5 text-sm" data-testid="policy-diff">
+                {lines.map((l, k) => (
+                  <li key={k} className="flex items-start gap-2">
+                    <span className={`badge ${KIND_STYLE[l.kind]} w-20 justify-center`}>{l.kind}</span>
+                    <span className="text-xs text-slate-500 w-20 shrink-0 pt-0.5">{l.entity}</span>
+                    <span>{l.text}</span>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </Section>
+        </div>
+        <div>
+          <Section title="Publish">
+            {canPublish ? (
+              <PublishPanel publish={publishAction} changeCount={lines.length} blocked={draftIssues.length ? "Fix the draft's errors first." : null} />
+            ) : (
+              <p className="card text-sm text-slate-700" data-testid="publish-forbidden">
+                The {principal.role} role may read the policy but not publish it.
+              </p>
+            )}
+          </Section>
+        </div>
+      </div>
+
+      <Section title="Version history" description="Every published version with who and when. Rolling back republishes an earlier document as a new version.">
+        {versions.length === 0 ? (
+          <EmptyState title="No version yet">Publish the draft to create version 1.</EmptyState>
+        ) : (
+          <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
+            <table className="table" data-testid="versions-table">
+              <thead>
+                <tr>
+                  <th>Version</th>
+                  <th>Published by</th>
+                  <th>When</th>
+                  <th>Note</th>
+                  <th>Checksum</th>
+                  <th />
+                </tr>
+              </thead>
+              <tbody>
+                {versions.map((v, i) => (
+                  <tr key={v.version}>
+                    <td className="font-medium">
+                      v{v.version} {i === 0 && <span className="badge bg-green-100 text-green-800">live</span>}
+                    </td>
+                    <td>{v.author}</td>
+                    <td className="whitespace-nowrap">{formatTime(v.createdAt)}</td>
+                    <td className="text-slate-600">
+                      {v.note}
+                      {v.rolledBackFrom ? <span className="text-xs"> (copy of v{v.rolledBackFrom})</span> : null}
+                    </td>
+                    <td className="font-mono text-xs text-slate-500">{v.checksum.slice(0, 12)}</td>
+                    <td className="text-right">{canPublish && i > 0 ? <RollbackButton version={v.version} rollback={rollbackAction} /> : null}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Section>
+
+      <div className="grid grid-cols-1 gap-4 lg:grid-cols-2">
+        <details className="card">
+          <summary className="cursor-pointer text-sm font-medium">Draft document (compiled JSON)</summary>
+          <pre className="mt-2 max-h-96 overflow-auto font-mono text-xs" data-testid="draft-document">
+            {draft ? JSON.stringify(draft, null, 2) : "does not compile"}
+          </pre>
+        </details>
+        <details className="card">
+          <summary className="cursor-pointer text-sm font-medium">Live document {live ? `v${live.version}` : ""}</summary>
+          <pre className="mt-2 max-h-96 overflow-auto font-mono text-xs">{live ? JSON.stringify(live, null, 2) : "nothing published"}</pre>
+        </details>
+      </div>
+    </>
+  );
+}

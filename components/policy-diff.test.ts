@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { compilePolicy, type PolicySpec } from "@/lib/policy/compile";
+import { diffPolicies } from "./policy-diff";
+
+const base: PolicySpec = {
+  version: 1,
+  defaults: { failureMode: "open" },
+  operations: [{ name: "orders-read", match: ["GET /v1/orders/*"], cost: 1 }],
+  tiers: [{ name: "free", weight: 1, limits: [{ operation: "*", scope: "api_key", algorithm: "sliding_window_counter", limit: 100, window: "1m", mode: "reject" }], quotas: [] }],
+  globalCaps: [],
+  tenants: [{ slug: "acme", name: "Acme", tier: "free", status: "active", overrides: [] }],
+};
+
+describe("the draft-vs-live diff in words", () => {
+  it("is empty when nothing changed", () => {
+    expect(diffPolicies(compilePolicy(base), compilePolicy(base))).toEqual([]);
+  });
+  it("names a changed limit with before and after, and a moved tenant", () => {
+    const draft = structuredClone(base);
+    draft.tiers[0].limits[0].limit = 50;
+    draft.tiers.push({ name: "pro", weight: 5, limits: [], quotas: [] });
+    draft.tenants[0].tier = "pro";
+    const lines = diffPolicies(compilePolicy(base), compilePolicy(draft));
+    expect(lines).toContainEqual({ kind: "changed", entity: "limit", text: "free: * per api_key — sliding_window_counter 100 per 1m → sliding_window_counter 50 per 1m" });
+    expect(lines).toContainEqual({ kind: "added", entity: "tier", text: "Tier pro added (weight 5, 0 limit(s), 0 quota(s))" });
+    expect(lines).toContainEqual({ kind: "changed", entity: "tenant", text: "Tenant acme: tier free → pro" });
+  });
+  it("reports everything as added before the first publish", () => {
+    const lines = diffPolicies(null, compilePolicy(base));
+    expect(lines.every((l) => l.kind === "added")).toBe(true);
+    expect(lines.length).toBe(4);
+  });
+});

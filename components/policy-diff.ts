@@ -1,0 +1,105 @@
+/**
+ * What publishing the draft would change, in words: limits, quotas, global caps, operations and
+ * tenants added, changed or removed between two compiled documents. Presentation only: it reads
+ * compiled documents (lib/policy/compiled.ts) and decides nothing.
+ */
+import type { CompiledLimit, CompiledPolicyBody } from "@/lib/policy/compiled";
+import { formatDurationMs } from "@/lib/policy/duration";
+
+export interface DiffLine {
+  kind: "added" | "changed" | "removed";
+  entity: "operation" | "tier" | "limit" | "quota" | "global cap" | "tenant" | "defaults";
+  text: string;
+}
+
+function limitText(l: CompiledLimit): string {
+  const w = l.algorithm === "concurrency" ? `${l.limit} in flight` : `${l.limit} per ${formatDurationMs(l.windowMs)}`;
+  const extra = [l.burst !== l.limit && l.algorithm.endsWith("bucket") ? `burst ${l.burst}` : "", l.mode !== "reject" ? `mode ${l.mode}` : ""].filter(Boolean).join(", ");
+  return `${l.algorithm} ${w}${extra ? ` (${extra})` : ""}`;
+}
+
+function changes<T extends object>(before: T, after: T, fields: (keyof T)[]): string {
+  return fields
+    .filter((f) => JSON.stringify(before[f]) !== JSON.stringify(after[f]))
+    .map((f) => `${String(f)} ${JSON.stringify(before[f])} → ${JSON.stringify(after[f])}`)
+    .join(", ");
+}
+
+export function diffPolicies(live: CompiledPolicyBody | null, draft: CompiledPolicyBody): DiffLine[] {
+  const out: DiffLine[] = [];
+  const empty: CompiledPolicyBody = { schemaVersion: 1, defaults: draft.defaults, operations: {}, routes: [], tiers: {}, globalCaps: [], tenants: {} };
+  const a = live ?? empty;
+
+  if (live && live.defaults.failureMode !== draft.defaults.failureMode) {
+    out.push({ kind: "changed", entity: "defaults", text: `Default failure mode ${live.defaults.failureMode} → ${draft.defaults.failureMode}` });
+  }
+
+  for (const name of new Set([...Object.keys(a.operations), ...Object.keys(draft.operations)])) {
+    const x = a.operations[name];
+    const y = draft.operations[name];
+    if (!x && y) out.push({ kind: "added", entity: "operation", text: `Operation ${name} added, matching ${y.match.join(", ") || "(called by name)"}` });
+    else if (x && !y) out.push({ kind: "removed", entity: "operation", text: `Operation ${name} removed` });
+    else if (x && y) {
+      const c = changes(x, y, ["match", "cost", "failureMode"]);
+      if (c) out.push({ kind: "changed", entity: "operation", text: `Operation ${name}: ${c}` });
+    }
+  }
+
+  for (const name of new Set([...Object.keys(a.tiers), ...Object.keys(draft.tiers)])) {
+    const x = a.tiers[name];
+    const y = draft.tiers[name];
+    if (!x && y) out.push({ kind: "added", entity: "tier", text: `Tier ${name} added (weight ${y.weight}, ${y.limits.length} limit(s), ${y.quotas.length} quota(s))` });
+    if (x && !y) {
+      out.push({ kind: "removed", entity: "tier", text: `Tier ${name} removed` });
+      continue;
+    }
+    if (!y) continue;
+    if (x && x.weight !== y.weight) out.push({ kind: "changed", entity: "tier", text: `Tier ${name}: weight ${x.weight} → ${y.weight}` });
+    const before = new Map((x?.limits ?? []).map((l) => [l.id, l]));
+    const after = new Map(y.limits.map((l) => [l.id, l]));
+    for (const [id, l] of after) {
+      const old = before.get(id);
+      const where = `${name}: ${l.operation} per ${l.scope}`;
+      if (!old) out.push({ kind: "added", entity: "limit", text: `${where} — ${limitText(l)}` });
+      else if (limitText(old) !== limitText(l) || JSON.stringify(old) !== JSON.stringify(l)) {
+        out.push({ kind: "changed", entity: "limit", text: `${where} — ${limitText(old)} → ${limitText(l)}` });
+      }
+    }
+    for (const [id, l] of before) if (!after.has(id)) out.push({ kind: "removed", entity: "limit", text: `${name}: ${l.operation} per ${l.scope} — ${limitText(l)}` });
+    const qb = new Map((x?.quotas ?? []).map((q) => [q.id, q]));
+    const qa = new Map(y.quotas.map((q) => [q.id, q]));
+    for (const [id, q] of qa) {
+      const old = qb.get(id);
+      const what = `${name}: ${q.operation} quota per ${q.period}`;
+      if (!old) out.push({ kind: "added", entity: "quota", text: `${what} — ${q.limit} (${q.overage})` });
+      else if (old.limit !== q.limit || old.overage !== q.overage) out.push({ kind: "changed", entity: "quota", text: `${what} — ${old.limit} (${old.overage}) → ${q.limit} (${q.overage})` });
+    }
+    for (const [id, q] of qb) if (!qa.has(id)) out.push({ kind: "removed", entity: "quota", text: `${name}: ${q.operation} quota per ${q.period}` });
+  }
+
+  const cb = new Map(a.globalCaps.map((g) => [g.id, g]));
+  const ca = new Map(draft.globalCaps.map((g) => [g.id, g]));
+  for (const [id, g] of ca) {
+    const old = cb.get(id);
+    const what = `Global cap on ${g.operation} per ${formatDurationMs(g.windowMs)}`;
+    if (!old) out.push({ kind: "added", entity: "global cap", text: `${what}: ${g.limit} (${g.share})` });
+    else if (old.limit !== g.limit || old.share !== g.share) out.push({ kind: "changed", entity: "global cap", text: `${what}: ${old.limit} (${old.share}) → ${g.limit} (${g.share})` });
+  }
+  for (const [id, g] of cb) if (!ca.has(id)) out.push({ kind: "removed", entity: "global cap", text: `Global cap on ${g.operation} per ${formatDurationMs(g.windowMs)}` });
+
+  for (const slug of new Set([...Object.keys(a.tenants), ...Object.keys(draft.tenants)])) {
+    const x = a.tenants[slug];
+    const y = draft.tenants[slug];
+    if (!x && y) out.push({ kind: "added", entity: "tenant", text: `Tenant ${slug} added on tier ${y.tier}` });
+    else if (x && !y) out.push({ kind: "removed", entity: "tenant", text: `Tenant ${slug} removed` });
+    else if (x && y) {
+      const parts: string[] = [];
+      if (x.tier !== y.tier) parts.push(`tier ${x.tier} → ${y.tier}`);
+      if (x.status !== y.status) parts.push(`status ${x.status} → ${y.status}`);
+      if (x.name !== y.name) parts.push(`name ${JSON.stringify(x.name)} → ${JSON.stringify(y.name)}`);
+      if (JSON.stringify(x.overrides) !== JSON.stringify(y.overrides)) parts.push(`overrides ${x.overrides.length} → ${y.overrides.length}`);
+      if (parts.length) out.push({ kind: "changed", entity: "tenant", text: `Tenant ${slug}: ${parts.join(", ")}` });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,91 @@
+"use client";
+import { useState, useTransition } from "react";
+import type { ActionResult } from "@/lib/auth/action";
+
+type Publish = (input: { note?: string }) => Promise<ActionResult<{ version: number }>>;
+
+/** Publish with an explicit confirmation step that restates what will change. */
+export function PublishPanel({ publish, changeCount, blocked }: { publish: Publish; changeCount: number; blocked: string | null }) {
+  const [confirming, setConfirming] = useState(false);
+  const [note, setNote] = useState("");
+  const [result, setResult] = useState<ActionResult<{ version: number }> | null>(null);
+  const [pending, start] = useTransition();
+  return (
+    <div className="card" data-testid="publish-panel">
+      {blocked ? (
+        <p className="text-sm text-red-700">{blocked}</p>
+      ) : !confirming ? (
+        <button type="button" className="btn-primary" disabled={changeCount === 0} onClick={() => setConfirming(true)}>
+          {changeCount === 0 ? "Nothing to publish" : `Publish ${changeCount} change${changeCount === 1 ? "" : "s"}…`}
+        </button>
+      ) : (
+        <div className="flex flex-col gap-3" role="dialog" aria-label="Confirm publish">
+          <p className="text-sm">
+            Publish the draft as a new version? Every decision server switches to it within seconds. You can roll back from the history below.
+          </p>
+          <div>
+            <label className="label" htmlFor="publish-note">
+              Note (optional)
+            </label>
+            <input id="publish-note" className="input" maxLength={500} value={note} onChange={(e) => setNote(e.target.value)} placeholder="Why this change" />
+          </div>
+          <div className="flex gap-2">
+            <button
+              type="button"
+              className="btn-primary"
+              disabled={pending}
+              onClick={() =>
+                start(async () => {
+                  const r = await publish({ note: note || undefined });
+                  setResult(r);
+                  if (r.ok) {
+                    setConfirming(false);
+                    setNote("");
+                  }
+                })
+              }
+            >
+              {pending ? "Publishing…" : "Confirm publish"}
+            </button>
+            <button type="button" className="btn" disabled={pending} onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
+      {result && (
+        <p role={result.ok ? "status" : "alert"} className={`mt-3 text-sm ${result.ok ? "text-green-700" : "text-red-700"}`} data-testid="publish-result">
+          {result.message}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function RollbackButton({ version, rollback }: { version: number; rollback: (input: { toVersion: number }) => Promise<ActionResult<{ version: number }>> }) {
+  const [pending, start] = useTransition();
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  return (
+    <span className="inline-flex items-center gap-2">
+      <button
+        type="button"
+        className="btn"
+        disabled={pending}
+        onClick={() => {
+          if (!window.confirm(`Roll back to version ${version}? Its document is republished as a new version.`)) return;
+          start(async () => {
+            const r = await rollback({ toVersion: version });
+            setMessage({ ok: r.ok, text: r.message ?? "" });
+          });
+        }}
+      >
+        {pending ? "Rolling back…" : `Roll back to v${version}`}
+      </button>
+      {message && (
+        <span role={message.ok ? "status" : "alert"} className={`text-xs ${message.ok ? "text-green-700" : "text-red-700"}`}>
+          {message.text}
+        </span>
+      )}
+    </span>
+  );
+}
