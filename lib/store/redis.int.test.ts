@@ -1,0 +1,135 @@
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startRedisServer, type RedisServer } from "../../test/redis-cluster";
+import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
+import { createRedisClient } from "../redis/client";
+import { conformanceSuite, globalCheck, limitCheck, manualClock } from "./conformance";
+import { createRedisStore } from "./redis";
+import { keysUnder, keysWithoutTtl, snapshot } from "./redis-test-utils";
+import type { LimitCheck } from "./types";
+
+// Our own namespace inside this run's prefix: other suites' keys (policy documents) have no TTL.
+const prefix = `${testRedisPrefix()}st${randomBytes(3).toString("hex")}:`;
+let redis: Redis;
+
+beforeAll(() => {
+  redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+});
+afterEach(async () => {
+  expect(await keysWithoutTtl(redis, prefix)).toEqual([]);
+});
+afterAll(async () => {
+  const left = await keysUnder(redis, prefix);
+  if (left.length > 0) await redis.unlink(...left);
+  redis.disconnect();
+});
+
+conformanceSuite("redis", () => ({ makeStore: (clock) => createRedisStore(redis, { testClock: clock }), prefix }));
+
+const ALGORITHMS = ["fixed_window", "sliding_window_counter", "sliding_window_log", "token_bucket", "leaky_bucket", "concurrency"] as const;
+
+describe("Redis store", () => {
+  it("a denied request changes no counter (every key read before and after)", async () => {
+    const clock = manualClock();
+    const store = createRedisStore(redis, { testClock: clock });
+    for (const algorithm of ALGORITHMS) {
+      const p = `${prefix}deny${randomBytes(3).toString("hex")}:`;
+      const checks: LimitCheck[] = [
+        limitCheck(p, { algorithm, limit: 3, windowMs: 1_000, burst: 3 }),
+        limitCheck(p, { algorithm: "quota", kind: "quota", limit: 100, period: "month", overage: "block" }),
+        { ...globalCheck(p, { limit: 100 }), fairShare: { member: "acme", weight: 2 } },
+      ];
+      for (let i = 0; i < 3; i++) {
+        expect((await store.check(checks, { cost: 1, dryRun: false })).allowed).toBe(true);
+        clock.advance(10);
+      }
+      const before = await snapshot(redis, p);
+      expect(Object.keys(before).length).toBeGreaterThanOrEqual(3);
+      for (const cost of [1, 2, 50]) {
+        expect((await store.check(checks, { cost, dryRun: false })).allowed, algorithm).toBe(false);
+      }
+      expect((await store.check(checks, { cost: 1, dryRun: true })).allowed).toBe(false);
+      expect(await snapshot(redis, p), algorithm).toEqual(before);
+    }
+  });
+
+  it("uses Redis server time when no test clock is given", async () => {
+    const store = createRedisStore(redis);
+    const [s, us] = await redis.time();
+    const d = await store.check([limitCheck(prefix, { algorithm: "fixed_window" })], { cost: 1, dryRun: false });
+    const redisNowMs = Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    expect(Math.abs(d.nowMs - redisNowMs)).toBeLessThan(1_000);
+  });
+
+  it("no key is left once its windows have passed", async () => {
+    const store = createRedisStore(redis); // real Redis time, real expiry
+    const p = `${prefix}ttl${randomBytes(3).toString("hex")}:`;
+    for (const algorithm of ALGORITHMS) {
+      const c = limitCheck(p, { algorithm, limit: 3, windowMs: 200, burst: 3, leaseTtlMs: 200, precision: 2 });
+      for (let i = 0; i < 4; i++) await store.check([c], { cost: 1, dryRun: false });
+    }
+    await store.check([{ ...globalCheck(p, { windowMs: 200 }), fairShare: { member: "a", weight: 1 } }], { cost: 1, dryRun: false });
+    expect((await keysUnder(redis, p)).length).toBeGreaterThanOrEqual(7);
+    expect(await keysWithoutTtl(redis, p)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 700));
+    expect(await keysUnder(redis, p)).toEqual([]);
+  });
+
+  it("1,000 checks at once over 3 connections against a limit of 100 pass exactly 100, 20 runs of 20", async () => {
+    const clients = [0, 1, 2].map(() => createRedisClient({ url: testRedisUrl(), commandTimeoutMs: 5_000 }));
+    const stores = clients.map((c) => createRedisStore(c));
+    try {
+      const results: number[] = [];
+      for (let run = 0; run < 20; run++) {
+        const algorithm = ALGORITHMS[run % ALGORITHMS.length];
+        const c = limitCheck(prefix, { algorithm, limit: 100, windowMs: 3_600_000, burst: 100, leaseTtlMs: 60_000 });
+        const decisions = await Promise.all(
+          Array.from({ length: 1_000 }, (_, i) => stores[i % 3].check([c], { cost: 1, dryRun: false })),
+        );
+        results.push(decisions.filter((d) => d.allowed).length);
+      }
+      expect(results).toEqual(Array(20).fill(100));
+    } finally {
+      clients.forEach((c) => c.disconnect());
+    }
+  });
+});
+
+describe("Redis store scripts (own redis-server: SCRIPT FLUSH must not disturb the shared one)", () => {
+  let server: RedisServer;
+  let own: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    own = new Redis(server.url, { maxRetriesPerRequest: 1 });
+  });
+  afterAll(async () => {
+    own.disconnect();
+    await server.stop();
+  });
+
+  it("after SCRIPT FLUSH a check retries once with EVAL and counts the request once", async () => {
+    const store = createRedisStore(own);
+    const c = limitCheck("f:", { algorithm: "fixed_window", limit: 10, windowMs: 60_000 });
+    await store.check([c], { cost: 1, dryRun: false });
+    expect(store.scriptStats()).toEqual({ evalsha: 1, eval: 1 }); // first use: the script was never loaded
+    await store.check([c], { cost: 1, dryRun: false });
+    expect(store.scriptStats()).toEqual({ evalsha: 2, eval: 1 });
+    await own.script("FLUSH");
+    const d = await store.check([c], { cost: 1, dryRun: false });
+    expect(store.scriptStats()).toEqual({ evalsha: 3, eval: 2 });
+    expect(d.outcomes[0].remaining).toBe(7); // 3 requests, 3 units: nothing counted twice
+  });
+
+  it("a script error other than NOSCRIPT is not retried", async () => {
+    const store = createRedisStore(own);
+    await own.set("f:{t:x}:wrongtype:" + "1", "x");
+    const c: LimitCheck = { ...limitCheck("f:", { algorithm: "sliding_window_log" }), key: "f:{t:x}:wrongtype:1" };
+    const before = store.scriptStats();
+    await expect(store.check([c], { cost: 1, dryRun: false })).rejects.toThrow(/WRONGTYPE/);
+    const after = store.scriptStats();
+    expect(after.evalsha - before.evalsha).toBe(1);
+    expect(after.eval - before.eval).toBeLessThanOrEqual(1); // at most the NOSCRIPT load, never a retry of a failure
+    await own.del("f:{t:x}:wrongtype:1");
+  });
+});
