@@ -1,0 +1,168 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { createDb } from "@/lib/db/client";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { compilePolicy, finalizePolicy } from "@/lib/policy/compile";
+import { keys } from "@/lib/redis/keys";
+import { readCurrentPolicy, subscribePolicy } from "@/lib/redis/policy";
+import { rowsToSpec, loadPolicyRows } from "@/lib/db/policy-repo";
+import { applyPolicyFile } from "./apply-policy-file";
+import { createApiKey } from "./create-api-key";
+import { createApiToken } from "./create-api-token";
+import { ServiceError } from "./errors";
+import { publishPolicy } from "./publish-policy";
+import { revokeApiKey } from "./revoke-api-key";
+import { rollbackPolicy } from "./rollback-policy";
+import { hashSecret } from "./secrets";
+
+const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8");
+const actor = "test:publish";
+
+let fresh: FreshDatabase;
+let db: PrismaClient;
+let redis: Redis;
+let sub: Redis;
+
+beforeAll(async () => {
+  // This file's own namespace inside the run's prefix (teardown deletes `<run prefix>*`).
+  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}pub:`;
+  fresh = await freshDatabase();
+  db = createDb(fresh.url);
+  redis = new Redis(testRedisUrl());
+  sub = new Redis(testRedisUrl());
+});
+afterAll(async () => {
+  await db?.$disconnect();
+  await fresh?.drop();
+  redis?.disconnect();
+  sub?.disconnect();
+});
+beforeEach(async () => {
+  await db.auditEntry.deleteMany();
+  await db.policyVersion.deleteMany();
+  await db.tenant.deleteMany();
+  await db.tier.deleteMany();
+  await db.operation.deleteMany();
+  await db.globalCap.deleteMany();
+  await db.apiToken.deleteMany();
+  const stale = await redis.keys(`${process.env.SLUICE_REDIS_PREFIX}*`);
+  if (stale.length) await redis.del(...stale);
+  await applyPolicyFile(db, DEMO, { actor });
+});
+
+describe("publishPolicy", () => {
+  it("puts exactly the compiled document and the key index in Redis, and a subscriber sees the PUBLISH", async () => {
+    const seen: number[] = [];
+    const unsubscribe = await subscribePolicy(sub, (v) => seen.push(v));
+    const service = await createApiToken({ db, redis }, { kind: "service", name: "gw" }, actor);
+
+    const result = await publishPolicy({ db, redis }, { actor, nowMs: Date.parse("2026-12-02T12:00:00Z") });
+    expect(result).toMatchObject({ status: "published", version: 1, previousVersion: null });
+
+    const expected = finalizePolicy(compilePolicy(rowsToSpec(await loadPolicyRows(db))), 1, "2026-12-02T12:00:00.000Z");
+    expect(JSON.parse((await redis.get(keys.policyVersion(1)))!)).toEqual(expected);
+    expect(await redis.get(keys.policyCurrent())).toBe("1");
+    const live = await readCurrentPolicy(redis);
+    expect(live).toEqual({ status: "ok", policy: expected });
+
+    const index = await redis.hgetall(keys.keyIndex());
+    expect(Object.keys(index)).toHaveLength(15);
+    expect(index[hashSecret("sk_test_acme_ci_0001")]).toBe("acme");
+    // A suspended tenant's key stays indexed: it must answer 403, not 401.
+    expect(index[hashSecret("sk_test_initech_ci_0001")]).toBe("initech");
+    expect(await redis.smembers(keys.serviceTokens())).toEqual([hashSecret(service.token)]);
+
+    const row = await db.policyVersion.findUniqueOrThrow({ where: { version: 1 } });
+    expect(row.checksum).toBe(expected.checksum);
+    expect(row.document).toEqual(expected);
+    expect(await db.auditEntry.count({ where: { action: "policy.publish", entityId: "1", actor } })).toBe(1);
+
+    await expect.poll(() => seen).toEqual([1]);
+    await unsubscribe();
+  });
+
+  it("says so when nothing changed, and writes no new version", async () => {
+    await publishPolicy({ db, redis }, { actor });
+    const again = await publishPolicy({ db, redis }, { actor });
+    expect(again).toMatchObject({ status: "unchanged", version: 1 });
+    expect(await db.policyVersion.count()).toBe(1);
+    expect(await redis.get(keys.policyCurrent())).toBe("1");
+  });
+
+  it("refuses an invalid policy with its path and leaves the live one in place", async () => {
+    await publishPolicy({ db, redis }, { actor });
+    const before = await redis.get(keys.policyVersion(1));
+    const free = await db.tier.findUniqueOrThrow({ where: { name: "free" } });
+    await db.limit.create({
+      data: { id: "lim_ghost", tierId: free.id, operation: "ghost", scope: "tenant", algorithm: "fixed_window", limit: 1, windowMs: 1000, position: 99 },
+    });
+    const error = await publishPolicy({ db, redis }, { actor }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServiceError);
+    expect((error as ServiceError).code).toBe("invalid_policy");
+    expect((error as ServiceError).message).toBe('tiers[0].limits[7].operation: unknown operation "ghost"');
+    expect(await redis.get(keys.policyCurrent())).toBe("1");
+    expect(await redis.get(keys.policyVersion(1))).toBe(before);
+    expect(await redis.exists(keys.policyVersion(2))).toBe(0);
+    expect(await db.policyVersion.count()).toBe(1);
+  });
+
+  it("a bad document in Redis is reported, never returned as the policy", async () => {
+    await publishPolicy({ db, redis }, { actor });
+    const doc = JSON.parse((await redis.get(keys.policyVersion(1)))!);
+    doc.tiers.free.limits[0].limit = 0;
+    await redis.set(keys.policyVersion(1), JSON.stringify(doc));
+    const read = await readCurrentPolicy(redis);
+    expect(read.status).toBe("invalid");
+  });
+
+  it("rollback republishes an earlier document as a new version", async () => {
+    await publishPolicy({ db, redis }, { actor });
+    const v1 = JSON.parse((await redis.get(keys.policyVersion(1)))!);
+    await applyPolicyFile(db, DEMO.replace("limit: 100, window: 1m }", "limit: 120, window: 1m }"), { actor });
+    const v2 = await publishPolicy({ db, redis }, { actor });
+    expect(v2.version).toBe(2);
+    const seen: number[] = [];
+    const unsubscribe = await subscribePolicy(sub, (v) => seen.push(v));
+
+    const back = await rollbackPolicy({ db, redis }, { actor, toVersion: 1 });
+    expect(back).toMatchObject({ status: "published", version: 3, previousVersion: 2, checksum: v1.checksum });
+    const v3 = JSON.parse((await redis.get(keys.policyVersion(3)))!);
+    const strip = ({ version: _v, createdAt: _c, ...rest }: Record<string, unknown>) => rest;
+    expect(strip(v3)).toEqual(strip(v1));
+    expect(v3.version).toBe(3);
+    expect(await redis.get(keys.policyCurrent())).toBe("3");
+    expect((await db.policyVersion.findUniqueOrThrow({ where: { version: 3 } })).rolledBackFrom).toBe(1);
+    expect(await db.auditEntry.count({ where: { action: "policy.rollback" } })).toBe(1);
+    await expect.poll(() => seen).toEqual([3]);
+    await unsubscribe();
+
+    const missing = await rollbackPolicy({ db, redis }, { actor, toVersion: 42 }).catch((e: unknown) => e);
+    expect((missing as ServiceError).code).toBe("not_found");
+  });
+
+  it("a created key works at once and a revoked key leaves the index at once, announced on the keys channel", async () => {
+    await publishPolicy({ db, redis }, { actor });
+    const created = await createApiKey({ db, redis }, { tenant: "acme", name: "mobile" }, actor);
+    expect(await redis.hget(keys.keyIndex(), hashSecret(created.key))).toBe("acme");
+    const row = await db.apiKey.findFirstOrThrow({ where: { name: "mobile" } });
+    expect(row.hash).toBe(hashSecret(created.key));
+    expect(row.prefix).toBe(created.key.slice(0, 12));
+
+    const messages: string[] = [];
+    sub.on("message", (ch, msg) => ch === keys.keyChannel() && messages.push(msg));
+    await sub.subscribe(keys.keyChannel());
+    const revoked = await revokeApiKey({ db, redis }, { tenant: "acme", prefix: created.prefix }, actor);
+    expect(revoked.alreadyRevoked).toBe(false);
+    expect(await redis.hget(keys.keyIndex(), hashSecret(created.key))).toBeNull();
+    await expect.poll(() => messages).toEqual([hashSecret(created.key)]);
+    await sub.unsubscribe(keys.keyChannel());
+    expect(await db.auditEntry.count({ where: { action: { in: ["key.create", "key.revoke"] }, entityId: row.id } })).toBe(2);
+
+    // Another tenant's key is not found through this tenant.
+    const other = await revokeApiKey({ db, redis }, { tenant: "globex", name: "mobile" }, actor).catch((e: unknown) => e);
+    expect((other as ServiceError).code).toBe("not_found");
+  });
+});
