@@ -16,13 +16,13 @@ import {
 import { effectiveQuotas, PolicyHistory, type QuotaDef } from "../jobs/quota-defs";
 import type { Statement, StatementAdjustment, StatementLine } from "./billing-format";
 
-interface QuotaInfo {
+export interface QuotaInfo {
   def: QuotaDef;
   tier: string;
 }
 
 /** Every quota id any published version defined, with its definition and tier (newest version wins). */
-async function quotaCatalog(policies: PolicyHistory): Promise<Map<string, QuotaInfo>> {
+export async function quotaCatalog(policies: PolicyHistory): Promise<Map<string, QuotaInfo>> {
   const out = new Map<string, QuotaInfo>();
   for (const v of await policies.load()) {
     for (const [tierName, tier] of Object.entries(v.doc.tiers)) {

@@ -1,0 +1,28 @@
+/**
+ * GET /api/v1/billing/exports?period=YYYY-MM&format=csv|json|cloudevents — the month's billing
+ * export (admin token or a billing/admin session; product and sre get 403). The body is the same
+ * bytes for the same period until an adjustment; `X-Sluice-Checksum` is its sha256.
+ */
+import { db } from "@/lib/db/client";
+import { billingExportQuerySchema, exportBilling } from "@/lib/services/billing-export";
+import { authenticate, handle, parseQuery } from "@/lib/services/usage-http";
+
+export const dynamic = "force-dynamic";
+
+export async function GET(request: Request): Promise<Response> {
+  return handle(async () => {
+    await authenticate(request, "billing.export");
+    const query = parseQuery(billingExportQuerySchema.strict(), new URL(request.url));
+    const result = await exportBilling(db(), query);
+    return new Response(result.body, {
+      headers: {
+        "content-type": result.contentType,
+        "content-disposition": `attachment; filename="${result.filename}"`,
+        "cache-control": "no-store",
+        "x-sluice-checksum": `sha256:${result.checksum}`,
+        "x-sluice-billing-status": result.status,
+        "x-sluice-billing-revision": String(result.revision),
+      },
+    });
+  });
+}

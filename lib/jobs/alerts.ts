@@ -1,0 +1,155 @@
+/**
+ * Alerts, evaluated by the worker every minute over the drained rollups:
+ *  - `deny_share`: the 429 (denied) share of a tier or tenant over the last 5 complete minutes
+ *    rising above its trailing baseline (the 60 minutes before): share > max(5 %, 2 × baseline,
+ *    baseline + 10 points), with at least 20 decisions in the window;
+ *  - `quota_80` / `quota_100`: a monthly quota at 80 % / 100 % of its limit;
+ *  - `redis_errors`: store errors + timeouts ≥ 1 % of decisions in the window, or any breaker opening.
+ * An alert opens when its condition starts and resolves when it stops; it names the policy version
+ * published before it began (the likely cause) and links to that version's diff.
+ */
+import { createHash } from "node:crypto";
+import type { Db } from "../db/client";
+import { pgTs } from "../db/usage-repo";
+import { deliverWebhook } from "../services/alert-webhook";
+import { getQuotas } from "../services/usage-query";
+
+export const ALERT_WINDOW_MS = 5 * 60_000;
+export const ALERT_BASELINE_MS = 60 * 60_000;
+export const ALERT_MIN_DECISIONS = 20;
+
+export type AlertKind = "deny_share" | "quota_80" | "quota_100" | "redis_errors";
+
+export interface Condition {
+  kind: AlertKind;
+  subject: string;
+  value: number;
+  threshold: number;
+  message: string;
+}
+
+/** The deny-share rule, pure: fires when the window's share is abnormal against the baseline. */
+export function denyShareThreshold(baselineShare: number): number {
+  return Math.max(0.05, 2 * baselineShare, baselineShare + 0.1);
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}
+
+async function shares(db: Db, fromMs: number, toMs: number): Promise<Map<string, { total: number; denied: number }>> {
+  const rows = await db.$queryRawUnsafe<{ tenant: string; total: bigint; denied: bigint }[]>(
+    `SELECT "tenant", sum("count")::bigint AS total, coalesce(sum("count") FILTER (WHERE "outcome" = 'denied'), 0)::bigint AS denied
+       FROM "UsageRollup"
+      WHERE "granularity" = 'minute' AND "bucketStart" >= $1::timestamp(3) AND "bucketStart" < $2::timestamp(3)
+        AND "keyPrefix" = '' AND "tenant" NOT IN ('', '_')
+      GROUP BY 1`,
+    pgTs(fromMs),
+    pgTs(toMs),
+  );
+  return new Map(rows.map((r) => [r.tenant, { total: Number(r.total), denied: Number(r.denied) }]));
+}
+
+export async function currentConditions(db: Db, nowMs: number): Promise<Condition[]> {
+  const windowEnd = Math.floor(nowMs / 60_000) * 60_000;
+  const windowStart = windowEnd - ALERT_WINDOW_MS;
+  const window = await shares(db, windowStart, windowEnd);
+  const baseline = await shares(db, windowStart - ALERT_BASELINE_MS, windowStart);
+  const out: Condition[] = [];
+  for (const [tenant, w] of window) {
+    if (w.total < ALERT_MIN_DECISIONS) continue;
+    const b = baseline.get(tenant);
+    const baseShare = b && b.total > 0 ? b.denied / b.total : 0;
+    const share = w.denied / w.total;
+    const threshold = denyShareThreshold(baseShare);
+    if (share <= threshold) continue;
+    const isTier = tenant.startsWith("*:");
+    const subject = isTier ? `tier:${tenant.slice(2)}` : `tenant:${tenant}`;
+    out.push({
+      kind: "deny_share",
+      subject,
+      value: share,
+      threshold,
+      message: `429 share of ${isTier ? "tier" : "tenant"} ${isTier ? tenant.slice(2) : tenant} is ${pct(share)} over the last 5 min (baseline ${pct(baseShare)}, threshold ${pct(threshold)})`,
+    });
+  }
+
+  const month = new Date(nowMs).toISOString().slice(0, 7);
+  for (const q of (await getQuotas(db, { period: month, nowMs })).quotas) {
+    if (q.usedShare >= 1) out.push({ kind: "quota_100", subject: `${q.tenant}/${q.quotaId}`, value: q.usedShare, threshold: 1, message: `${q.tenant} used ${pct(q.usedShare)} of its ${q.operation} monthly quota (${q.used}/${q.limit})` });
+    else if (q.usedShare >= 0.8) out.push({ kind: "quota_80", subject: `${q.tenant}/${q.quotaId}`, value: q.usedShare, threshold: 0.8, message: `${q.tenant} used ${pct(q.usedShare)} of its ${q.operation} monthly quota (${q.used}/${q.limit})` });
+  }
+
+  const [errors] = await db.$queryRawUnsafe<{ errors: bigint; breaker: bigint; decisions: bigint }[]>(
+    `SELECT coalesce(sum("count") FILTER (WHERE "tenant" = '' AND "operation" = 'error' AND "outcome" IN ('redis_error', 'redis_timeout')), 0)::bigint AS errors,
+            coalesce(sum("count") FILTER (WHERE "tenant" = '' AND "operation" = 'error' AND "outcome" = 'breaker_open'), 0)::bigint AS breaker,
+            coalesce(sum("count") FILTER (WHERE "tenant" LIKE '*:%'), 0)::bigint AS decisions
+       FROM "UsageRollup" WHERE "granularity" = 'minute' AND "bucketStart" >= $1::timestamp(3) AND "bucketStart" < $2::timestamp(3)`,
+    pgTs(windowStart),
+    pgTs(windowEnd),
+  );
+  const errorCount = Number(errors?.errors ?? 0);
+  const decisions = Number(errors?.decisions ?? 0);
+  const breaker = Number(errors?.breaker ?? 0);
+  const rate = decisions > 0 ? errorCount / decisions : errorCount > 0 ? 1 : 0;
+  if ((errorCount > 0 && rate >= 0.01) || breaker > 0) {
+    out.push({ kind: "redis_errors", subject: "redis", value: rate, threshold: 0.01, message: `Redis errors and timeouts: ${errorCount} in 5 min (${pct(rate)} of decisions), breaker openings: ${breaker}` });
+  }
+  return out;
+}
+
+export interface OpenedAlert {
+  id: string;
+  kind: AlertKind;
+  subject: string;
+  message: string;
+  policyVersion: number | null;
+}
+
+/** Opens, refreshes and resolves alert events; delivers newly opened ones to the webhook if set. */
+export async function evaluateAlerts(
+  db: Db,
+  { nowMs, webhookUrl, allowPrivateWebhooks = false }: { nowMs: number; webhookUrl?: string; allowPrivateWebhooks?: boolean },
+): Promise<OpenedAlert[]> {
+  const conditions = await currentConditions(db, nowMs);
+  const now = new Date(nowMs);
+  const open = await db.alertEvent.findMany({ where: { resolvedAt: null } });
+  const opened: OpenedAlert[] = [];
+  const seen = new Set<string>();
+  for (const c of conditions) {
+    const key = `${c.kind}|${c.subject}`;
+    seen.add(key);
+    const existing = open.find((a) => `${a.kind}|${a.subject}` === key);
+    if (existing) {
+      await db.alertEvent.update({ where: { id: existing.id }, data: { lastSeenAt: now, value: c.value, threshold: c.threshold, message: c.message } });
+      continue;
+    }
+    const startedAt = new Date(Math.floor(nowMs / 60_000) * 60_000);
+    const before = await db.policyVersion.findFirst({ where: { createdAt: { lte: startedAt } }, orderBy: { version: "desc" }, select: { version: true } });
+    const id = `al_${createHash("sha256").update(`${key}|${startedAt.getTime()}`).digest("hex").slice(0, 20)}`;
+    const created = await db.alertEvent.upsert({
+      where: { id },
+      create: { id, kind: c.kind, subject: c.subject, startedAt, lastSeenAt: now, value: c.value, threshold: c.threshold, policyVersion: before?.version ?? null, message: c.message },
+      update: { lastSeenAt: now, resolvedAt: null },
+    });
+    opened.push({ id: created.id, kind: c.kind, subject: c.subject, message: c.message, policyVersion: created.policyVersion });
+  }
+  for (const a of open) {
+    if (!seen.has(`${a.kind}|${a.subject}`)) await db.alertEvent.update({ where: { id: a.id }, data: { resolvedAt: now } });
+  }
+  if (webhookUrl) {
+    for (const a of opened) {
+      const result = await deliverWebhook(webhookUrl, { type: "sluice.alert.opened", ...a, policyDiff: a.policyVersion ? `/policy?version=${a.policyVersion}` : null }, { allowPrivate: allowPrivateWebhooks });
+      await db.alertEvent.update({ where: { id: a.id }, data: { webhookStatus: result.ok ? `delivered (${result.attempts})` : `failed: ${result.error ?? "unknown"}` } });
+    }
+  }
+  return opened;
+}
+
+export async function listAlerts(db: Db, { sinceMs, limit = 100 }: { sinceMs: number; limit?: number }) {
+  return db.alertEvent.findMany({
+    where: { OR: [{ resolvedAt: null }, { startedAt: { gte: new Date(sinceMs) } }] },
+    orderBy: [{ startedAt: "desc" }, { id: "asc" }],
+    take: limit,
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * `npm run worker`: the background jobs. Every tick (5 s) it drains closed usage minutes into
+ * Postgres; less often it closes billing periods, evaluates alerts, reconciles quota counters and
+ * downsamples old minute rows. Any number of workers may run: each job takes its own Postgres
+ * advisory lock, and the rollup is exactly-once on its own (lib/jobs/rollup.ts).
+ */
+import { pathToFileURL } from "node:url";
+import { createDb, type Db } from "../lib/db/client";
+import { env } from "../lib/env";
+import { closeDuePeriods } from "../lib/jobs/billing-close";
+import { downsampleMinutes } from "../lib/jobs/downsample";
+import { reconcileQuotas } from "../lib/jobs/reconcile";
+import { drainClosedMinutes } from "../lib/jobs/rollup";
+import { evaluateAlerts } from "../lib/jobs/alerts";
+import { createRedisClient, type RedisClient } from "../lib/redis/client";
+
+const TICK_MS = 5_000;
+const EVERY: Record<"alerts" | "billing" | "reconcile" | "downsample", number> = {
+  alerts: 60_000,
+  billing: 60_000,
+  reconcile: 300_000,
+  downsample: 600_000,
+};
+
+function log(level: "info" | "warn" | "error", msg: string, extra: Record<string, unknown> = {}): void {
+  const line = JSON.stringify({ at: new Date().toISOString(), level, component: "worker", msg, ...extra });
+  if (level === "error" || level === "warn") process.stderr.write(line + "\n");
+  else process.stdout.write(line + "\n");
+}
+
+export interface JobsDeps {
+  db: Db;
+  redis: RedisClient;
+  billingGraceMs: number;
+  downsampleAfterMs: number;
+  webhookUrl?: string;
+  allowPrivateWebhooks: boolean;
+}
+
+/** One pass of every job that is due (`last` remembers when each ran). */
+export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Record<keyof typeof EVERY, number>> = {}): Promise<void> {
+  const drained = await drainClosedMinutes({ db: deps.db, redis: deps.redis }, { nowMs });
+  if (drained.slices > 0 || drained.alreadyDrained > 0) log("info", "rollup", { ...drained });
+  const due = (job: keyof typeof EVERY) => {
+    if ((last[job] ?? 0) + EVERY[job] > nowMs) return false;
+    last[job] = nowMs;
+    return true;
+  };
+  if (due("billing")) {
+    const closed = await closeDuePeriods({ db: deps.db }, { nowMs, graceMs: deps.billingGraceMs });
+    if (closed.length > 0) log("info", "billing periods closed", { closed });
+  }
+  if (due("alerts")) {
+    const opened = await evaluateAlerts(deps.db, { nowMs, webhookUrl: deps.webhookUrl, allowPrivateWebhooks: deps.allowPrivateWebhooks });
+    if (opened.length > 0) log("warn", "alerts opened", { alerts: opened.map((a) => a.message) });
+  }
+  if (due("reconcile")) {
+    const diffs = (await reconcileQuotas(deps.db, deps.redis, { nowMs })).filter((d) => d.difference !== 0);
+    if (diffs.length > 0) log("warn", "quota counters differ from rollups (costs > 1 and degraded decisions explain some)", { diffs: diffs.slice(0, 20), count: diffs.length });
+  }
+  if (due("downsample")) {
+    const deleted = await downsampleMinutes(deps.db, { nowMs, afterMs: deps.downsampleAfterMs });
+    if (deleted > 0) log("info", "downsampled", { minuteRowsDeleted: deleted });
+  }
+}
+
+async function main(): Promise<void> {
+  const e = env();
+  const db = createDb();
+  const redis = createRedisClient({ url: e.REDIS_URL, clusterNodes: e.REDIS_CLUSTER_NODES, commandTimeoutMs: 5_000, name: "sluice-worker" });
+  const deps: JobsDeps = {
+    db,
+    redis,
+    billingGraceMs: e.BILLING_GRACE_MS,
+    downsampleAfterMs: e.ROLLUP_DOWNSAMPLE_AFTER_MS,
+    webhookUrl: process.env.ALERT_WEBHOOK_URL || undefined,
+    allowPrivateWebhooks: e.ALERT_WEBHOOK_ALLOW_PRIVATE === "1",
+  };
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  log("info", "worker started", { tickMs: TICK_MS });
+  const last: Partial<Record<keyof typeof EVERY, number>> = {};
+  while (!stopping) {
+    const started = Date.now();
+    try {
+      await runJobs(deps, started, last);
+    } catch (error) {
+      log("error", "job pass failed", { error: error instanceof Error ? error.message : String(error) });
+    }
+    const wait = Math.max(250, TICK_MS - (Date.now() - started));
+    await new Promise((r) => setTimeout(r, wait));
+  }
+  log("info", "worker stopping");
+  await redis.quit().catch(() => undefined);
+  await db.$disconnect();
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  main().catch((error: unknown) => {
+    log("error", "worker crashed", { error: error instanceof Error ? error.stack : String(error) });
+    process.exit(1);
+  });
+}
