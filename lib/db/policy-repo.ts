@@ -34,26 +34,25 @@ export async function lockPolicy(tx: Tx): Promise<void> {
 
 /** Everything Postgres holds about the policy, in file order (`position`). */
 export async function loadPolicyRows(tx: Tx) {
-  const [settings, operations, tiers, globalCaps, tenants] = await Promise.all([
-    tx.policySettings.findUnique({ where: { id: 1 } }),
-    tx.operation.findMany({ orderBy: [{ position: "asc" }, { name: "asc" }] }),
-    tx.tier.findMany({
-      orderBy: [{ position: "asc" }, { name: "asc" }],
-      include: {
-        limits: { orderBy: [{ position: "asc" }, { id: "asc" }] },
-        quotas: { orderBy: [{ position: "asc" }, { id: "asc" }] },
-      },
-    }),
-    tx.globalCap.findMany({ orderBy: [{ position: "asc" }, { id: "asc" }] }),
-    tx.tenant.findMany({
-      orderBy: { slug: "asc" },
-      include: {
-        tier: { select: { name: true } },
-        overrides: { orderBy: [{ position: "asc" }, { id: "asc" }] },
-        apiKeys: { orderBy: [{ createdAt: "asc" }, { name: "asc" }] },
-      },
-    }),
-  ]);
+  // Sequential on purpose: inside an interactive transaction all queries share one connection.
+  const settings = await tx.policySettings.findUnique({ where: { id: 1 } });
+  const operations = await tx.operation.findMany({ orderBy: [{ position: "asc" }, { name: "asc" }] });
+  const tiers = await tx.tier.findMany({
+    orderBy: [{ position: "asc" }, { name: "asc" }],
+    include: {
+      limits: { orderBy: [{ position: "asc" }, { id: "asc" }] },
+      quotas: { orderBy: [{ position: "asc" }, { id: "asc" }] },
+    },
+  });
+  const globalCaps = await tx.globalCap.findMany({ orderBy: [{ position: "asc" }, { id: "asc" }] });
+  const tenants = await tx.tenant.findMany({
+    orderBy: { slug: "asc" },
+    include: {
+      tier: { select: { name: true } },
+      overrides: { orderBy: [{ position: "asc" }, { id: "asc" }] },
+      apiKeys: { orderBy: [{ createdAt: "asc" }, { name: "asc" }] },
+    },
+  });
   return { settings, operations, tiers, globalCaps, tenants };
 }
 export type PolicyRows = Awaited<ReturnType<typeof loadPolicyRows>>;

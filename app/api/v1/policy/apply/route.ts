@@ -1,0 +1,34 @@
+/**
+ * POST /api/v1/policy/apply — apply a policy file (YAML or JSON, by Content-Type); `?dryRun=1`
+ * answers the plan without writing. Bearer admin token; 400 names the failing path.
+ */
+import { authenticateAdmin } from "@/lib/http/admin-auth";
+import { readBodyText } from "@/lib/http/body";
+import { db } from "@/lib/http/deps";
+import { handle, HttpError, jsonError } from "@/lib/http/errors";
+import { applyPolicyFile, type PolicyInput } from "@/lib/services/apply-policy-file";
+
+const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain", ""];
+
+export async function POST(request: Request): Promise<Response> {
+  return handle(async () => {
+    const dryRun = ["1", "true"].includes(new URL(request.url).searchParams.get("dryRun") ?? "");
+    const caller = await authenticateAdmin(request, db(), dryRun ? "policy.read" : "policy.edit");
+    const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+    const text = await readBodyText(request);
+    let input: PolicyInput;
+    if (type === "application/json") {
+      try {
+        input = JSON.parse(text) as PolicyInput;
+      } catch {
+        throw new HttpError(jsonError(400, "invalid_request", "the body is not valid JSON"));
+      }
+    } else if (YAML_TYPES.includes(type)) {
+      input = text;
+    } else {
+      throw new HttpError(jsonError(415, "unsupported_media_type", "send application/json or application/yaml"));
+    }
+    const result = await applyPolicyFile(db(), input, { actor: caller.actor, dryRun });
+    return Response.json(result);
+  });
+}

@@ -1,0 +1,15 @@
+/** GET /api/v1/policy/export — the draft policy as a file (YAML; `?format=json` for JSON). No secrets. */
+import { authenticateAdmin } from "@/lib/http/admin-auth";
+import { db } from "@/lib/http/deps";
+import { handle } from "@/lib/http/errors";
+import { exportPolicyFile, exportPolicyObject } from "@/lib/services/export-policy-file";
+
+export async function GET(request: Request): Promise<Response> {
+  return handle(async () => {
+    await authenticateAdmin(request, db(), "policy.read");
+    if (new URL(request.url).searchParams.get("format") === "json") return Response.json(await exportPolicyObject(db()));
+    return new Response(await exportPolicyFile(db()), {
+      headers: { "Content-Type": "application/yaml; charset=utf-8", "Cache-Control": "no-store" },
+    });
+  });
+}

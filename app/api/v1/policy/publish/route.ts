@@ -1,0 +1,22 @@
+/** POST /api/v1/policy/publish — compile the draft and make it live. Optional body `{"note": "…"}`. */
+import { z } from "zod";
+import { authenticateAdmin } from "@/lib/http/admin-auth";
+import { readJsonBody } from "@/lib/http/body";
+import { controlPlaneRedis, db } from "@/lib/http/deps";
+import { handle, jsonError } from "@/lib/http/errors";
+import { publishPolicy } from "@/lib/services/publish-policy";
+
+const bodySchema = z.strictObject({ note: z.string().max(500).optional() });
+
+export async function POST(request: Request): Promise<Response> {
+  return handle(async () => {
+    const caller = await authenticateAdmin(request, db(), "policy.publish");
+    const body = bodySchema.safeParse(await readJsonBody(request));
+    if (!body.success) {
+      const issue = body.error.issues[0];
+      return jsonError(400, "invalid_request", `${issue.path.join(".") || "body"}: ${issue.message}`, { field: issue.path.join(".") || null });
+    }
+    const result = await publishPolicy({ db: db(), redis: controlPlaneRedis() }, { actor: caller.actor, note: body.data.note });
+    return Response.json(result);
+  });
+}
