@@ -38,7 +38,7 @@ export function startChild(
   name: string,
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; quiet?: boolean } = {},
+  options: { env?: Record<string, string | undefined>; cwd?: string; quiet?: boolean } = {},
 ): Supervised {
   const child = spawn(command, args, {
     cwd: options.cwd,

@@ -1,0 +1,145 @@
+/**
+ * `npm run demo`: the whole product on one machine, on embedded defaults.
+ *
+ *   DATABASE_URL unset → an embedded PostgreSQL with its data in .data/pg
+ *   REDIS_URL unset    → a redis-server from PATH on a free port (data in memory only)
+ *   then: migrations, the demo policy + users, a published version, the control plane (:3000),
+ *   the decision server (:8787), the worker, and a traffic generator so the dashboards move.
+ *
+ * Ctrl-C stops everything it started.
+ */
+import "dotenv/config";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../lib/db/embedded";
+import { createDb } from "../lib/db/client";
+import { migrate } from "../lib/db/migrate";
+import { createRedisClient } from "../lib/redis/client";
+import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from "../lib/services/seed-demo";
+import { freePort, startChild, stopAll, waitForHttp } from "./support/processes";
+import { startRedisServer } from "./support/redis-server";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+/** A fixed service token for the demo's decision server, so the README's curl works as printed. */
+export const DEMO_SERVICE_TOKEN = "sl_svc_demo_token_0123456789abcdef";
+
+function log(message: string): void {
+  process.stdout.write(`[demo] ${message}\n`);
+}
+
+/** True when the Next.js build is missing or older than any source file it is built from. */
+function needsBuild(): boolean {
+  const buildId = path.join(ROOT, ".next", "BUILD_ID");
+  if (!fs.existsSync(buildId)) return true;
+  const builtAt = fs.statSync(buildId).mtimeMs;
+  const newer = (dir: string): boolean =>
+    fs.existsSync(dir) &&
+    fs.readdirSync(dir, { withFileTypes: true }).some((entry) => {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) return entry.name !== "generated" && newer(full);
+      return fs.statSync(full).mtimeMs > builtAt;
+    });
+  return ["app", "components", "lib"].some((d) => newer(path.join(ROOT, d)));
+}
+
+async function main(): Promise<void> {
+  let embedded: EmbeddedPostgresHandle | null = null;
+  if (!process.env.DATABASE_URL) {
+    log("DATABASE_URL unset: starting the embedded PostgreSQL (.data/pg)");
+    embedded = await startEmbeddedPostgres({ dataDir: path.join(ROOT, ".data", "pg") });
+    process.env.DATABASE_URL = embedded.url;
+  }
+  if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES) {
+    const redis = await startRedisServer(path.join(ROOT, ".data", "redis"));
+    if (!redis) {
+      throw new Error(
+        "REDIS_URL is unset and there is no redis-server on PATH. Install one (apt-get install redis-server) " +
+          "or point REDIS_URL at a Redis.",
+      );
+    }
+    log(`REDIS_URL unset: started redis-server at ${redis.url}`);
+    process.env.REDIS_URL = redis.url;
+  }
+  const databaseUrl = process.env.DATABASE_URL;
+  const redisUrl = process.env.REDIS_URL ?? "";
+
+  const migrated = await migrate(databaseUrl);
+  log(migrated.applied.length ? `migrations applied: ${migrated.applied.join(", ")}` : "database schema up to date");
+
+  const db = createDb(databaseUrl);
+  const redis = createRedisClient({ url: redisUrl || undefined, clusterNodes: process.env.REDIS_CLUSTER_NODES, commandTimeoutMs: 5_000, name: "demo-seed" });
+  const seeded = await seedDemo({ db, redis });
+  log(`demo policy: ${seeded.policyChanges} changes applied, v${seeded.publish.version} ${seeded.publish.status}`);
+  await db.$disconnect();
+  redis.disconnect();
+
+  const controlPort = await freePort(Number(process.env.PORT ?? 3000));
+  const decisionPort = await freePort(Number(process.env.DECISION_PORT ?? 8787));
+  const controlUrl = `http://localhost:${controlPort}`;
+  const decisionUrl = `http://127.0.0.1:${decisionPort}`;
+  const shared = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    SLUICE_DEMO: "1",
+    SLUICE_SERVICE_TOKENS: [process.env.SLUICE_SERVICE_TOKENS, DEMO_SERVICE_TOKEN].filter(Boolean).join(","),
+  };
+
+  const nextBin = path.join(ROOT, "node_modules", ".bin", "next");
+  const tsxBin = path.join(ROOT, "node_modules", ".bin", "tsx");
+  if (needsBuild()) {
+    log("building the control plane (next build, about a minute the first time)…");
+    const build = spawnSync(nextBin, ["build"], { cwd: ROOT, stdio: "inherit", env: { ...process.env, ...shared } });
+    if (build.status !== 0) throw new Error("next build failed (if it failed once, `rm -rf .next` and retry)");
+  }
+
+  startChild("decision", tsxBin, [path.join(ROOT, "worker", "decision-server.ts")], {
+    env: { ...shared, DECISION_PORT: String(decisionPort), DECISION_HOST: "127.0.0.1" },
+  });
+  startChild("worker", tsxBin, [path.join(ROOT, "worker", "jobs.ts")], { env: shared });
+  startChild("web", nextBin, ["start", "-p", String(controlPort)], {
+    env: { ...shared, NEXTAUTH_URL: controlUrl, NODE_ENV: "production" },
+  });
+
+  await waitForHttp(`${decisionUrl}/readyz`, 60_000);
+  await waitForHttp(`${controlUrl}/login`, 90_000);
+  if (fs.existsSync(path.join(ROOT, "worker", "traffic.ts")) && process.env.SLUICE_DEMO_TRAFFIC !== "0") {
+    startChild("traffic", tsxBin, [path.join(ROOT, "worker", "traffic.ts")], {
+      env: { ...shared, SLUICE_DECISION_URL: decisionUrl, SLUICE_SERVICE_TOKEN: DEMO_SERVICE_TOKEN },
+      quiet: true,
+    });
+  }
+
+  const users = DEMO_USERS.map((u) => `    ${u.role.padEnd(8)} ${u.email}`).join("\n");
+  process.stdout.write(`
+  Sluice is running.
+
+  Control plane   ${controlUrl}
+  Sign in with one of (password: ${DEMO_PASSWORD}):
+${users}
+
+  Decision API    ${decisionUrl}   (service token: ${DEMO_SERVICE_TOKEN})
+    curl -s ${decisionUrl}/v1/check -H 'Authorization: Bearer ${DEMO_SERVICE_TOKEN}' \\
+      -H 'Content-Type: application/json' \\
+      -d '{"key":"sk_test_acme_ci_0001","operation":"GET /v1/orders/42","ip":"203.0.113.7"}'
+
+  PostgreSQL      ${embedded ? "embedded, data in .data/pg" : "DATABASE_URL"}
+  Redis           ${redisUrl}
+  Ctrl-C stops everything.
+`);
+
+  const shutdown = async (signal: string) => {
+    log(`${signal}: stopping…`);
+    await stopAll();
+    if (embedded) await embedded.stop();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+main().catch(async (error: unknown) => {
+  process.stderr.write(`[demo] ${error instanceof Error ? error.message : String(error)}\n`);
+  await stopAll();
+  process.exit(1);
+});
