@@ -1,0 +1,76 @@
+"use server";
+import { revalidatePath } from "next/cache";
+import { z } from "zod";
+import { actorOf, guardAction, zodIssues, type ActionResult } from "@/lib/auth/action";
+import { db } from "@/lib/db/client";
+import { FAILURE_MODES, ROLES } from "@/lib/policy/types";
+import { createApiToken, revokeApiToken } from "@/lib/services/create-api-token";
+import { createUser, setUserDisabled, setUserRole } from "@/lib/services/create-user";
+import { editDraft } from "../_lib/draft";
+import { appRedis } from "../_lib/redis";
+import { serviceResult } from "../_lib/service-result";
+
+export async function createUserAction(input: unknown): Promise<ActionResult> {
+  return guardAction("users.manage", async (principal) => {
+    const r = await createUser(db(), input, actorOf(principal));
+    revalidatePath("/settings");
+    return r.ok ? { ok: true, message: `User ${r.user.email} created as ${r.user.role}.` } : { ok: false, status: 400, message: r.message, issues: [{ path: r.field, message: r.message }] };
+  });
+}
+
+export async function setUserRoleAction(input: unknown): Promise<ActionResult> {
+  return guardAction("users.manage", async (principal) => {
+    const p = z.strictObject({ userId: z.string().max(64), role: z.enum(ROLES) }).safeParse(input);
+    if (!p.success) return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(p.error) };
+    if (p.data.userId === principal.id && p.data.role !== "admin") return { ok: false, status: 409, message: "You cannot remove your own admin role; ask another admin." };
+    const user = await setUserRole(db(), p.data, actorOf(principal));
+    revalidatePath("/settings");
+    return user ? { ok: true, message: `${user.email} is now ${user.role}.` } : { ok: false, status: 404, message: "No such user." };
+  });
+}
+
+export async function setUserDisabledAction(input: unknown): Promise<ActionResult> {
+  return guardAction("users.manage", async (principal) => {
+    const p = z.strictObject({ userId: z.string().max(64), disabled: z.boolean() }).safeParse(input);
+    if (!p.success) return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(p.error) };
+    if (p.data.userId === principal.id) return { ok: false, status: 409, message: "You cannot disable yourself." };
+    const user = await setUserDisabled(db(), p.data, actorOf(principal), Date.now());
+    revalidatePath("/settings");
+    return user ? { ok: true, message: `${user.email} ${p.data.disabled ? "disabled" : "enabled"}.` } : { ok: false, status: 404, message: "No such user." };
+  });
+}
+
+/** Creates a service or admin token; the plaintext is in the result once. */
+export async function createTokenAction(input: unknown): Promise<ActionResult<{ token: string; name: string }>> {
+  return guardAction("tokens.manage", async (principal) => {
+    const p = z.strictObject({ kind: z.enum(["service", "admin"]), name: z.string().trim().max(100).optional(), role: z.enum(ROLES).optional() }).safeParse(input);
+    if (!p.success) return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(p.error) };
+    const r = await serviceResult(
+      () => createApiToken({ db: db(), redis: appRedis() }, { kind: p.data.kind, name: p.data.name || undefined, role: p.data.kind === "admin" ? p.data.role : undefined }, actorOf(principal)),
+      (t) => ({ message: `Token ${t.name} created.`, data: { token: t.token, name: t.name } }),
+    );
+    revalidatePath("/settings");
+    return r;
+  });
+}
+
+export async function revokeTokenAction(input: unknown): Promise<ActionResult> {
+  return guardAction("tokens.manage", async (principal) => {
+    const p = z.strictObject({ id: z.string().max(64) }).safeParse(input);
+    if (!p.success) return { ok: false, status: 400, message: "Malformed request." };
+    const r = await serviceResult(() => revokeApiToken({ db: db(), redis: appRedis() }, { id: p.data.id }, actorOf(principal)), () => ({ message: "Token revoked." }));
+    revalidatePath("/settings");
+    return r;
+  });
+}
+
+/** The default failure mode of operations without their own (draft: live after publish). */
+export async function setDefaultFailureModeAction(input: unknown): Promise<ActionResult> {
+  return guardAction("failure_mode.set", async (principal) => {
+    const p = z.strictObject({ failureMode: z.enum(FAILURE_MODES) }).safeParse(input);
+    if (!p.success) return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(p.error) };
+    const r = await editDraft(actorOf(principal), (spec) => ({ ...spec, defaults: { failureMode: p.data.failureMode } }), () => ["defaults"], `Default failure mode set to ${p.data.failureMode} in the draft; publish to apply it.`);
+    revalidatePath("/settings");
+    return r;
+  });
+}

@@ -1,0 +1,278 @@
+"use client";
+import { useState, useTransition } from "react";
+import type { ActionResult } from "@/lib/auth/action";
+import { FAILURE_MODES, ROLES } from "@/lib/policy/types";
+import { ShownOnce } from "./keys-panel";
+import { formatTime } from "./ui";
+
+type Act<T = undefined> = (input: unknown) => Promise<ActionResult<T>>;
+
+function Status({ result }: { result: ActionResult<unknown> | null }) {
+  if (!result) return null;
+  return (
+    <span role={result.ok ? "status" : "alert"} className={`text-sm ${result.ok ? "text-green-700" : "text-red-600"}`}>
+      {result.message}
+    </span>
+  );
+}
+
+export function CreateUserForm({ create }: { create: Act }) {
+  const [form, setForm] = useState({ email: "", name: "", password: "", role: "product" });
+  const [result, setResult] = useState<ActionResult | null>(null);
+  const [pending, start] = useTransition();
+  const err = (f: string) => (result && !result.ok ? result.issues?.find((i) => i.path === f)?.message : undefined);
+  return (
+    <form
+      className="card grid grid-cols-1 items-end gap-3 md:grid-cols-5"
+      onSubmit={(e) => {
+        e.preventDefault();
+        start(async () => {
+          const r = await create(form);
+          setResult(r);
+          if (r.ok) setForm({ email: "", name: "", password: "", role: "product" });
+        });
+      }}
+    >
+      {(["email", "name", "password"] as const).map((f) => (
+        <div key={f}>
+          <label className="label" htmlFor={`user-${f}`}>
+            {f === "password" ? "Initial password (10+ characters)" : f === "name" ? "Name (optional)" : "Email"}
+          </label>
+          <input id={`user-${f}`} type={f === "password" ? "password" : f === "email" ? "email" : "text"} autoComplete="off" className="input" value={form[f]} onChange={(e) => setForm({ ...form, [f]: e.target.value })} aria-invalid={err(f) ? true : undefined} />
+          {err(f) && <p className="field-error">{err(f)}</p>}
+        </div>
+      ))}
+      <div>
+        <label className="label" htmlFor="user-role">
+          Role
+        </label>
+        <select id="user-role" className="input" value={form.role} onChange={(e) => setForm({ ...form, role: e.target.value })}>
+          {ROLES.map((r) => (
+            <option key={r}>{r}</option>
+          ))}
+        </select>
+      </div>
+      <div className="flex items-center gap-3">
+        <button className="btn-primary" type="submit" disabled={pending}>
+          {pending ? "Creating…" : "Create user"}
+        </button>
+      </div>
+      <div className="col-span-full">{result?.ok ? <Status result={result} /> : result && !result.issues?.length ? <Status result={result} /> : null}</div>
+    </form>
+  );
+}
+
+export interface UserRow {
+  id: string;
+  email: string;
+  name: string | null;
+  role: string;
+  createdAt: string;
+  disabledAt: string | null;
+}
+
+export function UsersTable({ users, selfId, setRole, setDisabled }: { users: UserRow[]; selfId: string; setRole: Act; setDisabled: Act }) {
+  const [result, setResult] = useState<ActionResult | null>(null);
+  const [pending, start] = useTransition();
+  return (
+    <div className="flex flex-col gap-2">
+      <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
+        <table className="table" data-testid="users-table">
+          <thead>
+            <tr>
+              <th>Email</th>
+              <th>Name</th>
+              <th>Role</th>
+              <th>Created</th>
+              <th>Status</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((u) => (
+              <tr key={u.id} className={u.disabledAt ? "text-slate-400" : undefined}>
+                <td>{u.email}</td>
+                <td>{u.name ?? "—"}</td>
+                <td>
+                  <label className="sr-only" htmlFor={`role-${u.id}`}>
+                    Role of {u.email}
+                  </label>
+                  <select id={`role-${u.id}`} className="input w-32" defaultValue={u.role} disabled={pending || u.id === selfId} onChange={(e) => start(async () => setResult(await setRole({ userId: u.id, role: e.target.value })))}>
+                    {ROLES.map((r) => (
+                      <option key={r}>{r}</option>
+                    ))}
+                  </select>
+                </td>
+                <td className="whitespace-nowrap">{formatTime(u.createdAt)}</td>
+                <td>{u.disabledAt ? "disabled" : "active"}</td>
+                <td className="text-right">
+                  {u.id !== selfId && (
+                    <button type="button" className="btn" disabled={pending} onClick={() => start(async () => setResult(await setDisabled({ userId: u.id, disabled: !u.disabledAt })))}>
+                      {u.disabledAt ? "Enable" : "Disable"}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Status result={result} />
+    </div>
+  );
+}
+
+export interface TokenRow {
+  id: string;
+  kind: string;
+  name: string;
+  prefix: string;
+  role: string;
+  createdBy: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export function TokensPanel({ tokens, create, revoke }: { tokens: TokenRow[]; create: Act<{ token: string; name: string }>; revoke: Act }) {
+  const [kind, setKind] = useState<"service" | "admin">("service");
+  const [name, setName] = useState("");
+  const [role, setRole] = useState("admin");
+  const [shown, setShown] = useState<{ token: string; name: string } | null>(null);
+  const [result, setResult] = useState<ActionResult<unknown> | null>(null);
+  const [pending, start] = useTransition();
+  return (
+    <div className="flex flex-col gap-3" data-testid="tokens">
+      {shown && <ShownOnce label={`Token ${shown.name} created.`} secret={shown.token} onDismiss={() => setShown(null)} />}
+      <form
+        className="flex flex-wrap items-end gap-3"
+        onSubmit={(e) => {
+          e.preventDefault();
+          start(async () => {
+            const r = await create({ kind, name: name || undefined, role: kind === "admin" ? role : undefined });
+            setResult(r);
+            if (r.ok && r.data) {
+              setShown(r.data);
+              setName("");
+            }
+          });
+        }}
+      >
+        <div>
+          <label className="label" htmlFor="token-kind">
+            Kind
+          </label>
+          <select id="token-kind" className="input" value={kind} onChange={(e) => setKind(e.target.value as "service" | "admin")}>
+            <option value="service">service (decision API)</option>
+            <option value="admin">admin (admin REST API)</option>
+          </select>
+        </div>
+        <div>
+          <label className="label" htmlFor="token-name">
+            Name
+          </label>
+          <input id="token-name" className="input" value={name} maxLength={100} onChange={(e) => setName(e.target.value)} placeholder="edge-gateway" />
+        </div>
+        {kind === "admin" && (
+          <div>
+            <label className="label" htmlFor="token-role">
+              Role of the token
+            </label>
+            <select id="token-role" className="input" value={role} onChange={(e) => setRole(e.target.value)}>
+              {ROLES.map((r) => (
+                <option key={r}>{r}</option>
+              ))}
+            </select>
+          </div>
+        )}
+        <button className="btn-primary" type="submit" disabled={pending}>
+          {pending ? "Creating…" : "Create token"}
+        </button>
+        {result && !result.ok && <Status result={result} />}
+      </form>
+      {tokens.length === 0 ? (
+        <p className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-3 text-sm text-slate-600">No token yet. Gateways need a service token to call the decision API; scripts need an admin token for the REST API.</p>
+      ) : (
+        <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
+          <table className="table" data-testid="tokens-table">
+            <thead>
+              <tr>
+                <th>Kind</th>
+                <th>Name</th>
+                <th>Prefix</th>
+                <th>Role</th>
+                <th>Created</th>
+                <th>Last used</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.map((t) => (
+                <tr key={t.id} className={t.revokedAt ? "text-slate-400" : undefined}>
+                  <td>{t.kind}</td>
+                  <td>{t.name}</td>
+                  <td className="font-mono text-xs">{t.prefix}…</td>
+                  <td>{t.kind === "admin" ? t.role : "—"}</td>
+                  <td className="whitespace-nowrap">
+                    {formatTime(t.createdAt)}
+                    {t.createdBy && <div className="text-xs text-slate-500">{t.createdBy}</div>}
+                  </td>
+                  <td className="whitespace-nowrap">{formatTime(t.lastUsedAt)}</td>
+                  <td className="text-right">
+                    {t.revokedAt ? (
+                      "revoked"
+                    ) : (
+                      <button
+                        type="button"
+                        className="btn"
+                        disabled={pending}
+                        onClick={() => {
+                          if (window.confirm(`Revoke ${t.kind} token ${t.name}?`)) start(async () => setResult(await revoke({ id: t.id })));
+                        }}
+                      >
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}
+
+export function FailureModeForm({ current, canSet, save }: { current: string; canSet: boolean; save: Act }) {
+  const [mode, setMode] = useState(current);
+  const [result, setResult] = useState<ActionResult | null>(null);
+  const [pending, start] = useTransition();
+  return (
+    <form
+      className="card flex flex-wrap items-end gap-3"
+      onSubmit={(e) => {
+        e.preventDefault();
+        start(async () => setResult(await save({ failureMode: mode })));
+      }}
+    >
+      <div>
+        <label className="label" htmlFor="default-failure-mode">
+          Default failure mode
+        </label>
+        <select id="default-failure-mode" className="input w-40" value={mode} disabled={!canSet} onChange={(e) => setMode(e.target.value)}>
+          {FAILURE_MODES.map((m) => (
+            <option key={m}>{m}</option>
+          ))}
+        </select>
+      </div>
+      <p className="max-w-lg text-xs text-slate-600">open: allow and mark degraded · closed: deny with 503 · local: each decision server enforces its share of the limit. Operations may override it.</p>
+      {canSet && (
+        <button className="btn-primary" type="submit" disabled={pending || mode === current}>
+          {pending ? "Saving…" : "Save"}
+        </button>
+      )}
+      <Status result={result} />
+    </form>
+  );
+}
