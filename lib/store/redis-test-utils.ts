@@ -31,7 +31,7 @@ export async function snapshot(redis: Client, prefix: string): Promise<Record<st
     const type = await redis.type(key);
     if (type === "string") out[key] = await redis.get(key);
     else if (type === "hash") out[key] = await redis.hgetall(key);
-    else if (type === "zset") out[key] = await redis.zrange(key, 0, -1, "WITHSCORES");
+    else if (type === "zset") out[key] = await redis.zrange(key, 0, "-1", "WITHSCORES");
     else out[key] = type;
   }
   return out;

@@ -30,7 +30,8 @@ import type { CheckOptions, CheckOutcome, CounterStore, LimitCheck, StoreDecisio
 export interface RedisStoreOptions {
   /**
    * TESTS ONLY: a clock whose value replaces Redis TIME inside the scripts (the `now` override
-   * ARG), so parity tests can replay scenarios. Production never passes it: time is Redis time.
+   * ARG), so parity tests can replay scenarios; keys then live 60 s past their windows, because
+   * real time passes between the test clock's steps. Production never passes it: time is Redis time.
    */
   testClock?: () => number;
 }

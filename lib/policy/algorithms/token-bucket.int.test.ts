@@ -1,0 +1,3 @@
+import { paritySuite } from "./parity-suite";
+
+paritySuite("token_bucket");

@@ -1,0 +1,3 @@
+import { paritySuite } from "./algorithms/parity-suite";
+
+paritySuite("fair_share");

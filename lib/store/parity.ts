@@ -1,0 +1,160 @@
+/**
+ * Parity of the Lua twins with the pure algorithms: the same scenario (a limit, a start time, a
+ * sequence of steps: time moves, costs, subjects, dry runs, two-subject decisions, releases) is
+ * replayed through the memory store (the pure functions) and the Redis store (the Lua script, its
+ * clock overridden to the scenario's), and every answer must be identical.
+ * Used by lib/policy/algorithms/*.int.test.ts, one file per algorithm next to its pure twin.
+ */
+import { randomBytes } from "node:crypto";
+import fc from "fast-check";
+import type { Redis } from "ioredis";
+import { expect } from "vitest";
+import type { Algorithm } from "../policy/types";
+import { createMemoryStore } from "./memory";
+import { createRedisStore } from "./redis";
+import type { CheckOutcome, LimitCheck } from "./types";
+
+export type ParityAlgorithm = Algorithm | "quota" | "fair_share";
+
+export interface Step {
+  dtMs: number;
+  cost: number;
+  subject: number;
+  dryRun: boolean;
+  /** Concurrency: release the oldest unreleased lease instead of checking. */
+  release: boolean;
+  /** Check this subject and the next one in one decision (all-or-nothing). */
+  pair: boolean;
+}
+
+export interface Scenario {
+  check: Omit<LimitCheck, "key">;
+  /** Fair share: each subject's weight. */
+  weights: number[];
+  startMs: number;
+  steps: Step[];
+}
+
+const DAY = 86_400_000;
+const YEAR_2026 = Date.UTC(2026, 0, 1);
+
+function configArbitrary(algorithm: ParityAlgorithm): fc.Arbitrary<Omit<LimitCheck, "key">> {
+  const bucket = algorithm === "token_bucket" || algorithm === "leaky_bucket";
+  return fc
+    .record({
+      limit: fc.integer({ min: 1, max: 20 }),
+      windowMs: fc.constantFrom(7, 100, 1_000, 60_000, 86_400_000),
+      burst: fc.integer({ min: 1, max: 20 }),
+      precision: algorithm === "sliding_window_counter" ? fc.integer({ min: 1, max: 6 }) : fc.constant(1),
+      mode: bucket ? fc.constantFrom("reject", "shadow", "delay") : fc.constantFrom("reject", "reject", "shadow"),
+      maxDelayMs: fc.integer({ min: 0, max: 3_000 }),
+      leaseTtlMs: fc.integer({ min: 1, max: 5_000 }),
+      period: fc.constantFrom("day", "month"),
+      overage: fc.constantFrom("block", "bill"),
+    })
+    .map((c) => ({
+      ...c,
+      kind: algorithm === "quota" ? "quota" : algorithm === "fair_share" ? "global" : "limit",
+      algorithm: algorithm === "fair_share" ? "fixed_window" : algorithm,
+      maxDelayMs: c.mode === "delay" ? c.maxDelayMs : 0,
+    }) as Omit<LimitCheck, "key">);
+}
+
+const stepArbitrary = (maxCost: number) =>
+  fc.record({
+    dtMs: fc.oneof(
+      { weight: 4, arbitrary: fc.constant(0) },
+      { weight: 4, arbitrary: fc.integer({ min: 1, max: 20 }) },
+      { weight: 3, arbitrary: fc.integer({ min: 0, max: 2_000 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 3 * DAY }) },
+    ),
+    cost: fc.oneof({ weight: 5, arbitrary: fc.constant(1) }, { weight: 2, arbitrary: fc.integer({ min: 1, max: maxCost }) }),
+    subject: fc.integer({ min: 0, max: 2 }),
+    dryRun: fc.boolean().map((b) => b && Math.random() < 0.2),
+    release: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+    pair: fc.integer({ min: 0, max: 6 }).map((n) => n === 0),
+  });
+
+export function scenarioArbitrary(algorithm: ParityAlgorithm): fc.Arbitrary<Scenario> {
+  return configArbitrary(algorithm).chain((check) =>
+    fc.record({
+      check: fc.constant(check),
+      weights: fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 3, maxLength: 3 }),
+      startMs: fc.oneof(
+        fc.integer({ min: YEAR_2026, max: YEAR_2026 + 365 * DAY }),
+        // the last seconds of a month or a day
+        fc.integer({ min: 0, max: 11 }).chain((m) => fc.integer({ min: -5_000, max: 0 }).map((d) => Date.UTC(2026, m + 1, 1) + d)),
+      ),
+      steps: fc.array(stepArbitrary(check.limit + 2), { minLength: 1, maxLength: 40 }),
+    }),
+  );
+}
+
+/** Hand-picked scenarios: a burst past the limit, a window edge, a long idle, a time jump. */
+export function fixedScenarios(algorithm: ParityAlgorithm): Scenario[] {
+  const check = (over: Partial<LimitCheck>): Omit<LimitCheck, "key"> => ({
+    kind: algorithm === "quota" ? "quota" : algorithm === "fair_share" ? "global" : "limit",
+    algorithm: algorithm === "fair_share" ? "fixed_window" : algorithm,
+    limit: 5, windowMs: 1_000, burst: 5, precision: 1, mode: "reject", maxDelayMs: 0, leaseTtlMs: 1_500,
+    period: "month", overage: "block", ...over,
+  });
+  const s = (dtMs: number, cost = 1, subject = 0, extra: Partial<Step> = {}): Step =>
+    ({ dtMs, cost, subject, dryRun: false, release: false, pair: false, ...extra });
+  const burst = [s(0), s(0), s(0), s(0), s(0), s(0), s(0, 2), s(0, 7)];
+  return [
+    { check: check({}), weights: [1, 2, 3], startMs: Date.UTC(2026, 11, 2, 12, 0, 0, 250), steps: burst },
+    {
+      check: check({ precision: 3, burst: 3, mode: "delay", maxDelayMs: 400 }),
+      weights: [1, 1, 4],
+      startMs: Date.UTC(2026, 11, 31, 23, 59, 59, 990),
+      steps: [...burst, s(9), ...burst, s(1), s(333, 1, 1), s(0, 1, 2, { pair: true }), s(0, 1, 0, { release: true }), s(2_000, 3)],
+    },
+    {
+      check: check({ limit: 3, windowMs: 7, burst: 2 }),
+      weights: [5, 1, 1],
+      startMs: Date.UTC(2026, 5, 30, 23, 59, 59, 999),
+      steps: [s(0), s(1), s(1), s(1), s(5), s(0, 1, 0, { dryRun: true }), s(40 * DAY), s(0), s(0), s(0), s(0)],
+    },
+  ];
+}
+
+const normalise = (os: CheckOutcome[]) => os.map((o) => ({ ...o, leaseId: o.leaseId ? "lease" : undefined }));
+
+/** Replays one scenario through both stores and expects identical answers at every step. */
+export async function expectParity(redis: Redis, prefix: string, scenario: Scenario): Promise<void> {
+  let nowMs = scenario.startMs;
+  const clock = () => nowMs;
+  const memory = createMemoryStore({ clock });
+  const lua = createRedisStore(redis, { testClock: clock });
+  const run = randomBytes(4).toString("hex");
+  const fair = scenario.check.kind === "global";
+  // A fair-share cap is one key for every subject; a pair then checks a second cap (one decision
+  // never checks the same counter twice).
+  const checkFor = (subject: number, cap = 1): LimitCheck =>
+    fair
+      ? { ...scenario.check, key: `${prefix}{g:cap${cap}${run}}:g`, fairShare: { member: `m${subject}`, weight: scenario.weights[subject] } }
+      : { ...scenario.check, key: `${prefix}{t:p${run}}:c:l1:s${subject}` };
+  const leases: { memory: string; redis: string }[] = [];
+
+  for (const [n, step] of scenario.steps.entries()) {
+    nowMs += step.dtMs;
+    const where = `step ${n} at +${nowMs - scenario.startMs} ms`;
+    if (step.release && scenario.check.algorithm === "concurrency" && leases.length > 0) {
+      const lease = leases.shift()!;
+      expect(await lua.release(lease.redis), where).toBe(await memory.release(lease.memory));
+      continue;
+    }
+    const checks = step.pair ? [checkFor(step.subject), checkFor((step.subject + 1) % 3, 2)] : [checkFor(step.subject)];
+    const options = { cost: step.cost, dryRun: step.dryRun };
+    const m = await memory.check(checks, options);
+    const r = await lua.check(checks, options);
+    expect({ allowed: r.allowed, nowMs: r.nowMs, outcomes: normalise(r.outcomes) }, where).toEqual({
+      allowed: m.allowed,
+      nowMs: m.nowMs,
+      outcomes: normalise(m.outcomes),
+    });
+    m.outcomes.forEach((o, i) => {
+      if (o.leaseId && r.outcomes[i].leaseId) leases.push({ memory: o.leaseId, redis: r.outcomes[i].leaseId! });
+    });
+  }
+}
