@@ -6,14 +6,14 @@
  * Also follows, on the same subscriber connection, the key revocation channel (evicting the key
  * index cache) and refreshes the set of accepted service token hashes on every poll.
  *
- * Reads `keys.policyCurrent()` (the live version number) then `keys.policyVersion(N)` (the
- * document JSON). Merge note: lib/redis/policy.ts (readCurrentPolicy, subscribePolicy) was not in
- * the tree when this was written; this file reads the same keys directly.
+ * Reads the live version number then that version's document with lib/redis/policy.ts (which
+ * validates shape, references and checksum). A missing document is retried on the next poll; an
+ * invalid one is reported once and skipped (versions are immutable).
  */
 import type { Cluster, Redis } from "ioredis";
 import type { CompiledPolicy } from "../policy/compiled";
-import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { keys } from "../redis/keys";
+import { readCurrentVersion, readPolicyVersion } from "../redis/policy";
 
 type RedisLike = Redis | Cluster;
 
@@ -92,25 +92,21 @@ export class PolicySource {
   private async load(): Promise<void> {
     const { redis } = this.options;
     try {
-      const tokens = this.options.onServiceTokens ? redis.smembers(keys.serviceTokens()) : null;
-      const currentText = await redis.get(keys.policyCurrent());
-      if (tokens) this.options.onServiceTokens?.(new Set(await tokens));
-      const version = currentText === null ? NaN : Number(currentText);
-      if (!Number.isSafeInteger(version) || version < 1) return;
+      const tokens = this.options.onServiceTokens ? redis.smembers(keys.serviceTokens()).catch(() => null) : null;
+      const version = await readCurrentVersion(redis);
+      const tokenList = tokens ? await tokens : null;
+      if (tokenList) this.options.onServiceTokens?.(new Set(tokenList));
+      if (version === null) return;
       if (this.doc && this.doc.version === version) return;
       if (version === this.rejectedVersion) return;
-      const text = await redis.get(keys.policyVersion(version));
-      if (text === null) {
-        this.options.log?.(`policy v${version} is current but its document is missing; keeping v${this.doc?.version ?? 0}`);
-        return;
-      }
-      const parsed = parseCompiledPolicy(text);
-      if (!parsed.ok || parsed.value.version !== version) {
+      const read = await readPolicyVersion(redis, version);
+      if (read.status !== "ok") {
         this.rejectedVersion = version;
-        const why = parsed.ok ? "version mismatch" : parsed.issues.map((i) => `${i.path}: ${i.message}`).join("; ");
+        const why = read.status === "invalid" ? read.issues.map((i) => `${i.path}: ${i.message}`).join("; ") : "none";
         this.options.log?.(`policy v${version} rejected (${why}); keeping v${this.doc?.version ?? 0}`);
         return;
       }
+      const parsed = { value: read.policy };
       const previous = this.doc;
       this.doc = parsed.value;
       this.options.onPolicy?.(parsed.value, previous);

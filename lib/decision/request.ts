@@ -58,10 +58,12 @@ function fieldPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
-function firstIssue(error: z.ZodError, prefix: (string | number)[]): FieldError {
+function firstIssue(error: z.ZodError, prefix: (string | number)[], value: Record<string, unknown>): FieldError {
   const issue = error.issues[0];
   const field = fieldPath([...prefix, ...(issue?.path ?? [])]);
-  const message = issue?.code === "invalid_type" && issue.input === undefined ? "is required" : (issue?.message ?? "invalid");
+  const top = issue?.path[0];
+  const missing = issue?.code === "invalid_type" && issue.path.length === 1 && typeof top === "string" && value[top] === undefined;
+  const message = missing ? "is required" : (issue?.message ?? "invalid");
   return { field, message: `${field}: ${message}` };
 }
 
@@ -80,7 +82,7 @@ function parseOne(value: unknown, prefix: (string | number)[]): { ok: true; requ
     return { ok: false, error: { field, message: `${field || "body"}: expected a JSON object` } };
   }
   const result = checkSchema.safeParse(value);
-  if (!result.success) return { ok: false, error: firstIssue(result.error, prefix) };
+  if (!result.success) return { ok: false, error: firstIssue(result.error, prefix, value) };
   return { ok: true, request: result.data };
 }
 
@@ -115,6 +117,6 @@ const releaseSchema = z.object({
 export function parseReleaseBody(body: unknown): { ok: true; leaseId: string } | { ok: false; error: FieldError } {
   if (!isPlainObject(body)) return { ok: false, error: { field: "", message: "body: expected a JSON object" } };
   const result = releaseSchema.safeParse(body);
-  if (!result.success) return { ok: false, error: firstIssue(result.error, []) };
+  if (!result.success) return { ok: false, error: firstIssue(result.error, [], body) };
   return { ok: true, leaseId: result.data.leaseId };
 }

@@ -1,0 +1,114 @@
+/**
+ * Test and benchmark support: spawn real decision server processes and throwaway redis-servers.
+ * Not used on the decision path.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { Socket, createServer } from "node:net";
+import path from "node:path";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const TSX = path.join(ROOT, "node_modules/.bin/tsx");
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+export interface SpawnedServer {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  output: () => string;
+  /** Sends a signal and waits for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function spawnDecisionServer(env: Record<string, string>, options: { waitReady?: boolean } = {}): Promise<SpawnedServer> {
+  const port = await freePort();
+  let out = "";
+  const child = spawn(TSX, [path.join(ROOT, "worker/decision-server.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`decision server exited: ${out}`);
+      const res = await fetch(`${url}${options.waitReady ? "/readyz" : "/healthz"}`);
+      return res.status === 200;
+    },
+    30_000,
+    `decision server on :${port} (${out})`,
+  );
+  return {
+    url,
+    port,
+    child,
+    output: () => out,
+    async stop(signal: NodeJS.Signals = "SIGTERM") {
+      if (child.exitCode === null && child.pid !== undefined) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export interface OwnRedis {
+  port: number;
+  url: string;
+  pid: () => number | undefined;
+  kill(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** A throwaway redis-server on a free port (no persistence), restartable on the same port. */
+export async function startOwnRedis(): Promise<OwnRedis> {
+  const port = await freePort();
+  let child: ChildProcess | null = null;
+  const start = async () => {
+    child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+      stdio: "ignore",
+    });
+    await waitFor(
+      () =>
+        new Promise<boolean>((resolve) => {
+          const s = new Socket();
+          s.once("error", () => resolve(false));
+          s.connect(port, "127.0.0.1", () => {
+            s.destroy();
+            resolve(true);
+          });
+        }),
+      10_000,
+      `redis-server on :${port}`,
+    );
+  };
+  const kill = async () => {
+    const c = child;
+    if (!c || c.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => c.once("exit", () => resolve()));
+    c.kill("SIGKILL");
+    await exited;
+  };
+  await start();
+  return { port, url: `redis://127.0.0.1:${port}`, pid: () => child?.pid, kill, start };
+}
