@@ -9,7 +9,6 @@ import { drainClosedMinutes } from "./rollup";
 import { emptyExpected, generateDecisions, publishTestPolicy, rng, writeDecisions, type Expected } from "./testing/fixtures";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const TSX = path.join(ROOT, "node_modules/.bin/tsx");
 
 let fresh: FreshDatabase;
 let db: Db;
@@ -63,7 +62,8 @@ async function expectExact(prefix: string, expected: Expected): Promise<void> {
 
 function runChild(env: Record<string, string>, killAfterMs: number | null): Promise<{ code: number | null; signal: string | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [path.join(ROOT, "lib/jobs/testing/drain-child.ts")], {
+    // node itself (not the tsx wrapper), so SIGKILL reaches the process doing the work.
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "lib/jobs/testing/drain-child.ts")], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],

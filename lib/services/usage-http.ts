@@ -43,7 +43,9 @@ export async function authenticate(request: Request, action: Action): Promise<Pr
   if (fromToken === "invalid") throw new AuthError(401, "The bearer token is not a valid admin token.", action);
   if (fromToken) return requireRole(fromToken, action);
   const { currentPrincipal } = await import("../auth/session");
-  return requireRole(await currentPrincipal(), action);
+  // Outside a Next.js request (scripts, tests) there is no session to read: anonymous.
+  const principal = await currentPrincipal().catch(() => null);
+  return requireRole(principal, action);
 }
 
 export function parseQuery<S extends z.ZodType>(schema: S, url: URL): z.infer<S> {

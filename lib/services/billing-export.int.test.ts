@@ -1,0 +1,209 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
+import { createDb, type Db } from "../db/client";
+import { keys } from "../redis/keys";
+import { closeDuePeriods } from "../jobs/billing-close";
+import { drainClosedMinutes } from "../jobs/rollup";
+import { emptyExpected, publishTestPolicy, rng, seedTenants, TEST_TENANTS, writeDecisions, type Decision, type Expected } from "../jobs/testing/fixtures";
+import { exportBilling } from "./billing-export";
+import { sha256Hex } from "./billing-format";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const NOV = Date.UTC(2026, 10, 1);
+const DAY = 86_400_000;
+/** Umbrella moves from free to pro at this instant. */
+const TIER_CHANGE = Date.UTC(2026, 10, 15);
+/** After November's close (grace 1 h) — what the worker's clock says in these tests. */
+const AFTER_CLOSE = Date.UTC(2026, 11, 1, 1, 30);
+
+interface World {
+  fresh: FreshDatabase;
+  db: Db;
+  prefix: string;
+}
+
+let redis: Redis;
+const worlds: World[] = [];
+
+/** A month of decisions on 120 distinct minutes, umbrella changing tier mid-month. Deterministic. */
+function novemberTraffic(seed: number): Decision[] {
+  const random = rng(seed);
+  const minutes = [NOV, NOV + 13 * DAY + 3_600_000, TIER_CHANGE + 60_000, NOV + 30 * DAY - 120_000];
+  while (minutes.length < 120) minutes.push(NOV + Math.floor(random() * 30 * 1_440) * 60_000);
+  const tenants = Object.values(TEST_TENANTS);
+  const out: Decision[] = [];
+  for (let i = 0; i < 3_000; i++) {
+    const minute = minutes[i < minutes.length * 4 ? i % minutes.length : Math.floor(random() * minutes.length)]!;
+    const t = i < 16 ? TEST_TENANTS.umbrella! : tenants[Math.floor(random() * tenants.length)]!;
+    const tier = t.slug === "umbrella" ? (minute >= TIER_CHANGE ? "pro" : "free") : t.tier;
+    const r = random();
+    out.push({
+      atMs: minute + Math.floor(random() * 60_000),
+      tenant: t.slug,
+      tier,
+      operation: random() < 0.6 ? "read" : "write",
+      outcome: r < 0.75 ? "allowed" : r < 0.85 ? "denied" : r < 0.93 ? "shadow_denied" : "degraded",
+      keyPrefix: `${t.slug.slice(0, 4)}0`.padEnd(12, "0"),
+    });
+  }
+  return out;
+}
+
+async function makeWorld(name: string, decisions: Decision[], expected: Expected): Promise<World> {
+  const fresh = await freshDatabase();
+  const db = createDb(fresh.url);
+  await seedTenants(db, { umbrella: "pro" });
+  await publishTestPolicy(db, 1, new Date(Date.UTC(2026, 9, 1)));
+  await publishTestPolicy(db, 2, new Date(TIER_CHANGE), { umbrella: "pro" });
+  const prefix = `${testRedisPrefix()}${name}:`;
+  await writeDecisions(redis, prefix, decisions, expected);
+  const world = { fresh, db, prefix };
+  worlds.push(world);
+  return world;
+}
+
+beforeAll(() => {
+  redis = new Redis(testRedisUrl());
+});
+
+afterAll(async () => {
+  for (const w of worlds) {
+    await w.db.$disconnect();
+    await w.fresh.drop();
+  }
+  await redis?.quit();
+});
+
+function runChild(world: World, env: Record<string, string>, killAfterMs: number | null): Promise<{ code: number | null; signal: string | null }> {
+  return new Promise((resolve, reject) => {
+    // node itself (not the tsx wrapper), so SIGKILL reaches the process doing the work.
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "lib/jobs/testing/drain-child.ts")], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: world.fresh.url,
+        REDIS_URL: testRedisUrl(),
+        SLUICE_REDIS_PREFIX: world.prefix,
+        NOW_MS: String(AFTER_CLOSE),
+        CLOSE_BILLING: "1",
+        BILLING_GRACE_MS: "3600000",
+        ...env,
+      },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const timer = killAfterMs === null ? null : setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+    child.on("error", reject);
+    child.on("exit", (code, signal) => {
+      if (timer) clearTimeout(timer);
+      if (code !== 0 && signal === null) reject(new Error(`child failed (${code}): ${err}`));
+      else resolve({ code, signal });
+    });
+  });
+}
+
+function passedIn(decisions: Decision[], tenant: string): number {
+  return decisions.filter((d) => d.tenant === tenant && d.outcome !== "denied").length;
+}
+
+describe("billing export", () => {
+  let reference: World;
+  let decisions: Decision[];
+  let referenceCsv: string;
+
+  it("exports, for a month of traffic, totals equal to the decisions that passed — exactly", async () => {
+    decisions = novemberTraffic(7);
+    reference = await makeWorld("b1", decisions, emptyExpected());
+    // While November is open the export is provisional.
+    await drainClosedMinutes({ db: reference.db, redis, prefix: reference.prefix }, { nowMs: AFTER_CLOSE });
+    const provisional = await exportBilling(reference.db, { period: "2026-11", format: "json" });
+    expect(provisional.status).toBe("provisional");
+    expect(await closeDuePeriods({ db: reference.db }, { nowMs: Date.UTC(2026, 11, 1, 0, 30), graceMs: 3_600_000 })).toEqual([]);
+    expect(await closeDuePeriods({ db: reference.db }, { nowMs: AFTER_CLOSE, graceMs: 3_600_000 })).toEqual(["2026-11"]);
+
+    const json = JSON.parse((await exportBilling(reference.db, { period: "2026-11", format: "json" })).body) as {
+      status: string;
+      lines: Array<{ tenant: string; quotaId: string; operation: string; used: number; tier: string; tierHistory: Array<{ tier: string; from: string; to: string }> }>;
+    };
+    expect(json.status).toBe("final");
+    for (const t of Object.values(TEST_TENANTS)) {
+      const allQuotaUsed = json.lines.filter((l) => l.tenant === t.slug && l.operation === "*").reduce((s, l) => s + l.used, 0);
+      expect(allQuotaUsed, t.slug).toBe(passedIn(decisions, t.slug));
+    }
+    // A tenant moving tier mid-month shows both tiers, with dates.
+    const umbrella = json.lines.filter((l) => l.tenant === "umbrella" && l.operation === "*");
+    expect(umbrella.map((l) => l.tier).sort()).toEqual(["free", "pro"]);
+    expect(umbrella[0]!.tierHistory).toEqual([
+      { tier: "free", from: "2026-11-01", to: "2026-11-14" },
+      { tier: "pro", from: "2026-11-15", to: "2026-11-30" },
+    ]);
+    const csv = await exportBilling(reference.db, { period: "2026-11", format: "csv" });
+    expect(csv.body).toContain("free:2026-11-01..2026-11-14;pro:2026-11-15..2026-11-30");
+    expect(csv.body.split("\r\n")[0]).toBe(
+      "period,status,line_type,revision,tenant,tenant_name,tier,tier_history,quota_id,operation,quota_period,limit,overage_policy,used,overage_units,denied",
+    );
+    expect(csv.body).toContain('"Globex ""Corp"""');
+    referenceCsv = csv.body;
+  }, 120_000);
+
+  it("exports the same bytes every time, with the checksum recorded with the period", async () => {
+    for (const format of ["csv", "json", "cloudevents"] as const) {
+      const a = await exportBilling(reference.db, { period: "2026-11", format });
+      const b = await exportBilling(reference.db, { period: "2026-11", format });
+      expect(b.body).toBe(a.body);
+      expect(a.checksum).toBe(sha256Hex(a.body));
+      const period = await reference.db.billingPeriod.findUniqueOrThrow({ where: { period: "2026-11" } });
+      expect((period.checksums as Record<string, string>)[format]).toBe(a.checksum);
+    }
+    const events = JSON.parse((await exportBilling(reference.db, { period: "2026-11", format: "cloudevents" })).body) as Array<{ id: string; specversion: string }>;
+    expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+    expect(events.every((e) => e.specversion === "1.0")).toBe(true);
+  });
+
+  it("gives the same totals and bytes when the worker is SIGKILLed at 20+ random points during rollup and close", async () => {
+    const crashed = await makeWorld("b2", decisions, emptyExpected());
+    const random = rng(99);
+    let kills = 0;
+    for (let run = 0; run < 80; run++) {
+      const between = random() < 0.5;
+      const result = await runChild(
+        crashed,
+        between && kills < 24 ? { CRASH_AT_STEP: String(1 + Math.floor(random() * 150)) } : {},
+        !between && kills < 24 ? 800 + Math.floor(random() * 4_000) : null,
+      );
+      if (result.signal === "SIGKILL") kills++;
+      const period = await crashed.db.billingPeriod.findUnique({ where: { period: "2026-11" } });
+      if (result.code === 0 && kills >= 20 && period?.status === "closed" && (await redis.scard(keys.usageMinutes(crashed.prefix))) === 0) break;
+    }
+    expect(kills).toBeGreaterThanOrEqual(20);
+    expect((await exportBilling(crashed.db, { period: "2026-11", format: "csv" })).body).toBe(referenceCsv);
+  }, 400_000);
+
+  it("records a late minute after the close as an adjustment line, visible in the next export", async () => {
+    const late: Decision[] = Array.from({ length: 5 }, (_, i) => ({
+      atMs: Date.UTC(2026, 10, 30, 23, 59, 30),
+      tenant: "acme",
+      tier: "free",
+      operation: "read",
+      outcome: i < 4 ? "allowed" : "denied",
+      keyPrefix: "acme00000000",
+    }));
+    await writeDecisions(redis, reference.prefix, late, emptyExpected());
+    await drainClosedMinutes({ db: reference.db, redis, prefix: reference.prefix }, { nowMs: AFTER_CLOSE + 60_000 });
+    const after = await exportBilling(reference.db, { period: "2026-11", format: "csv" });
+    expect(after.body).not.toBe(referenceCsv);
+    // The frozen lines are untouched; the late usage is its own line.
+    const lines = after.body.trim().split("\r\n");
+    const usageLines = lines.filter((l) => l.includes(",usage,"));
+    expect(usageLines.join("\r\n")).toBe(referenceCsv.trim().split("\r\n").filter((l) => l.includes(",usage,")).join("\r\n"));
+    const adjustments = lines.filter((l) => l.includes(",adjustment,"));
+    expect(adjustments).toHaveLength(1);
+    expect(adjustments[0]).toMatch(/^2026-11,final,adjustment,1,acme,"Acme, Inc.",free,.*,q_free_all_m,\*,month,300,block,4,0,1$/);
+    expect(after.revision).toBe(1);
+    expect((await exportBilling(reference.db, { period: "2026-11", format: "csv" })).body).toBe(after.body);
+  });
+});
