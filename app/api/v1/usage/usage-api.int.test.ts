@@ -1,0 +1,149 @@
+import { createHash } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { db } from "@/lib/db/client";
+import { drainClosedMinutes } from "@/lib/jobs/rollup";
+import { emptyExpected, publishTestPolicy, seedTenants, writeDecisions, type Decision } from "@/lib/jobs/testing/fixtures";
+import { getQuotas } from "@/lib/services/usage-query";
+import { GET as getBillingExport } from "../billing/exports/route";
+import { GET as getQuotasRoute } from "../quotas/route";
+import { GET as getUsage } from "./route";
+import { GET as getTop } from "./top/route";
+
+let fresh: FreshDatabase;
+let redis: Redis;
+const TOKENS = { admin: "sl_admin_test_0001", sre: "sl_sre_test_0001", product: "sl_product_test_0001", billing: "sl_billing_test_0001" } as const;
+
+function decisions(atMs: number, tenant: string, tier: "free" | "pro", keyPrefix: string, outcome: Decision["outcome"], n: number): Decision[] {
+  return Array.from({ length: n }, (_, i) => ({ atMs: atMs + i * 10, tenant, tier, operation: "read" as const, outcome, keyPrefix }));
+}
+
+/** The fixed dataset: hand-computed expectations below. */
+const DATA: Decision[] = [
+  ...decisions(Date.UTC(2026, 10, 5, 10), "acme", "free", "acmeaaaaaaaa", "allowed", 40),
+  ...decisions(Date.UTC(2026, 10, 5, 10), "acme", "free", "acmeaaaaaaaa", "denied", 30),
+  ...decisions(Date.UTC(2026, 10, 5, 11), "acme", "free", "acmebbbbbbbb", "allowed", 20),
+  ...decisions(Date.UTC(2026, 10, 8, 9), "globex", "pro", "globexaaaaaa", "allowed", 150),
+  ...decisions(Date.UTC(2026, 10, 8, 9), "globex", "pro", "globexaaaaaa", "shadow_denied", 50),
+  ...decisions(Date.UTC(2026, 10, 8, 9, 1), "globex", "pro", "globexaaaaaa", "denied", 20),
+];
+
+function req(path: string, token?: string): Request {
+  return new Request(`http://localhost${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+}
+
+beforeAll(async () => {
+  fresh = await freshDatabase();
+  process.env.DATABASE_URL = fresh.url;
+  redis = new Redis(testRedisUrl());
+  await seedTenants(db());
+  await publishTestPolicy(db(), 1, new Date(Date.UTC(2026, 9, 1)));
+  for (const [role, token] of Object.entries(TOKENS)) {
+    await db().apiToken.create({
+      data: { id: `tok_${role}`, kind: "admin", name: role, hash: createHash("sha256").update(token).digest("hex"), prefix: token.slice(0, 8), role: role as "admin" },
+    });
+  }
+  const prefix = `${testRedisPrefix()}api:`;
+  await writeDecisions(redis, prefix, DATA, emptyExpected());
+  await drainClosedMinutes({ db: db(), redis, prefix }, { nowMs: Date.now() });
+});
+
+afterAll(async () => {
+  await redis?.quit();
+  await db().$disconnect();
+  await fresh?.drop();
+});
+
+describe("GET /api/v1/usage", () => {
+  it("returns every decision exactly once, per bucket and outcome", async () => {
+    const res = await getUsage(req("/api/v1/usage?from=2026-11-01T00:00:00Z&to=2026-11-11T00:00:00Z&granularity=day", TOKENS.sre));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { points: Array<{ t: string; allowed: number; denied: number; shadowDenied: number; degraded: number }> };
+    expect(body.points).toHaveLength(10);
+    const sum = (k: "allowed" | "denied" | "shadowDenied" | "degraded") => body.points.reduce((s, p) => s + p[k], 0);
+    expect([sum("allowed"), sum("denied"), sum("shadowDenied"), sum("degraded")]).toEqual([210, 50, 50, 0]);
+    expect(body.points[4]).toMatchObject({ t: "2026-11-05T00:00:00.000Z", allowed: 60, denied: 30 });
+  });
+
+  it("filters by tenant and by tier, at minute and hour granularity", async () => {
+    const acme = (await (await getUsage(req("/api/v1/usage?from=2026-11-05T10:00:00Z&to=2026-11-05T12:00:00Z&granularity=hour&tenant=acme", TOKENS.admin))).json()) as { points: Array<{ allowed: number; denied: number }> };
+    expect(acme.points.map((p) => [p.allowed, p.denied])).toEqual([[40, 30], [20, 0]]);
+    const pro = (await (await getUsage(req("/api/v1/usage?from=2026-11-08T09:00:00Z&to=2026-11-08T09:03:00Z&granularity=minute&tier=pro", TOKENS.admin))).json()) as { points: Array<{ allowed: number; denied: number; shadowDenied: number }> };
+    expect(pro.points.map((p) => [p.allowed, p.shadowDenied, p.denied])).toEqual([[150, 50, 0], [0, 0, 20], [0, 0, 0]]);
+  });
+
+  it("answers 400 naming the field for a bad parameter, 401 without credentials", async () => {
+    const bad = await getUsage(req("/api/v1/usage?from=yesterday&to=2026-11-11T00:00:00Z&granularity=day", TOKENS.admin));
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { field: string } }).error.field).toBe("from");
+    const gran = await getUsage(req("/api/v1/usage?from=2026-11-01T00:00:00Z&to=2026-11-11T00:00:00Z&granularity=week", TOKENS.admin));
+    expect(((await gran.json()) as { error: { field: string } }).error.field).toBe("granularity");
+    const tooFine = await getUsage(req("/api/v1/usage?from=2026-10-01T00:00:00Z&to=2026-11-11T00:00:00Z&granularity=minute", TOKENS.admin));
+    expect(tooFine.status).toBe(400);
+    expect((await getUsage(req("/api/v1/usage?from=2026-11-01T00:00:00Z&to=2026-11-11T00:00:00Z&granularity=day"))).status).toBe(401);
+    expect((await getUsage(req("/api/v1/usage?from=2026-11-01T00:00:00Z&to=2026-11-11T00:00:00Z&granularity=day", "sl_wrong"))).status).toBe(401);
+  });
+});
+
+describe("GET /api/v1/usage/top", () => {
+  it("ranks tenants and key prefixes by requests and by denials, as computed by hand", async () => {
+    const byRequests = (await (await getTop(req("/api/v1/usage/top?from=2026-11-01T00:00:00Z&to=2026-11-11T00:00:00Z&by=requests&limit=5", TOKENS.product))).json()) as {
+      tenants: Array<{ tenant: string; requests: number; denied: number }>;
+      keys: Array<{ tenant: string; keyPrefix: string; requests: number; denied: number }>;
+    };
+    expect(byRequests.tenants.map((t) => [t.tenant, t.requests, t.denied])).toEqual([["globex", 220, 20], ["acme", 90, 30]]);
+    expect(byRequests.keys.map((k) => [k.keyPrefix, k.requests, k.denied])).toEqual([["globexaaaaaa", 220, 20], ["acmeaaaaaaaa", 70, 30], ["acmebbbbbbbb", 20, 0]]);
+    const byDenied = (await (await getTop(req("/api/v1/usage/top?from=2026-11-01T00:00:00Z&to=2026-11-11T00:00:00Z&by=denied&limit=1", TOKENS.admin))).json()) as { tenants: Array<{ tenant: string }> };
+    expect(byDenied.tenants.map((t) => t.tenant)).toEqual(["acme"]);
+    // A range cutting through days and hours is still exact (minutes + hours + days).
+    const partial = (await (await getTop(req("/api/v1/usage/top?from=2026-11-05T10:01:00Z&to=2026-11-08T09:01:00Z&by=requests&limit=5", TOKENS.admin))).json()) as { tenants: Array<{ tenant: string; requests: number }> };
+    expect(partial.tenants.map((t) => [t.tenant, t.requests])).toEqual([["globex", 200], ["acme", 20]]);
+  });
+
+  it("rejects a limit out of bounds", async () => {
+    const res = await getTop(req("/api/v1/usage/top?from=2026-11-01T00:00:00Z&to=2026-11-11T00:00:00Z&limit=1000", TOKENS.admin));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { field: string } }).error.field).toBe("limit");
+  });
+});
+
+describe("quotas", () => {
+  it("projects usage to period end and dates the run-out, most urgent first", async () => {
+    const { quotas } = await getQuotas(db(), { period: "2026-11", nowMs: Date.UTC(2026, 10, 11) });
+    const globex = quotas.find((q) => q.tenant === "globex" && q.quotaId === "q_pro_all_m")!;
+    // 200 passed in 10 of 30 days → 600 projected; 500 reached after 25 days.
+    expect(globex).toMatchObject({ limit: 500, used: 200, remaining: 300, projected: 600, runsOutAt: "2026-11-26T00:00:00.000Z" });
+    const acme = quotas.find((q) => q.tenant === "acme")!;
+    expect(acme).toMatchObject({ limit: 300, used: 60, remaining: 240, projected: 180, runsOutAt: null });
+    expect(quotas[0]!.tenant).toBe("globex");
+  });
+
+  it("serves /api/v1/quotas with validation", async () => {
+    const res = await getQuotasRoute(req("/api/v1/quotas?period=2026-11&tenant=acme", TOKENS.billing));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { quotas: Array<{ tenant: string; used: number }> };
+    expect(body.quotas.map((q) => [q.tenant, q.used])).toEqual([["acme", 60]]);
+    const bad = await getQuotasRoute(req("/api/v1/quotas?period=2026-13", TOKENS.billing));
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { field: string } }).error.field).toBe("period");
+  });
+});
+
+describe("GET /api/v1/billing/exports", () => {
+  it("lets billing and admin download, and answers 403 to product and sre", async () => {
+    for (const role of ["product", "sre"] as const) {
+      const res = await getBillingExport(req("/api/v1/billing/exports?period=2026-11&format=csv", TOKENS[role]));
+      expect(res.status, role).toBe(403);
+    }
+    for (const role of ["billing", "admin"] as const) {
+      const res = await getBillingExport(req("/api/v1/billing/exports?period=2026-11&format=csv", TOKENS[role]));
+      expect(res.status, role).toBe(200);
+      expect(res.headers.get("content-type")).toContain("text/csv");
+      expect(res.headers.get("x-sluice-billing-status")).toBe("provisional");
+    }
+    const bad = await getBillingExport(req("/api/v1/billing/exports?period=2026-11&format=xml", TOKENS.admin));
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { field: string } }).error.field).toBe("format");
+  });
+});
