@@ -55,26 +55,3 @@ export async function createApiToken(
   });
   return { id, kind, name, role, prefix, token };
 }
-
-/** Revokes a token by id; a service token leaves the decision API's set at once. */
-export async function revokeApiToken(
-  deps: { db: PrismaClient; redis?: RedisLike | null },
-  input: { id: string; nowMs?: number },
-  actor: string,
-): Promise<{ id: string; alreadyRevoked: boolean }> {
-  const nowMs = input.nowMs ?? Date.now();
-  return deps.db.$transaction(async (tx) => {
-    const row = await tx.apiToken.findUnique({ where: { id: input.id } });
-    if (!row) throw new ServiceError("not_found", "no such token", { field: "id" });
-    if (row.revokedAt === null) {
-      const revokedAt = new Date(nowMs);
-      await tx.apiToken.update({ where: { id: row.id }, data: { revokedAt } });
-      await writeAudit(tx, {
-        actor, action: "token.revoke", entity: "token", entityId: row.id,
-        before: { revokedAt: null }, after: { revokedAt: revokedAt.toISOString(), prefix: row.prefix, kind: row.kind },
-      });
-    }
-    if (row.kind === "service" && deps.redis) await setServiceToken(deps.redis, row.hash, false);
-    return { id: row.id, alreadyRevoked: row.revokedAt !== null };
-  });
-}

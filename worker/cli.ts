@@ -1,0 +1,213 @@
+/**
+ * The `sluice` CLI (`npm run sluice -- <command>`): policy as code for platform engineers and CI.
+ * A thin adapter over lib/services: parse arguments, call one use case, print the result. Errors
+ * print as one clean message (and every policy issue with its path), never a stack; exit code 1.
+ * Audit entries name the actor `cli:<os user>`. Needs DATABASE_URL; publish, rollback, keys and
+ * service tokens also write Redis (REDIS_URL or REDIS_CLUSTER_NODES).
+ */
+import "dotenv/config";
+import { readFile } from "node:fs/promises";
+import { userInfo } from "node:os";
+import { randomBytes } from "node:crypto";
+import { Command, CommanderError, Option } from "commander";
+import { createDb } from "../lib/db/client";
+import type { PrismaClient } from "../lib/generated/prisma/client";
+import { formatIssue } from "../lib/policy/policy-file";
+import { ROLES } from "../lib/policy/types";
+import { createRedisClient, type RedisClient } from "../lib/redis/client";
+import { applyPolicyFile, formatPlan } from "../lib/services/apply-policy-file";
+import { createApiKey } from "../lib/services/create-api-key";
+import { createApiToken } from "../lib/services/create-api-token";
+import { createUser } from "../lib/services/create-user";
+import { ServiceError } from "../lib/services/errors";
+import { exportPolicyFile } from "../lib/services/export-policy-file";
+import { publishPolicy } from "../lib/services/publish-policy";
+import { revokeApiKey } from "../lib/services/revoke-api-key";
+import { rollbackPolicy } from "../lib/services/rollback-policy";
+
+/** A failure to report as a plain message (no stack). */
+class CliError extends Error {}
+
+function actor(): string {
+  let name = process.env.USER ?? "unknown";
+  try {
+    name = userInfo().username;
+  } catch {
+    // No passwd entry (some containers): fall back to $USER.
+  }
+  return `cli:${name}`;
+}
+
+const opened: { db?: PrismaClient; redis?: RedisClient } = {};
+
+function database(): PrismaClient {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new CliError("DATABASE_URL is not set (e.g. postgresql://postgres@127.0.0.1:5432/sluice)");
+  opened.db ??= createDb(url);
+  return opened.db;
+}
+
+function redisClient(required: boolean): RedisClient | null {
+  const url = process.env.REDIS_URL;
+  const clusterNodes = process.env.REDIS_CLUSTER_NODES;
+  if (!url && !clusterNodes) {
+    if (required) throw new CliError("REDIS_URL is not set (e.g. redis://127.0.0.1:6379)");
+    return null;
+  }
+  opened.redis ??= createRedisClient({ url, clusterNodes, commandTimeoutMs: 5_000, name: "sluice-cli" });
+  return opened.redis;
+}
+
+async function closeAll(): Promise<void> {
+  await opened.db?.$disconnect().catch(() => undefined);
+  opened.redis?.disconnect();
+}
+
+const out = (text: string) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+
+export function buildProgram(): Command {
+  const program = new Command("sluice")
+    .description("Sluice: rate-limit policy as code")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+
+  program
+    .command("apply")
+    .description("apply a policy file (YAML or JSON) to the draft in one transaction; prints the plan")
+    .requiredOption("-f, --file <path>", "policy file, or - for stdin")
+    .option("--dry-run", "print the plan (created, changed, deleted) and write nothing")
+    .action(async (opts: { file: string; dryRun?: boolean }) => {
+      const text = opts.file === "-" ? await readStdin() : await readFile(opts.file, "utf8").catch((e: NodeJS.ErrnoException) => {
+        throw new CliError(`cannot read ${opts.file}: ${e.code === "ENOENT" ? "no such file" : e.message}`);
+      });
+      const result = await applyPolicyFile(database(), text, { actor: actor(), dryRun: opts.dryRun });
+      out(formatPlan(result.plan));
+      if (result.dryRun) out("Dry run: nothing was written.");
+      else if (result.applied) out("Applied. Run `sluice publish` to make it live.");
+      for (const k of result.generatedKeys) out(`New key for ${k.tenant}/${k.name} (shown once): ${k.key}`);
+    });
+
+  program
+    .command("export")
+    .description("print the draft policy as a policy file (YAML, no secrets)")
+    .action(async () => {
+      out(await exportPolicyFile(database()));
+    });
+
+  program
+    .command("publish")
+    .description("compile the draft, validate it, and make it the live version")
+    .option("--note <text>", "a note stored with the version")
+    .action(async (opts: { note?: string }) => {
+      const r = await publishPolicy({ db: database(), redis: redisClient(true)! }, { actor: actor(), note: opts.note });
+      if (r.status === "unchanged") out(`Policy unchanged: v${r.version} is live (checksum ${r.checksum.slice(0, 12)}).`);
+      else out(`Published v${r.version} (checksum ${r.checksum.slice(0, 12)})${r.previousVersion ? `, replacing v${r.previousVersion}` : ""}.`);
+    });
+
+  program
+    .command("rollback")
+    .description("republish an earlier version as a new version")
+    .requiredOption("--to <version>", "the version to restore", parseVersion)
+    .action(async (opts: { to: number }) => {
+      const r = await rollbackPolicy({ db: database(), redis: redisClient(true)! }, { actor: actor(), toVersion: opts.to });
+      out(`Rolled back: v${r.version} is live with the document of v${opts.to}.`);
+    });
+
+  const keys = program.command("keys").description("end clients' API keys");
+  keys
+    .command("create")
+    .description("create an API key for a tenant and print it once")
+    .requiredOption("--tenant <slug>", "tenant slug")
+    .option("--name <name>", "key name (unique per tenant)")
+    .action(async (opts: { tenant: string; name?: string }) => {
+      const redis = redisClient(false);
+      const k = await createApiKey({ db: database(), redis }, { tenant: opts.tenant, name: opts.name }, actor());
+      out(`Created key ${k.tenant}/${k.name} (prefix ${k.prefix}). Shown once, store it now:`);
+      out(k.key);
+      if (!redis) out("REDIS_URL is not set: the key works after the next publish.");
+    });
+  keys
+    .command("revoke")
+    .description("revoke a tenant's API key (effective immediately)")
+    .requiredOption("--tenant <slug>", "tenant slug")
+    .addOption(new Option("--name <name>", "key name").conflicts("prefix"))
+    .addOption(new Option("--prefix <prefix>", "the key's display prefix").conflicts("name"))
+    .action(async (opts: { tenant: string; name?: string; prefix?: string }) => {
+      if (!opts.name && !opts.prefix) throw new CliError("give --name or --prefix");
+      const k = await revokeApiKey({ db: database(), redis: redisClient(true) }, opts, actor());
+      out(k.alreadyRevoked ? `Key ${k.tenant}/${k.name} was already revoked.` : `Revoked key ${k.tenant}/${k.name} (${k.prefix}).`);
+    });
+
+  const tokens = program.command("tokens").description("service tokens (decision API) and admin tokens (admin API)");
+  tokens
+    .command("create")
+    .description("create a token and print it once")
+    .addOption(new Option("--kind <kind>", "service or admin").choices(["service", "admin"]).makeOptionMandatory())
+    .option("--name <name>", "a name to recognise it by")
+    .addOption(new Option("--role <role>", "role of an admin token").choices([...ROLES]).default("admin"))
+    .action(async (opts: { kind: string; name?: string; role: string }) => {
+      const t = await createApiToken({ db: database(), redis: redisClient(false) }, opts, actor());
+      out(`Created ${t.kind} token ${t.name}${t.kind === "admin" ? ` (role ${t.role})` : ""}, prefix ${t.prefix}. Shown once, store it now:`);
+      out(t.token);
+    });
+
+  const users = program.command("users").description("control-plane users");
+  users
+    .command("create")
+    .description("create a user (prints a generated password unless --password is given)")
+    .requiredOption("--email <email>", "sign-in email")
+    .addOption(new Option("--role <role>", "role").choices([...ROLES]).makeOptionMandatory())
+    .option("--name <name>", "display name")
+    .option("--password <password>", "password (default: generated and printed once)")
+    .action(async (opts: { email: string; role: string; name?: string; password?: string }) => {
+      const password = opts.password ?? randomBytes(12).toString("base64url");
+      const r = await createUser(database(), { email: opts.email, role: opts.role, name: opts.name, password }, actor());
+      if (!r.ok) throw new CliError(`${r.field}: ${r.message}`);
+      out(`Created user ${r.user.email} (${r.user.role}).`);
+      if (!opts.password) out(`Password (shown once): ${password}`);
+    });
+
+  return program;
+}
+
+function parseVersion(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new CliError(`--to: expected a version number ≥ 1, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Prints an error the way a CLI user wants it: the message, and each policy issue with its path. */
+function report(error: unknown): void {
+  if (error instanceof ServiceError) {
+    process.stderr.write(`error: ${error.message}\n`);
+    if (error.issues.length > 1) for (const issue of error.issues) process.stderr.write(`  ${formatIssue(issue)}\n`);
+  } else if (error instanceof CliError) {
+    process.stderr.write(`error: ${error.message}\n`);
+  } else if (error instanceof Error) {
+    // Infrastructure (database or Redis down, …): the message names it; the stack helps nobody here.
+    process.stderr.write(`error: ${error.message.trim().split("\n").filter(Boolean).slice(-1)[0] ?? error.name}\n`);
+  } else {
+    process.stderr.write(`error: ${String(error)}\n`);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 1; // commander printed it already
+    report(error);
+    return 1;
+  } finally {
+    await closeAll();
+  }
+}
+
+main(process.argv).then((code) => process.exit(code));
