@@ -55,3 +55,6 @@ export async function createApiToken(
   });
   return { id, kind, name, role, prefix, token };
 }
+
+/** Kept here too: app/settings/actions.ts imports it from this module. */
+export { revokeApiToken } from "./revoke-api-token";
