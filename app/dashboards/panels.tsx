@@ -1,0 +1,213 @@
+/**
+ * The dashboard panels, server-rendered around recharts client leaves. Used by /dashboards (all
+ * tenants) and embeddable in the tenant page as `<UsagePanels tenant={slug} range={range} />`.
+ */
+import Link from "next/link";
+import { AutoRefresh } from "@/components/charts/auto-refresh";
+import { CsvButton } from "@/components/charts/csv-button";
+import { QuotaBurnChart } from "@/components/charts/quota-burn-chart";
+import { TimeChart } from "@/components/charts/time-chart";
+import { db } from "@/lib/db/client";
+import { DASHBOARD_RANGES, loadDashboard, type DashboardRange } from "@/lib/services/usage-dashboard";
+
+const TIER_COLORS = ["#4f46e5", "#0891b2", "#16a34a", "#ea580c", "#db2777", "#64748b"];
+
+function RangePicker({ range, basePath }: { range: DashboardRange; basePath: string }) {
+  return (
+    <div className="flex gap-1" data-testid="range-picker">
+      {(Object.keys(DASHBOARD_RANGES) as DashboardRange[]).map((r) => (
+        <Link
+          key={r}
+          href={`${basePath}?range=${r}`}
+          className={`rounded px-2 py-1 text-xs ${r === range ? "bg-indigo-600 text-white" : "bg-slate-100 text-slate-700 hover:bg-slate-200"}`}
+        >
+          {r}
+        </Link>
+      ))}
+    </div>
+  );
+}
+
+function policyLink(version: number | null) {
+  if (version === null) return <span className="text-slate-400">no policy yet</span>;
+  return (
+    <Link className="text-indigo-700 hover:underline" href={`/policy?version=${version}#versions`}>
+      after policy v{version} (diff)
+    </Link>
+  );
+}
+
+export async function UsagePanels({ tenant, range, basePath }: { tenant?: string; range: DashboardRange; basePath: string }) {
+  const d = await loadDashboard(db(), { range, tenant, nowMs: Date.now() });
+  const scope = tenant ? `tenant ${tenant}` : "all tenants";
+  const latencyData = d.latency.map((l) => ({ ...l }));
+  return (
+    <div className="flex flex-col gap-4" data-testid="usage-panels">
+      <div className="flex flex-wrap items-center justify-between gap-2">
+        <RangePicker range={range} basePath={basePath} />
+        <div className="flex items-center gap-4 text-sm text-slate-700">
+          <span data-testid="total-decisions">{d.totals.decisions.toLocaleString("en-US")} decisions</span>
+          <span data-testid="total-deny-share">429 share {d.totals.denySharePct}%</span>
+          <AutoRefresh seconds={30} />
+        </div>
+      </div>
+
+      {d.alerts.length > 0 && (
+        <div className="card border-amber-300 bg-amber-50" data-testid="alerts">
+          <h3 className="mb-2 text-sm font-semibold text-amber-900">Alerts</h3>
+          <ul className="flex flex-col gap-1 text-sm">
+            {d.alerts.map((a) => (
+              <li key={a.id} data-testid="alert" className={a.resolvedAt ? "text-slate-500" : "text-amber-900"}>
+                <strong>{a.resolvedAt ? "resolved" : "firing"}</strong> · {a.message} · since {new Date(a.startedAt).toISOString().slice(0, 16).replace("T", " ")} UTC · {policyLink(a.policyVersion)}
+                {a.webhookStatus ? ` · webhook ${a.webhookStatus}` : ""}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+
+      <div className="grid grid-cols-1 gap-4 xl:grid-cols-2">
+        <TimeChart
+          title={`Decisions by outcome (${scope}) and 429 share`}
+          data={d.decisions}
+          markers={d.markers}
+          csvName="decisions"
+          series={[
+            { key: "allowed", label: "allowed", color: "#16a34a" },
+            { key: "denied", label: "denied", color: "#dc2626" },
+            { key: "shadowDenied", label: "shadow-denied", color: "#f59e0b" },
+            { key: "degraded", label: "degraded", color: "#64748b" },
+            { key: "denySharePct", label: "429 share %", color: "#7f1d1d", right: true },
+          ]}
+          rightUnit="%"
+        />
+        <TimeChart
+          title="Requests per second by tier (all tenants)"
+          data={d.rpsByTier.points}
+          markers={d.markers}
+          csvName="rps-by-tier"
+          series={d.rpsByTier.tiers.map((t, i) => ({ key: t, label: t, color: TIER_COLORS[i % TIER_COLORS.length]! }))}
+        />
+        <TimeChart
+          title="Decision latency p50 / p95 / p99, allow path and reject path (all tenants)"
+          data={latencyData}
+          markers={d.markers}
+          csvName="latency"
+          unit="ms"
+          series={[
+            { key: "allowP50", label: "allow p50", color: "#86efac" },
+            { key: "allowP95", label: "allow p95", color: "#22c55e" },
+            { key: "allowP99", label: "allow p99", color: "#15803d" },
+            { key: "rejectP50", label: "reject p50", color: "#fca5a5" },
+            { key: "rejectP95", label: "reject p95", color: "#ef4444" },
+            { key: "rejectP99", label: "reject p99", color: "#991b1b" },
+          ]}
+        />
+        <TimeChart
+          title="Redis errors, timeouts, breaker openings and degraded decisions (all tenants)"
+          data={d.errors}
+          markers={d.markers}
+          csvName="store-errors"
+          series={[
+            { key: "redisError", label: "redis errors", color: "#dc2626" },
+            { key: "redisTimeout", label: "timeouts", color: "#ea580c" },
+            { key: "breakerOpen", label: "breaker openings", color: "#7c3aed" },
+            { key: "degraded", label: "degraded decisions", color: "#64748b" },
+          ]}
+        />
+      </div>
+
+      <div className="grid grid-cols-1 gap-4 xl:grid-cols-2">
+        {(
+          [
+            ["Top consumers by requests", d.topByRequests, "top-requests"],
+            ["Top consumers by 429s", d.topByDenied, "top-denied"],
+          ] as const
+        ).map(([title, top, name]) => (
+          <div className="card" key={name} data-testid={name}>
+            <div className="mb-2 flex items-center justify-between">
+              <h3 className="text-sm font-semibold text-slate-800">{title}</h3>
+              <CsvButton rows={[...top.tenants.map((t) => ({ kind: "tenant", ...t, keyPrefix: "" })), ...top.keys.map((k) => ({ kind: "key", ...k }))]} columns={["kind", "tenant", "keyPrefix", "tier", "requests", "denied"]} filename={name} />
+            </div>
+            <table className="table w-full text-sm">
+              <thead>
+                <tr>
+                  <th className="text-left">tenant</th>
+                  <th className="text-left">tier</th>
+                  <th className="text-right">requests</th>
+                  <th className="text-right">429s</th>
+                </tr>
+              </thead>
+              <tbody>
+                {top.tenants.map((t) => (
+                  <tr key={t.tenant}>
+                    <td>
+                      <Link className="text-indigo-700 hover:underline" href={`/tenants/${encodeURIComponent(t.tenant)}`}>
+                        {t.tenant}
+                      </Link>
+                    </td>
+                    <td>{t.tier}</td>
+                    <td className="text-right tabular-nums">{t.requests.toLocaleString("en-US")}</td>
+                    <td className="text-right tabular-nums">{t.denied.toLocaleString("en-US")}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <h4 className="mb-1 mt-3 text-xs font-semibold uppercase text-slate-500">API key prefixes</h4>
+            <table className="table w-full text-sm">
+              <tbody>
+                {top.keys.map((k) => (
+                  <tr key={`${k.tenant}/${k.keyPrefix}`}>
+                    <td className="font-mono text-xs">{k.keyPrefix}…</td>
+                    <td>
+                      <Link className="text-indigo-700 hover:underline" href={`/tenants/${encodeURIComponent(k.tenant)}`}>
+                        {k.tenant}
+                      </Link>
+                    </td>
+                    <td className="text-right tabular-nums">{k.requests.toLocaleString("en-US")}</td>
+                    <td className="text-right tabular-nums">{k.denied.toLocaleString("en-US")}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ))}
+      </div>
+
+      <div className="grid grid-cols-1 gap-4 xl:grid-cols-2">
+        <QuotaBurnChart rows={d.quotas} />
+        <div className="card" data-testid="quota-table">
+          <h3 className="mb-2 text-sm font-semibold text-slate-800">Quota burn, most urgent first ({new Date(d.toMs).toISOString().slice(0, 7)})</h3>
+          <table className="table w-full text-sm">
+            <thead>
+              <tr>
+                <th className="text-left">tenant</th>
+                <th className="text-left">operation</th>
+                <th className="text-right">used / limit</th>
+                <th className="text-right">projected</th>
+                <th className="text-left">runs out</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.quotas.slice(0, 20).map((q) => (
+                <tr key={`${q.tenant}/${q.quotaId}`}>
+                  <td>
+                    <Link className="text-indigo-700 hover:underline" href={`/tenants/${encodeURIComponent(q.tenant)}`}>
+                      {q.tenant}
+                    </Link>
+                  </td>
+                  <td>{q.operation}</td>
+                  <td className="text-right tabular-nums">
+                    {q.used.toLocaleString("en-US")} / {q.limit.toLocaleString("en-US")}
+                  </td>
+                  <td className="text-right tabular-nums">{q.projected.toLocaleString("en-US")}</td>
+                  <td className={q.runsOutAt ? "text-red-700" : "text-slate-400"}>{q.runsOutAt ? q.runsOutAt.slice(0, 10) : "—"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,124 @@
+/**
+ * Everything the SRE dashboards draw, for all tenants or one, over 1 h / 24 h / 7 d / 30 d, as plain
+ * serialisable numbers (the charts are client leaves; the data is fetched on the server).
+ */
+import { z } from "zod";
+import type { Db } from "../db/client";
+import {
+  errorSeries,
+  latencyHistograms,
+  policyMarkers,
+  requestsByTier,
+  topConsumers,
+  usageSeries,
+  GRANULARITY_MS,
+  type Granularity,
+  type TopKey,
+  type TopTenant,
+} from "../db/usage-repo";
+import { listAlerts } from "../jobs/alerts";
+import { LATENCY_BUCKETS_MS } from "../redis/usage";
+import { getQuotas, type QuotaBurn } from "./usage-query";
+
+export const DASHBOARD_RANGES = {
+  "1h": { ms: 3_600_000, granularity: "minute" },
+  "24h": { ms: 86_400_000, granularity: "hour" },
+  "7d": { ms: 7 * 86_400_000, granularity: "hour" },
+  "30d": { ms: 30 * 86_400_000, granularity: "hour" },
+} as const satisfies Record<string, { ms: number; granularity: Granularity }>;
+export type DashboardRange = keyof typeof DASHBOARD_RANGES;
+export const dashboardRangeSchema = z.enum(["1h", "24h", "7d", "30d"]).catch("24h");
+
+export interface DashboardData {
+  range: DashboardRange;
+  granularity: Granularity;
+  fromMs: number;
+  toMs: number;
+  tenant: string | null;
+  decisions: Array<{ t: number; allowed: number; denied: number; shadowDenied: number; degraded: number; denySharePct: number }>;
+  rpsByTier: { tiers: string[]; points: Array<Record<string, number>> };
+  latency: Array<{ t: number; allowP50: number | null; allowP95: number | null; allowP99: number | null; rejectP50: number | null; rejectP95: number | null; rejectP99: number | null }>;
+  errors: Array<{ t: number; redisError: number; redisTimeout: number; breakerOpen: number; degraded: number }>;
+  topByRequests: { tenants: TopTenant[]; keys: TopKey[] };
+  topByDenied: { tenants: TopTenant[]; keys: TopKey[] };
+  quotas: QuotaBurn[];
+  markers: Array<{ version: number; t: number }>;
+  alerts: Array<{ id: string; kind: string; subject: string; message: string; startedAt: number; resolvedAt: number | null; policyVersion: number | null; webhookStatus: string | null }>;
+  totals: { decisions: number; denied: number; denySharePct: number };
+}
+
+/** The bucket's upper bound (ms) where the cumulative count reaches quantile q; null when empty. */
+export function histogramQuantile(counts: readonly number[], q: number): number | null {
+  const total = counts.reduce((s, c) => s + (c ?? 0), 0);
+  if (total === 0) return null;
+  const rank = q * total;
+  let cum = 0;
+  for (let i = 0; i <= LATENCY_BUCKETS_MS.length; i++) {
+    cum += counts[i] ?? 0;
+    if (cum >= rank) return i < LATENCY_BUCKETS_MS.length ? LATENCY_BUCKETS_MS[i]! : LATENCY_BUCKETS_MS[LATENCY_BUCKETS_MS.length - 1]! * 2;
+  }
+  return LATENCY_BUCKETS_MS[LATENCY_BUCKETS_MS.length - 1]! * 2;
+}
+
+export async function loadDashboard(db: Db, { range, tenant, nowMs }: { range: DashboardRange; tenant?: string; nowMs: number }): Promise<DashboardData> {
+  const { ms, granularity } = DASHBOARD_RANGES[range];
+  const size = GRANULARITY_MS[granularity];
+  const toMs = Math.floor(nowMs / size) * size + size;
+  const fromMs = toMs - ms;
+  const f = { fromMs, toMs, granularity };
+  const month = new Date(nowMs).toISOString().slice(0, 7);
+  const [series, tiers, hist, errors, topR, topD, quotas, markers, alerts] = await Promise.all([
+    usageSeries(db, { ...f, tenant }),
+    requestsByTier(db, f),
+    latencyHistograms(db, f),
+    errorSeries(db, f),
+    topConsumers(db, { fromMs, toMs, by: "requests", limit: 10, tenant }),
+    topConsumers(db, { fromMs, toMs, by: "denied", limit: 10, tenant }),
+    getQuotas(db, { period: month, tenant, nowMs }),
+    policyMarkers(db, { fromMs, toMs }),
+    listAlerts(db, { sinceMs: fromMs, limit: 50 }),
+  ]);
+  let total = 0;
+  let denied = 0;
+  const decisions = series.map((p) => {
+    const all = p.allowed + p.denied + p.shadowDenied + p.degraded;
+    total += all;
+    denied += p.denied;
+    return { t: p.bucketStartMs, allowed: p.allowed, denied: p.denied, shadowDenied: p.shadowDenied, degraded: p.degraded, denySharePct: all ? Math.round((p.denied / all) * 1000) / 10 : 0 };
+  });
+  const seconds = size / 1000;
+  return {
+    range,
+    granularity,
+    fromMs,
+    toMs,
+    tenant: tenant ?? null,
+    decisions,
+    rpsByTier: {
+      tiers: tiers.tiers,
+      points: tiers.points.map((p) => {
+        const out: Record<string, number> = { t: p.bucketStartMs };
+        for (const t of tiers.tiers) out[t] = Math.round(((p[t] ?? 0) / seconds) * 1000) / 1000;
+        return out;
+      }),
+    },
+    latency: [...hist.entries()].map(([t, h]) => ({
+      t,
+      allowP50: histogramQuantile(h.allowed, 0.5),
+      allowP95: histogramQuantile(h.allowed, 0.95),
+      allowP99: histogramQuantile(h.allowed, 0.99),
+      rejectP50: histogramQuantile(h.denied, 0.5),
+      rejectP95: histogramQuantile(h.denied, 0.95),
+      rejectP99: histogramQuantile(h.denied, 0.99),
+    })),
+    errors: errors.map((e) => ({ t: e.bucketStartMs, redisError: e.redisError, redisTimeout: e.redisTimeout, breakerOpen: e.breakerOpen, degraded: e.degraded })),
+    topByRequests: topR,
+    topByDenied: topD,
+    quotas: quotas.quotas.slice(0, 50),
+    markers: markers.map((m) => ({ version: m.version, t: Math.floor(m.atMs / size) * size })),
+    alerts: alerts
+      .filter((a) => !tenant || a.subject === `tenant:${tenant}` || a.subject.startsWith(`${tenant}/`))
+      .map((a) => ({ id: a.id, kind: a.kind, subject: a.subject, message: a.message, startedAt: a.startedAt.getTime(), resolvedAt: a.resolvedAt?.getTime() ?? null, policyVersion: a.policyVersion, webhookStatus: a.webhookStatus })),
+    totals: { decisions: total, denied, denySharePct: total ? Math.round((denied / total) * 1000) / 10 : 0 },
+  };
+}
