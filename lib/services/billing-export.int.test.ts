@@ -10,6 +10,7 @@ import { drainClosedMinutes } from "../jobs/rollup";
 import { emptyExpected, publishTestPolicy, rng, seedTenants, TEST_TENANTS, writeDecisions, type Decision, type Expected } from "../jobs/testing/fixtures";
 import { exportBilling } from "./billing-export";
 import { sha256Hex } from "./billing-format";
+import { reconcileBilling } from "./billing-reconcile";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const NOV = Date.UTC(2026, 10, 1);
@@ -181,6 +182,9 @@ describe("billing export", () => {
     }
     expect(kills).toBeGreaterThanOrEqual(20);
     expect((await exportBilling(crashed.db, { period: "2026-11", format: "csv" })).body).toBe(referenceCsv);
+    const report = await reconcileBilling(crashed.db, "2026-11");
+    expect(report.rows.map((r) => [r.tenant, r.rollups])).toEqual(Object.keys(TEST_TENANTS).sort().map((t) => [t, passedIn(decisions, t)]));
+    expect(report.ok).toBe(true);
   }, 400_000);
 
   it("records a late minute after the close as an adjustment line, visible in the next export", async () => {
@@ -205,5 +209,7 @@ describe("billing export", () => {
     expect(adjustments[0]).toMatch(/^2026-11,final,adjustment,1,acme,"Acme, Inc.",free,.*,q_free_all_m,\*,month,300,block,4,0,1$/);
     expect(after.revision).toBe(1);
     expect((await exportBilling(reference.db, { period: "2026-11", format: "csv" })).body).toBe(after.body);
+    // Rollups, quota usage and export (lines + adjustment) still agree.
+    expect((await reconcileBilling(reference.db, "2026-11")).ok).toBe(true);
   });
 });

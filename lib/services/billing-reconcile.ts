@@ -1,0 +1,48 @@
+/**
+ * Billing reconciliation for a month, per tenant: the decisions the decision servers counted as
+ * passed (their per-minute aggregates, as drained into the rollups), the quota usage kept from
+ * them, and the exported totals (usage lines + adjustments) of the tenant's all-operations monthly
+ * quotas. Any difference fails the check and is shown on the Billing page.
+ */
+import type { Db } from "../db/client";
+import { monthRangeMs } from "../db/billing-repo";
+import { pgTs } from "../db/usage-repo";
+import { buildStatement } from "./billing-statement";
+
+export interface ReconcileRow {
+  tenant: string;
+  /** Passed decisions (allowed + shadow-denied + degraded) in the rollups. */
+  rollups: number;
+  /** Used units of the tenant's `*` monthly quotas in QuotaUsage; null when it has none. */
+  quotaUsage: number | null;
+  /** Exported used of those quotas (lines + adjustments); null when it has none. */
+  exported: number | null;
+  ok: boolean;
+}
+
+export async function reconcileBilling(db: Db, month: string): Promise<{ period: string; ok: boolean; rows: ReconcileRow[] }> {
+  const { startMs, endMs } = monthRangeMs(month);
+  const rollups = await db.$queryRawUnsafe<{ tenant: string; n: bigint }[]>(
+    `SELECT "tenant", sum("count")::bigint AS n FROM "UsageRollup"
+      WHERE "granularity" = 'day' AND "bucketStart" >= $1::timestamp(3) AND "bucketStart" < $2::timestamp(3)
+        AND "keyPrefix" = '' AND "tenant" NOT IN ('', '_') AND "tenant" NOT LIKE '*:%' AND "outcome" <> 'denied'
+      GROUP BY 1`,
+    pgTs(startMs),
+    pgTs(endMs),
+  );
+  const statement = await buildStatement(db, month);
+  const allOps = [...statement.lines, ...statement.adjustments].filter((l) => l.operation === "*" && l.quotaPeriod === "month");
+  const quotaIds = new Set(allOps.map((l) => l.quotaId));
+  const usage = await db.quotaUsage.findMany({ where: { period: month, quotaId: { in: [...quotaIds] } } });
+  const tenants = new Set([...rollups.map((r) => r.tenant), ...allOps.map((l) => l.tenant)]);
+  const rows: ReconcileRow[] = [...tenants].sort().map((tenant) => {
+    const r = Number(rollups.find((x) => x.tenant === tenant)?.n ?? 0n);
+    const lines = allOps.filter((l) => l.tenant === tenant);
+    const q = usage.filter((u) => u.tenant === tenant);
+    const quotaUsage = lines.length || q.length ? q.reduce((s, u) => s + Number(u.used), 0) : null;
+    const exported = lines.length ? lines.reduce((s, l) => s + l.used, 0) : null;
+    const ok = (quotaUsage === null || quotaUsage === r) && (exported === null || exported === r);
+    return { tenant, rollups: r, quotaUsage, exported, ok };
+  });
+  return { period: month, ok: rows.every((r) => r.ok), rows };
+}
