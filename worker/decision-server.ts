@@ -244,11 +244,14 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     if (!body.ok) return invalid(res, { field: "", message: "body: malformed JSON" });
     const parsed = parseCheckBody(body.value);
     if (!parsed.ok) return invalid(res, parsed.error);
+    // Server-Timing tells the caller how long the decision itself took (store call included).
+    const started = performance.now();
     if (parsed.batch) {
       const results = await Promise.all(parsed.requests.map((r) => engine.decide(r)));
-      return json(res, 200, { results });
+      return json(res, 200, { results }, { "Server-Timing": `decide;dur=${(performance.now() - started).toFixed(2)}` });
     }
-    json(res, 200, await engine.decide(parsed.request));
+    const answer = await engine.decide(parsed.request);
+    json(res, 200, answer, { "Server-Timing": `decide;dur=${(performance.now() - started).toFixed(2)}` });
   }
 
   async function handleForwardAuth(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {

@@ -116,7 +116,7 @@ export class DecisionEngine {
           return this.failurePath(ctx, failureMode, null, keyHash, cost, dryRun, startedMs, "breaker_open");
         }
         try {
-          slug = await withTimeout(this.deps.keyIndex.fetch(keyHash), this.deps.storeTimeoutMs);
+          slug = await withTimeout(this.deps.keyIndex.fetch(keyHash), this.budgetMs(startedMs));
           this.deps.breaker.success(this.now());
         } catch (error) {
           const kind = this.storeFailed(error, startedMs);
@@ -155,7 +155,7 @@ export class DecisionEngine {
     }
     let decision: StoreDecision;
     try {
-      decision = await withTimeout(this.deps.store.check(checks, { cost, dryRun }), this.deps.storeTimeoutMs);
+      decision = await withTimeout(this.deps.store.check(checks, { cost, dryRun }), this.budgetMs(startedMs));
       this.deps.breaker.success(this.now());
     } catch (error) {
       const kind = this.storeFailed(error, startedMs);
@@ -176,6 +176,14 @@ export class DecisionEngine {
       else any = true;
     }
     return any;
+  }
+
+  /**
+   * The store timeout is a budget for the whole decision: a key lookup and the check together
+   * never take longer than storeTimeoutMs (at least 1 ms is left for the check).
+   */
+  private budgetMs(startedMs: number): number {
+    return Math.max(1, this.deps.storeTimeoutMs - (this.now() - startedMs));
   }
 
   private storeFailed(error: unknown, startedMs: number): UsageError {

@@ -19,6 +19,8 @@ export const FIXTURE_KEYS = {
   conc: "sk_test_conc_0001",
   quota: "sk_test_quota_0001",
   local: "sk_test_local_0001",
+  burst1: "sk_test_burst_0001",
+  burst2: "sk_test_burst_0002",
 } as const;
 
 /** The fixture as a policy file (tenants carry plaintext keys, as in `sluice apply`). */
@@ -58,6 +60,10 @@ export function fixturePolicyFile(): PolicyFileInput {
         limits: [{ operation: "*", scope: "tenant", algorithm: "concurrency", limit: 1, leaseTtl: "30s" }],
       },
       {
+        name: "bursty",
+        limits: [{ operation: "*", scope: "api_key", algorithm: "token_bucket", limit: 50, window: "1s", burst: 50 }],
+      },
+      {
         name: "quota",
         limits: [],
         quotas: [{ operation: "*", period: "month", limit: 3, overage: "block" }],
@@ -71,6 +77,7 @@ export function fixturePolicyFile(): PolicyFileInput {
       { slug: "shady", name: "Shadow", tier: "shadowy", keys: [{ name: "a", key: FIXTURE_KEYS.shadow }] },
       { slug: "conc", name: "Conc", tier: "conc", keys: [{ name: "a", key: FIXTURE_KEYS.conc }] },
       { slug: "quota", name: "Quota", tier: "quota", keys: [{ name: "a", key: FIXTURE_KEYS.quota }] },
+      { slug: "burst", name: "Burst", tier: "bursty", keys: [{ name: "a", key: FIXTURE_KEYS.burst1 }, { name: "b", key: FIXTURE_KEYS.burst2 }] },
     ],
   };
 }
