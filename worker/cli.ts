@@ -9,6 +9,7 @@ import "dotenv/config";
 import { readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { randomBytes } from "node:crypto";
+import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Option } from "commander";
 import { createDb } from "../lib/db/client";
 import type { PrismaClient } from "../lib/generated/prisma/client";
@@ -210,4 +211,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv).then((code) => process.exit(code));
+// Run only as a script (tests import buildProgram without running anything).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv).then((code) => process.exit(code));
+}

@@ -1,0 +1,75 @@
+import { execFile } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { createDb } from "@/lib/db/client";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const DEMO = path.join(ROOT, "examples/demo-policy.yaml");
+
+let fresh: FreshDatabase;
+let db: PrismaClient;
+
+function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      path.join(ROOT, "node_modules/.bin/tsx"),
+      [path.join(ROOT, "worker/cli.ts"), ...args],
+      {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: fresh.url, REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: `${testRedisPrefix()}cli:`, NODE_NO_WARNINGS: "1" },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+beforeAll(async () => {
+  fresh = await freshDatabase();
+  db = createDb(fresh.url);
+});
+afterAll(async () => {
+  await db?.$disconnect();
+  await fresh?.drop();
+});
+
+describe("sluice CLI", () => {
+  it("apply --dry-run prints the plan and writes nothing", async () => {
+    const r = await sluice("apply", "-f", DEMO, "--dry-run");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("+ tier free");
+    expect(r.stdout).toMatch(/\d+ to create, 0 to change, 0 to delete/);
+    expect(r.stdout).toContain("Dry run: nothing was written.");
+    expect(await db.tier.count()).toBe(0);
+    expect(await db.auditEntry.count()).toBe(0);
+  });
+
+  it("a bad file exits 1 naming every failing path, without a stack trace, and writes nothing", async () => {
+    const bad = path.join(tmpdir(), `sluice-bad-${process.pid}.yaml`);
+    writeFileSync(bad, readFileSync(DEMO, "utf8").replace("leaseTtl: 30s }", "leaseTtl: soon }"));
+    const r = await sluice("apply", "-f", bad);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('error: tiers[0].limits[3].leaseTtl: expected a duration like 30s, got "soon"');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(await db.tier.count()).toBe(0);
+  });
+
+  it("apply, then apply again changes nothing; publish, then publish again says unchanged", async () => {
+    const first = await sluice("apply", "-f", DEMO);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain("Applied.");
+    const second = await sluice("apply", "-f", DEMO);
+    expect(second.stdout).toContain("No changes.");
+    const published = await sluice("publish");
+    expect(published.stdout).toMatch(/^Published v1 /);
+    const again = await sluice("publish");
+    expect(again.stdout).toMatch(/^Policy unchanged: v1 is live/);
+    const audit = await db.auditEntry.findFirstOrThrow({ where: { action: "policy.publish" } });
+    expect(audit.actor).toMatch(/^cli:/);
+  });
+});
