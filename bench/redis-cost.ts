@@ -1,0 +1,98 @@
+/**
+ * `npm run bench:redis-cost` — what one decision costs Redis. For each algorithm, INFO commandstats
+ * and INFO cpu are read before and after 100,000 single-limit decisions (1,000 subjects, 64 in
+ * flight, auto-pipelined), giving:
+ * - commands per decision: calls the client sent (EVALSHA, plus EVAL after a NOSCRIPT); goal 1;
+ * - script µs per decision: the `usec` Redis accounts to those calls (the script and every command
+ *   it runs inside); goal ≤ 20;
+ * - server CPU µs per decision: used_cpu_user + used_cpu_sys, network I/O included.
+ * Runs against its own redis-server on a free port (so nobody else's traffic is counted), or
+ * against BENCH_REDIS_URL=… (then other clients' traffic adds to the figures; keys `bench<pid>:*`
+ * expire with their windows, nothing is flushed).
+ */
+import { Redis } from "ioredis";
+import { startRedisServer, type RedisServer } from "../test/redis-cluster";
+import { createRedisStore } from "../lib/store/redis";
+import type { LimitCheck } from "../lib/store/types";
+
+const DECISIONS = Number(process.env.DECISIONS ?? 100_000);
+const IN_FLIGHT = 64;
+const SUBJECTS = 1_000;
+
+type Variant = { name: string; check: Omit<LimitCheck, "key"> };
+
+const base = { kind: "limit" as const, limit: 1_000, windowMs: 60_000, burst: 1_000, precision: 1, mode: "reject" as const, maxDelayMs: 0, leaseTtlMs: 30_000 };
+const VARIANTS: Variant[] = [
+  { name: "sliding_window_counter (precision 1)", check: { ...base, algorithm: "sliding_window_counter" } },
+  { name: "sliding_window_counter (precision 10)", check: { ...base, algorithm: "sliding_window_counter", precision: 10 } },
+  { name: "fixed_window", check: { ...base, algorithm: "fixed_window" } },
+  { name: "token_bucket", check: { ...base, algorithm: "token_bucket" } },
+  { name: "leaky_bucket (delay)", check: { ...base, algorithm: "leaky_bucket", mode: "delay", maxDelayMs: 500 } },
+  { name: "sliding_window_log (limit 100)", check: { ...base, algorithm: "sliding_window_log", limit: 100 } },
+  { name: "concurrency", check: { ...base, algorithm: "concurrency", limit: 100, leaseTtlMs: 1_000 } },
+  { name: "quota (month)", check: { ...base, algorithm: "quota", kind: "quota", period: "month", overage: "block", limit: 1_000_000 } },
+];
+
+interface Stats {
+  calls: number;
+  usec: number;
+  cpuUs: number;
+}
+
+async function stats(redis: Redis): Promise<Stats> {
+  const info = await redis.info("commandstats");
+  let calls = 0;
+  let usec = 0;
+  for (const m of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+),usec=(\d+)/gm)) {
+    calls += Number(m[2]);
+    usec += Number(m[3]);
+  }
+  const cpu = await redis.info("cpu");
+  const num = (name: string) => Number(new RegExp(`^${name}:([0-9.]+)`, "m").exec(cpu)?.[1] ?? 0);
+  return { calls, usec, cpuUs: (num("used_cpu_user") + num("used_cpu_sys")) * 1e6 };
+}
+
+async function main(): Promise<void> {
+  let server: RedisServer | undefined;
+  const url = process.env.BENCH_REDIS_URL ?? (server = await startRedisServer()).url;
+  const redis = new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 1 });
+  const statsClient = new Redis(url);
+  const store = createRedisStore(redis);
+  const rows: string[] = [];
+  try {
+    for (const variant of VARIANTS) {
+      const checks = Array.from({ length: SUBJECTS }, (_, i): LimitCheck => ({ ...variant.check, key: `bench${process.pid}:{t:t${i % 50}}:c:${variant.check.algorithm}${variant.check.precision}:${i}` }));
+      await store.check([checks[0]], { cost: 1, dryRun: false }); // load the script
+      const before = await stats(statsClient);
+      const started = process.hrtime.bigint();
+      let next = 0;
+      let allowed = 0;
+      await Promise.all(
+        Array.from({ length: IN_FLIGHT }, async () => {
+          while (next < DECISIONS) {
+            const n = next++;
+            if ((await store.check([checks[n % SUBJECTS]], { cost: 1, dryRun: false })).allowed) allowed++;
+          }
+        }),
+      );
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const after = await stats(statsClient);
+      rows.push(
+        `| ${variant.name} | ${((after.calls - before.calls) / DECISIONS).toFixed(2)} | ${((after.usec - before.usec) / DECISIONS).toFixed(1)} | ${((after.cpuUs - before.cpuUs) / DECISIONS).toFixed(1)} | ${Math.round(DECISIONS / seconds)} | ${((100 * allowed) / DECISIONS).toFixed(0)}% |`,
+      );
+    }
+  } finally {
+    redis.disconnect();
+    statsClient.disconnect();
+    await server?.stop();
+  }
+  console.log(`## Redis cost per decision (${DECISIONS.toLocaleString("en")} single-limit decisions per row, ${SUBJECTS} subjects, ${IN_FLIGHT} in flight)\n`);
+  console.log("| algorithm | commands / decision | script µs / decision (commandstats) | server CPU µs / decision | decisions/s (one client) | allowed |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
+  for (const row of rows) console.log(row);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
