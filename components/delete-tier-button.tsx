@@ -1,8 +1,10 @@
 "use client";
+import { useRouter } from "next/navigation";
 import { useState, useTransition } from "react";
 import { deleteTierAction } from "@/app/tiers/actions";
 
 export function DeleteTierButton({ name, tenants }: { name: string; tenants: number }) {
+  const router = useRouter();
   const [message, setMessage] = useState<string | null>(null);
   const [pending, start] = useTransition();
   return (
@@ -15,7 +17,7 @@ export function DeleteTierButton({ name, tenants }: { name: string; tenants: num
           if (!window.confirm(`Delete tier ${name} from the draft?`)) return;
           start(async () => {
             const r = await deleteTierAction(name);
-            if (r.ok) window.location.assign("/tiers");
+            if (r.ok) router.push("/tiers");
             else setMessage(r.message);
           });
         }}

@@ -4,6 +4,7 @@
  * validated with the policy file's own zod schemas (lib/policy/policy-file.ts) as you type, and
  * the server validates again on save. Saving changes the draft; publishing is on the Policy page.
  */
+import { useRouter } from "next/navigation";
 import { useMemo, useState, useTransition } from "react";
 import { limitSchema, quotaSchema } from "@/lib/policy/policy-file";
 import { ALGORITHMS, MODES, OVERAGES, PERIODS, SCOPES } from "@/lib/policy/types";
@@ -86,6 +87,7 @@ export function TierEditor({
   canEdit: boolean;
   save: SaveTier;
 }) {
+  const router = useRouter();
   const [tier, setTier] = useState<TierDraft>(initial);
   const [selected, setSelected] = useState<number | null>(null);
   const [result, setResult] = useState<ActionResult | null>(null);
@@ -121,7 +123,7 @@ export function TierEditor({
     startTransition(async () => {
       const r = await save({ originalName: isNew ? null : initial.name, tier });
       setResult(r);
-      if (r.ok && isNew) window.location.assign(`/tiers?tier=${encodeURIComponent(tier.name)}`);
+      if (r.ok && isNew) router.push(`/tiers?tier=${encodeURIComponent(tier.name)}`);
     });
   }
 

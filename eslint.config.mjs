@@ -1,0 +1,76 @@
+// ESLint 9 flat config: Next.js rules plus the import boundaries of STYLE.md, enforced.
+import { defineConfig, globalIgnores } from "eslint/config";
+import nextVitals from "eslint-config-next/core-web-vitals";
+import nextTs from "eslint-config-next/typescript";
+
+const TESTS = ["**/*.test.ts", "**/*.int.test.ts", "**/*.spec.ts", "e2e/**", "test/**"];
+
+export default defineConfig([
+  ...nextVitals,
+  ...nextTs,
+  globalIgnores([".next/**", "node_modules/**", "lib/generated/**", ".data/**", "coverage/**", "playwright-report/**", "test-results/**", "next-env.d.ts"]),
+  {
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+    },
+  },
+  {
+    // lib/policy is the pure core (no I/O, no clock, no env): it imports only zod and itself.
+    files: ["lib/policy/*.ts"],
+    ignores: TESTS,
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ regex: "^(?!zod$|zod/|\\./|@/lib/policy/)", message: "lib/policy imports only zod and lib/policy (STYLE.md: the pure core)." }] },
+      ],
+    },
+  },
+  {
+    files: ["lib/policy/*/**/*.ts"],
+    // parity-suite.ts is a test helper (it drives Redis to prove the Lua twins equal); not the core.
+    ignores: [...TESTS, "lib/policy/**/parity-suite.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ regex: "^(?!zod$|zod/|\\./|\\.\\./(?!\\.\\./)|@/lib/policy/)", message: "lib/policy imports only zod and lib/policy (STYLE.md: the pure core)." }] },
+      ],
+    },
+  },
+  {
+    // UI components get data from pages and server actions, never from the database or Redis.
+    files: ["components/**/*.{ts,tsx}"],
+    ignores: TESTS,
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            { name: "ioredis", message: "components never talk to Redis." },
+            { name: "pg", message: "components never talk to PostgreSQL." },
+          ],
+          patterns: [
+            { group: ["@/lib/db", "@/lib/db/*", "**/lib/db", "**/lib/db/*"], message: "components never import lib/db: read data in a page or server action." },
+            { group: ["@/lib/redis", "@/lib/redis/*", "**/lib/redis", "**/lib/redis/*"], message: "components never import lib/redis." },
+            { group: ["@prisma/*", "@/lib/generated/*"], message: "components never import Prisma." },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // lib/ is framework-free: the app and its components depend on lib, never the reverse.
+    files: ["lib/**/*.ts"],
+    ignores: [...TESTS, "lib/policy/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["@/app", "@/app/*", "**/app/*"], message: "lib never imports app/ (thin adapters live in app/)." },
+            { group: ["@/components", "@/components/*", "**/components/*"], message: "lib never imports components/." },
+          ],
+        },
+      ],
+    },
+  },
+]);

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb } from "../db/client";
+import type { PrismaClient } from "../generated/prisma/client";
+import { createUser } from "./create-user";
+import { LOGIN_INVALID_MESSAGE, LOGIN_WINDOW_MS, login, loginLockout } from "./login";
+
+let db: PrismaClient;
+const T0 = Date.UTC(2026, 11, 2, 12, 0, 0);
+
+beforeAll(async () => {
+  db = createDb(process.env.DATABASE_URL);
+  const r = await createUser(db, { email: "Pat@Example.com", password: "correct-horse-1", role: "product" }, "test");
+  expect(r.ok).toBe(true);
+  await createUser(db, { email: "sam@example.com", password: "correct-horse-2", role: "sre" }, "test");
+  await createUser(db, { email: "dee@example.com", password: "correct-horse-3", role: "billing" }, "test");
+});
+
+afterAll(async () => {
+  await db.$disconnect();
+});
+
+describe("sign-in", () => {
+  it("accepts the right password (email case-insensitive) and returns the role", async () => {
+    const r = await login(db, { email: "pat@example.com", password: "correct-horse-1" }, T0);
+    expect(r).toMatchObject({ ok: true, principal: { email: "pat@example.com", role: "product" } });
+  });
+
+  it("stores the password as a bcrypt hash of cost 12, never the plaintext", async () => {
+    const user = await db.user.findUniqueOrThrow({ where: { email: "pat@example.com" } });
+    expect(user.passwordHash).toMatch(/^\$2[aby]\$12\$/);
+    expect(user.passwordHash).not.toContain("correct-horse-1");
+  });
+
+  it("gives the same answer for an unknown user and a wrong password", async () => {
+    const unknown = await login(db, { email: "nobody@example.com", password: "whatever-123" }, T0);
+    const wrong = await login(db, { email: "sam@example.com", password: "wrong-password" }, T0);
+    expect(unknown).toEqual({ ok: false, reason: "invalid", message: LOGIN_INVALID_MESSAGE });
+    expect(wrong).toEqual(unknown);
+  });
+
+  it("locks an account after 5 failures in 15 minutes (429), even for the right password, until the window passes", async () => {
+    const email = "dee@example.com";
+    for (let i = 0; i < 5; i++) {
+      const r = await login(db, { email, password: `nope-${i}` }, T0 + i * 1000);
+      expect(r).toMatchObject({ ok: false, reason: "invalid" });
+    }
+    const locked = await login(db, { email, password: "correct-horse-3" }, T0 + 10_000);
+    expect(locked).toMatchObject({ ok: false, reason: "rate_limited" });
+    if (!locked.ok && locked.reason === "rate_limited") {
+      // The oldest failure (T0) leaves the window at T0 + 15 min: 890 s after T0 + 10 s.
+      expect(locked.retryAfterSeconds).toBe(890);
+    }
+    // Another account is not affected.
+    expect((await login(db, { email: "pat@example.com", password: "correct-horse-1" }, T0 + 10_000)).ok).toBe(true);
+    // After the window the right password works again.
+    const later = await login(db, { email, password: "correct-horse-3" }, T0 + LOGIN_WINDOW_MS + 5_000);
+    expect(later.ok).toBe(true);
+  });
+
+  it("rate-limits unknown accounts too, so probing cannot tell them apart", async () => {
+    const email = "ghost@example.com";
+    for (let i = 0; i < 5; i++) await login(db, { email, password: "x-password" }, T0 + i);
+    expect(await loginLockout(db, email, T0 + 100)).toMatchObject({ locked: true });
+    expect(await login(db, { email, password: "x-password" }, T0 + 100)).toMatchObject({ reason: "rate_limited" });
+  });
+
+  it("refuses a disabled user with the same message", async () => {
+    await db.user.update({ where: { email: "sam@example.com" }, data: { disabledAt: new Date(T0) } });
+    const r = await login(db, { email: "sam@example.com", password: "correct-horse-2" }, T0 + 2 * LOGIN_WINDOW_MS);
+    expect(r).toEqual({ ok: false, reason: "invalid", message: LOGIN_INVALID_MESSAGE });
+  });
+
+  it("rejects a duplicate email and a short password as field errors", async () => {
+    expect(await createUser(db, { email: "pat@example.com", password: "long-enough-1", role: "sre" }, "test")).toMatchObject({ ok: false, field: "email" });
+    expect(await createUser(db, { email: "new@example.com", password: "short", role: "sre" }, "test")).toMatchObject({ ok: false, field: "password" });
+  });
+});
