@@ -11,10 +11,13 @@
  *      `total + c + Σ_{j≠m active} max(0, limit × w_j / W − used_j) ≤ limit`.
  * Consequences, each tested in fair-share.test.ts:
  * - a tenant alone (nobody else active) may use the whole cap;
- * - under contention every active tenant can always get its weight's share of each window, so a
- *   tier gets at least the sum of its tenants' shares, and no tenant can take the whole cap from
+ * - under contention every active tenant can always get its weight's share of each window
+ *   (⌊limit × w / W⌋ units of cost 1), so a tier gets the sum of its tenants' shares (less at most
+ *   one unit per tenant, to rounding), and no tenant can take the whole cap from
  *   others: the unused part of every other active tenant's share is held back for it;
- * - capacity nobody claims is not wasted: any active tenant may borrow it.
+ * - capacity not owed to anybody (the shares of tenants that are not active, and whatever active
+ *   tenants have already used beyond) may be borrowed by any active tenant; the unused part of an
+ *   active tenant's share stays held for it until the window ends (the price of the guarantee).
  * Activity is remembered for one extra window so that a tenant that was crowded out (denied) is
  * owed its share from the first instant of the next window. A tenant appearing for the first time
  * mid-window gets what is left of that window, and its full share from the next one.
