@@ -254,6 +254,8 @@ interface TierOperationIndex {
   limits: Map<string, CompiledLimit[]>;
   quotas: Map<string, CompiledQuota[]>;
   caps: Map<string, CompiledGlobalCap[]>;
+  /** tenant\0operation → the answer with that tenant's overrides, valid for nowMs in [fromMs, untilMs). */
+  tenants: Map<string, { result: EffectiveLimits; fromMs: number; untilMs: number }>;
 }
 
 const limitIndexes = new WeakMap<object, Map<string, TierOperationIndex>>();
@@ -270,7 +272,7 @@ function tierIndex(doc: CompiledPolicyBody, tierName: string): TierOperationInde
   if (!index) {
     const tier = doc.tiers[tierName];
     if (!tier) return null;
-    index = { limits: new Map(), quotas: new Map(), caps: new Map() };
+    index = { limits: new Map(), quotas: new Map(), caps: new Map(), tenants: new Map() };
     perDoc.set(tierName, index);
   }
   return index;
@@ -280,8 +282,8 @@ function tierIndex(doc: CompiledPolicyBody, tierName: string): TierOperationInde
  * The limits, quotas and global caps a request of `tenantSlug` for `operationName` is checked
  * against at `nowMs`: the tier's rows for that operation (or `*`), with each live (unexpired)
  * override replacing the tier's row for the same operation and scope (or period). Null for an
- * unknown tenant, or a tenant whose tier the document lacks. Results without live overrides are
- * cached per document; callers must not mutate them.
+ * unknown tenant, or a tenant whose tier the document lacks. Results are cached per document (with
+ * overrides: until the next expiry); callers must not mutate them.
  */
 export function limitsFor(
   doc: CompiledPolicyBody,
@@ -311,24 +313,39 @@ export function limitsFor(
     index.caps.set(operationName, globalCaps);
   }
 
-  if (tenant.overrides.length > 0) {
-    const live = tenant.overrides.filter(
-      (o) => applies(o.operation, operationName) && (o.expiresAtMs === null || nowMs < o.expiresAtMs),
-    );
-    const liveLimits = live.filter((o): o is Extract<CompiledOverride, { kind: "limit" }> => o.kind === "limit");
-    const liveQuotas = live.filter((o): o is Extract<CompiledOverride, { kind: "quota" }> => o.kind === "quota");
-    if (liveLimits.length > 0) {
-      limits = [
-        ...limits.filter((l) => !liveLimits.some((o) => o.operation === l.operation && o.scope === l.scope)),
-        ...liveLimits.map((o) => o.limit),
-      ];
+  if (tenant.overrides.length === 0) return { tenant, tier, operation: operationName, limits, quotas, globalCaps };
+
+  // With overrides, the answer changes only when one expires: cache it for [fromMs, untilMs).
+  const cacheKey = `${tenant.slug}\u0000${operationName}`;
+  const hit = index.tenants.get(cacheKey);
+  if (hit && hit.fromMs <= nowMs && nowMs < hit.untilMs) return hit.result;
+  let fromMs = -Infinity;
+  let untilMs = Infinity;
+  const liveLimits: Extract<CompiledOverride, { kind: "limit" }>[] = [];
+  const liveQuotas: Extract<CompiledOverride, { kind: "quota" }>[] = [];
+  for (const o of tenant.overrides) {
+    if (!applies(o.operation, operationName)) continue;
+    if (o.expiresAtMs !== null && o.expiresAtMs <= nowMs) {
+      fromMs = Math.max(fromMs, o.expiresAtMs);
+      continue;
     }
-    if (liveQuotas.length > 0) {
-      quotas = [
-        ...quotas.filter((q) => !liveQuotas.some((o) => o.operation === q.operation && o.period === q.period)),
-        ...liveQuotas.map((o) => o.quota),
-      ];
-    }
+    if (o.expiresAtMs !== null) untilMs = Math.min(untilMs, o.expiresAtMs);
+    if (o.kind === "limit") liveLimits.push(o);
+    else liveQuotas.push(o);
   }
-  return { tenant, tier, operation: operationName, limits, quotas, globalCaps };
+  if (liveLimits.length > 0) {
+    limits = [
+      ...limits.filter((l) => !liveLimits.some((o) => o.operation === l.operation && o.scope === l.scope)),
+      ...liveLimits.map((o) => o.limit),
+    ];
+  }
+  if (liveQuotas.length > 0) {
+    quotas = [
+      ...quotas.filter((q) => !liveQuotas.some((o) => o.operation === q.operation && o.period === q.period)),
+      ...liveQuotas.map((o) => o.quota),
+    ];
+  }
+  const result: EffectiveLimits = { tenant, tier, operation: operationName, limits, quotas, globalCaps };
+  index.tenants.set(cacheKey, { result, fromMs, untilMs });
+  return result;
 }

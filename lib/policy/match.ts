@@ -128,12 +128,22 @@ export function resolveOperationName(
   const text = request.trim();
   const space = text.indexOf(" ");
   if (space === -1) return Object.hasOwn(doc.operations, text) ? text : null;
-  const method = text.slice(0, space).toUpperCase();
-  const segments = pathSegments(text.slice(space + 1).trim());
+  const rawMethod = text.slice(0, space);
+  const method = /[a-z]/.test(rawMethod) ? rawMethod.toUpperCase() : rawMethod;
   const index = indexFor(doc);
-  const path = `/${segments.join("/")}`;
+  // Fast path: a clean path (no query, no `//`, no trailing slash) is its own exact-map key.
+  let path = text.slice(space + 1).trimStart();
+  const cut = path.search(/[?#]/);
+  if (cut !== -1) path = path.slice(0, cut);
+  if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
+  let segments: string[] | null = null;
+  if (path.includes("//") || !path.startsWith("/")) {
+    segments = pathSegments(path);
+    path = `/${segments.join("/")}`;
+  }
   const exact = index.exact.get(`${method} ${path}`) ?? index.exact.get(`* ${path}`);
   if (exact !== undefined) return exact;
+  segments ??= pathSegments(path);
   const candidates = index.byMethod.get(method) ?? index.anyMethod;
   for (const route of candidates) if (routeMatches(route, segments)) return route.operation;
   return null;

@@ -16,14 +16,21 @@
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import type { PrismaClient } from "../generated/prisma/client";
 import { writeAuditMany, type AuditInput, type AuditJson } from "../db/audit";
-import { loadPolicyRows, lockPolicy, newId, type PolicyRows } from "../db/policy-repo";
+import {
+  limitRowToSpec,
+  loadPolicyRows,
+  lockPolicy,
+  newId,
+  overrideRowToSpec,
+  quotaRowToSpec,
+  type PolicyRows,
+} from "../db/policy-repo";
 import type { Tx } from "../db/client";
 import { canonicalJson } from "../policy/checksum";
 import { formatDurationMs, parseDurationMs } from "../policy/duration";
 import { formatPath, parsePolicyFile, type PolicyFile, type PolicyIssue } from "../policy/policy-file";
 import { invalidPolicy } from "./errors";
 import { displayPrefix, generateSecret, hashSecret } from "./secrets";
-import { limitRowToSpec, overrideRowToSpec, quotaRowToSpec } from "../db/policy-repo";
 
 export type PlanEntity = "settings" | "operation" | "tier" | "limit" | "quota" | "globalCap" | "tenant" | "override" | "key";
 
@@ -82,14 +89,6 @@ export function parsePolicyInput(input: PolicyInput): ReturnType<typeof parsePol
 // Desired and current state, as records keyed by natural key, in the file's notation.
 
 type Rec = Record<string, AuditJson>;
-
-interface KeyWant {
-  tenant: string;
-  name: string;
-  path: (string | number)[];
-  hash: string | null;
-  prefix: string | null;
-}
 
 interface State {
   settings: Map<string, Rec>;

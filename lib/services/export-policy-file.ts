@@ -6,8 +6,7 @@
 import { stringify } from "yaml";
 import type { PrismaClient } from "../generated/prisma/client";
 import type { Tx } from "../db/client";
-import { loadPolicyRows } from "../db/policy-repo";
-import { rowsToSpec } from "../db/policy-repo";
+import { loadPolicyRows, rowsToSpec } from "../db/policy-repo";
 import type { PolicyFileInput } from "../policy/policy-file";
 
 /** Drops undefined members (YAML would print them as null). */
