@@ -29,11 +29,11 @@ interface World {
 let redis: Redis;
 const worlds: World[] = [];
 
-/** A month of decisions on 120 distinct minutes, umbrella changing tier mid-month. Deterministic. */
+/** A month of decisions on 60 distinct minutes, umbrella changing tier mid-month. Deterministic. */
 function novemberTraffic(seed: number): Decision[] {
   const random = rng(seed);
   const minutes = [NOV, NOV + 13 * DAY + 3_600_000, TIER_CHANGE + 60_000, NOV + 30 * DAY - 120_000];
-  while (minutes.length < 120) minutes.push(NOV + Math.floor(random() * 30 * 1_440) * 60_000);
+  while (minutes.length < 60) minutes.push(NOV + Math.floor(random() * 30 * 1_440) * 60_000);
   const tenants = Object.values(TEST_TENANTS);
   const out: Decision[] = [];
   for (let i = 0; i < 3_000; i++) {

@@ -1,0 +1,41 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { Forbidden, PageHeader } from "@/components/ui";
+import { pageAccess } from "@/lib/auth/session";
+import { db } from "@/lib/db/client";
+import { dashboardRangeSchema } from "@/lib/services/usage-dashboard";
+import { UsagePanels } from "../../panels";
+
+export const metadata = { title: "Tenant dashboard · Sluice" };
+export const dynamic = "force-dynamic";
+
+/** The same charts as /dashboards for one tenant (the tenant page links here). */
+export default async function TenantDashboardPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ slug: string }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const { slug } = await params;
+  const { principal, allowed } = await pageAccess("dashboards.read", `/dashboards/tenants/${slug}`);
+  if (!allowed) return <Forbidden role={principal.role} what="see dashboards" />;
+  const tenant = await db().tenant.findUnique({ where: { slug }, select: { slug: true, name: true } });
+  if (!tenant) notFound();
+  const sp = await searchParams;
+  const range = dashboardRangeSchema.parse(typeof sp.range === "string" ? sp.range : undefined);
+  return (
+    <>
+      <PageHeader
+        title={`${tenant.name} — usage`}
+        description={
+          <>
+            Decisions of tenant <Link className="text-indigo-700 hover:underline" href={`/tenants/${tenant.slug}`}>{tenant.slug}</Link>. Latency,
+            store errors and RPS by tier are for all tenants (the decision servers do not split them per tenant).
+          </>
+        }
+      />
+      <UsagePanels tenant={tenant.slug} range={range} basePath={`/dashboards/tenants/${tenant.slug}`} />
+    </>
+  );
+}
