@@ -1,0 +1,84 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { freshDatabase, type FreshDatabase } from "@/test/helpers";
+import { createDb } from "@/lib/db/client";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { applyPolicyFile } from "./apply-policy-file";
+import { deleteTenantOverride } from "./delete-tenant-override";
+import { ServiceError } from "./errors";
+import { exportPolicyObject } from "./export-policy-file";
+import { setTenantStatus } from "./set-tenant-status";
+import { setTenantTier } from "./set-tenant-tier";
+import { upsertTenantOverride } from "./upsert-tenant-override";
+
+const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8");
+const actor = "test:tenants";
+
+let fresh: FreshDatabase;
+let db: PrismaClient;
+
+beforeAll(async () => {
+  fresh = await freshDatabase();
+  db = createDb(fresh.url);
+});
+afterAll(async () => {
+  await db?.$disconnect();
+  await fresh?.drop();
+});
+beforeEach(async () => {
+  await db.auditEntry.deleteMany();
+  await db.tenant.deleteMany();
+  await db.tier.deleteMany();
+  await db.operation.deleteMany();
+  await applyPolicyFile(db, DEMO, { actor });
+  await db.auditEntry.deleteMany();
+});
+
+async function tenantFromExport(slug: string) {
+  const file = await exportPolicyObject(db);
+  return file.tenants!.find((t) => t.slug === slug)!;
+}
+
+describe("tenant services", () => {
+  it("suspends a tenant with one audit entry, and a repeat changes nothing", async () => {
+    expect(await setTenantStatus(db, { tenant: "acme", status: "suspended" }, actor)).toMatchObject({ changed: true });
+    expect((await tenantFromExport("acme")).status).toBe("suspended");
+    expect(await setTenantStatus(db, { tenant: "acme", status: "suspended" }, actor)).toMatchObject({ changed: false });
+    const audit = await db.auditEntry.findMany();
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ actor, action: "tenant.update", before: { status: "active" }, after: { status: "suspended" } });
+  });
+
+  it("moves a tenant to another tier and refuses an unknown one", async () => {
+    await setTenantTier(db, { tenant: "acme", tier: "pro" }, actor);
+    expect((await tenantFromExport("acme")).tier).toBe("pro");
+    const error = await setTenantTier(db, { tenant: "acme", tier: "platinum" }, actor).catch((e: unknown) => e);
+    expect((error as ServiceError).field).toBe("tier");
+    expect(await db.auditEntry.count()).toBe(1);
+  });
+
+  it("creates, updates and deletes an override, refusing one the draft cannot compile", async () => {
+    const created = await upsertTenantOverride(db, { tenant: "wonka", override: { operation: "search", scope: "api_key", limit: 99 } }, actor);
+    expect(created.created).toBe(true);
+    await upsertTenantOverride(db, { tenant: "wonka", id: created.id, override: { operation: "search", scope: "api_key", limit: 120 } }, actor);
+    expect((await tenantFromExport("wonka")).overrides).toEqual([{ operation: "search", scope: "api_key", limit: 120 }]);
+
+    // No tier limit for catalog/api_key to inherit a window from: refused with the path, nothing written.
+    const bad = await upsertTenantOverride(db, { tenant: "wonka", override: { operation: "catalog", scope: "ip", limit: 5 } }, actor).catch((e: unknown) => e);
+    expect((bad as ServiceError).code).toBe("invalid_policy");
+    expect((bad as ServiceError).field).toMatch(/^tenants\[\d+\]\.overrides\[1\]\.window$/);
+    expect((await tenantFromExport("wonka")).overrides).toHaveLength(1);
+
+    // Another tenant cannot delete it by id.
+    const foreign = await deleteTenantOverride(db, { tenant: "acme", id: created.id }, actor).catch((e: unknown) => e);
+    expect((foreign as ServiceError).code).toBe("not_found");
+    await deleteTenantOverride(db, { tenant: "wonka", id: created.id }, actor);
+    expect((await tenantFromExport("wonka")).overrides).toEqual([]);
+    expect((await db.auditEntry.findMany({ orderBy: { id: "asc" } })).map((a) => a.action)).toEqual([
+      "override.create",
+      "override.update",
+      "override.delete",
+    ]);
+  });
+});
