@@ -1,0 +1,263 @@
+/**
+ * `npm run bench`: Sluice's decision server side by side with the HTTP ceiling (bench/hello.ts) and
+ * a peer baseline (bench/peer.ts: rate-limiter-flexible + node:http), in one run, on one throwaway
+ * redis-server, with autocannon on the same box. Absolute numbers swing ±30% between runs on
+ * shared machines: read the ratios.
+ *
+ * Paths: single check over 100k keys; deny-heavy (every request denied); batch of 100 checks per
+ * request; two Sluice instances behind one load; p99 at a fixed 5k req/s. For each: req/s (and
+ * decisions/s), p50/p99 latency, CPU µs per decision in the server process (/proc utime+stime) and
+ * in Redis (INFO commandstats usec). Whole run ≈ 1.5–2 minutes (BENCH_SECONDS per path, default 6).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { compileFixture, writeFixturePolicy } from "../lib/decision/fixture";
+import { freePort, startOwnRedis } from "../lib/decision/harness";
+import { sha256Hex } from "../lib/redis/key-index";
+import { keys } from "../lib/redis/keys";
+
+interface AutocannonRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  setupRequest?: (req: AutocannonRequest) => AutocannonRequest;
+}
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number; average: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  duration: number;
+}
+type Autocannon = (opts: {
+  url: string;
+  connections: number;
+  duration: number;
+  pipelining?: number;
+  overallRate?: number;
+  requests?: AutocannonRequest[];
+  headers?: Record<string, string>;
+  method?: string;
+  body?: string;
+}) => Promise<AutocannonResult>;
+
+const require = createRequire(import.meta.url);
+const autocannon = require("autocannon") as Autocannon;
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const KEY_COUNT = 100_000;
+const TOKEN = "bench_service_token";
+const PREFIX = "bench:";
+const CLK_TCK = 100;
+
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // fields[11] = utime, fields[12] = stime (fields 14 and 15 of the full line)
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+async function redisUsec(redis: Redis): Promise<number> {
+  const info = await redis.info("commandstats");
+  let total = 0;
+  for (const m of info.matchAll(/usec=(\d+)/g)) total += Number(m[1]);
+  return total;
+}
+
+async function waitHttp(url: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url);
+      if (res.status < 500) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+interface Proc {
+  name: string;
+  url: string;
+  child: ChildProcess;
+}
+
+async function start(name: string, file: string, env: Record<string, string>, readyPath: string): Promise<Proc> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, file)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitHttp(`${url}${readyPath}`);
+  return { name, url, child };
+}
+
+interface Row {
+  path: string;
+  target: string;
+  reqPerSec: number;
+  decisionsPerSec: number;
+  p50: number;
+  p99: number;
+  cpuUsPerDecision: number;
+  redisUsPerDecision: number;
+  non2xx: number;
+}
+
+async function measure(
+  label: string,
+  target: string,
+  procs: Proc[],
+  redis: Redis,
+  makeRequest: () => AutocannonRequest,
+  options: { decisionsPerRequest?: number; overallRate?: number; seconds?: number } = {},
+): Promise<Row> {
+  const ticksBefore = procs.map((p) => cpuTicks(p.child.pid!));
+  const usecBefore = await redisUsec(redis);
+  const runs = await Promise.all(
+    procs.map((p) =>
+      autocannon({
+        url: `${p.url}/v1/check`,
+        connections: Math.max(1, Math.round(CONNECTIONS / procs.length)),
+        duration: options.seconds ?? SECONDS,
+        overallRate: options.overallRate,
+        requests: [{ method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, setupRequest: (req) => ({ ...req, ...makeRequest() }) }],
+      }),
+    ),
+  );
+  const ticks = procs.reduce((sum, p, i) => sum + cpuTicks(p.child.pid!) - ticksBefore[i]!, 0);
+  const usec = (await redisUsec(redis)) - usecBefore;
+  const total = runs.reduce((s, r) => s + r.requests.total, 0);
+  const decisions = total * (options.decisionsPerRequest ?? 1);
+  const reqPerSec = runs.reduce((s, r) => s + r.requests.average, 0);
+  const row: Row = {
+    path: label,
+    target,
+    reqPerSec,
+    decisionsPerSec: reqPerSec * (options.decisionsPerRequest ?? 1),
+    p50: Math.max(...runs.map((r) => r.latency.p50)),
+    p99: Math.max(...runs.map((r) => r.latency.p99)),
+    cpuUsPerDecision: decisions > 0 ? ((ticks / CLK_TCK) * 1e6) / decisions : 0,
+    redisUsPerDecision: decisions > 0 ? usec / decisions : 0,
+    non2xx: runs.reduce((s, r) => s + r.non2xx + r.errors, 0),
+  };
+  process.stdout.write(
+    `  ${label.padEnd(22)} ${target.padEnd(14)} ${row.reqPerSec.toFixed(0).padStart(7)} req/s ${row.decisionsPerSec.toFixed(0).padStart(8)} dec/s  p50 ${row.p50} ms  p99 ${row.p99} ms  cpu ${row.cpuUsPerDecision.toFixed(1)} µs  redis ${row.redisUsPerDecision.toFixed(1)} µs${row.non2xx ? `  non2xx ${row.non2xx}` : ""}\n`,
+  );
+  return row;
+}
+
+async function main(): Promise<void> {
+  const startedMs = Date.now();
+  process.env.SLUICE_REDIS_PREFIX = PREFIX;
+  const own = await startOwnRedis();
+  const redis = new Redis(own.url);
+  const procs: Proc[] = [];
+  try {
+    // Policy: one tier that never limits the single path (so every decision runs the full script)
+    // and one whose keys are all spent (the deny-heavy path).
+    const fixture = compileFixture({
+      version: 1,
+      defaults: { failureMode: "open" },
+      operations: [{ name: "orders-read", match: ["GET /v1/orders", "GET /v1/orders/*"] }],
+      tiers: [
+        { name: "bench", limits: [{ operation: "*", scope: "api_key", algorithm: "sliding_window_counter", limit: 1_000_000_000, window: "1m" }] },
+        { name: "deny", limits: [{ operation: "*", scope: "api_key", algorithm: "sliding_window_counter", limit: 1, window: "1h" }] },
+      ],
+      tenants: [
+        { slug: "bench", name: "Bench", tier: "bench" },
+        { slug: "denier", name: "Denier", tier: "deny" },
+      ],
+    });
+    await writeFixturePolicy(redis, fixture, [sha256Hex(TOKEN)]);
+    const benchKeys = Array.from({ length: KEY_COUNT }, (_, i) => `bk_${i.toString(36)}_bench`);
+    const denyKeys = Array.from({ length: 100 }, (_, i) => `dk_${i}_deny`);
+    for (let i = 0; i < benchKeys.length; i += 5_000) {
+      await redis.hset(keys.keyIndex(), Object.fromEntries(benchKeys.slice(i, i + 5_000).map((k) => [sha256Hex(k), "bench"])));
+    }
+    await redis.hset(keys.keyIndex(), Object.fromEntries(denyKeys.map((k) => [sha256Hex(k), "denier"])));
+
+    const sluiceEnv = { REDIS_URL: own.url, SLUICE_REDIS_PREFIX: PREFIX, SLUICE_SERVICE_TOKENS: TOKEN, REDIS_TIMEOUT_MS: "200", POLICY_POLL_MS: "5000" };
+    const [hello, peer, peerDeny, sluice, sluice2] = await Promise.all([
+      start("hello", "bench/hello.ts", {}, "/"),
+      start("peer", "bench/peer.ts", { REDIS_URL: own.url }, "/"),
+      start("peer-deny", "bench/peer.ts", { REDIS_URL: own.url, LIMIT: "1" }, "/"),
+      start("sluice", "worker/decision-server.ts", sluiceEnv, "/readyz"),
+      start("sluice-2", "worker/decision-server.ts", sluiceEnv, "/readyz"),
+    ]);
+    procs.push(hello, peer, peerDeny, sluice, sluice2);
+
+    // Spend the deny keys (both limiters), then warm every process up.
+    for (const k of denyKeys) {
+      await fetch(`${sluice.url}/v1/check`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ key: k, operation: "GET /v1/orders" }) });
+      await fetch(`${peerDeny.url}/`, { method: "POST", body: JSON.stringify({ key: k }) });
+    }
+    const rand = (n: number) => Math.floor(Math.random() * n);
+    const single = () => ({ body: JSON.stringify({ key: benchKeys[rand(KEY_COUNT)], operation: "GET /v1/orders/42" }) });
+    const deny = () => ({ body: JSON.stringify({ key: denyKeys[rand(denyKeys.length)], operation: "GET /v1/orders/42" }) });
+    const batch = () => ({
+      body: JSON.stringify({ requests: Array.from({ length: 100 }, () => ({ key: benchKeys[rand(KEY_COUNT)], operation: "GET /v1/orders/42" })) }),
+    });
+    process.stdout.write(`warming up (100k keys into every key cache)…\n`);
+    await Promise.all(
+      [hello, peer, sluice, sluice2].map((p) => autocannon({ url: `${p.url}/v1/check`, connections: 20, duration: 3, requests: [{ method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, setupRequest: (r) => ({ ...r, ...batch() }) }] })),
+    );
+
+    process.stdout.write(`\nSluice decision server benchmark — ${CONNECTIONS} connections, ${SECONDS} s per path, own redis-server\n`);
+    const rows: Row[] = [];
+    rows.push(await measure("single (100k keys)", "hello", [hello], redis, single));
+    rows.push(await measure("single (100k keys)", "peer", [peer], redis, single));
+    rows.push(await measure("single (100k keys)", "sluice", [sluice], redis, single));
+    rows.push(await measure("deny-heavy", "hello", [hello], redis, deny));
+    rows.push(await measure("deny-heavy", "peer", [peerDeny], redis, deny));
+    rows.push(await measure("deny-heavy", "sluice", [sluice], redis, deny));
+    rows.push(await measure("batch of 100", "sluice", [sluice], redis, batch, { decisionsPerRequest: 100 }));
+    rows.push(await measure("single, 2 instances", "sluice x2", [sluice, sluice2], redis, single));
+    rows.push(await measure("p99 at 5k req/s", "hello", [hello], redis, single, { overallRate: 5_000, seconds: 5 }));
+    rows.push(await measure("p99 at 5k req/s", "sluice", [sluice], redis, single, { overallRate: 5_000, seconds: 5 }));
+
+    const get = (p: string, t: string) => rows.find((r) => r.path === p && r.target === t)!;
+    const ratio = (a: number, b: number) => (b > 0 ? a / b : 0).toFixed(2);
+    const s1 = get("single (100k keys)", "sluice");
+    const h1 = get("single (100k keys)", "hello");
+    const p1 = get("single (100k keys)", "peer");
+    const sd = get("deny-heavy", "sluice");
+    const hd = get("deny-heavy", "hello");
+    const b = get("batch of 100", "sluice");
+    const two = get("single, 2 instances", "sluice x2");
+    const h5 = get("p99 at 5k req/s", "hello");
+    const s5 = get("p99 at 5k req/s", "sluice");
+    process.stdout.write(`\nratios (goal in brackets)\n`);
+    process.stdout.write(`  single: sluice / hello        ${ratio(s1.reqPerSec, h1.reqPerSec)}  [≥ 0.90]\n`);
+    process.stdout.write(`  single: sluice / peer         ${ratio(s1.reqPerSec, p1.reqPerSec)}  [≥ 1.40]\n`);
+    process.stdout.write(`  deny:   sluice / hello        ${ratio(sd.reqPerSec, hd.reqPerSec)}  [≥ 0.95]\n`);
+    process.stdout.write(`  batch:  decisions/s           ${b.decisionsPerSec.toFixed(0)}  [≥ 90000]\n`);
+    process.stdout.write(`  2 instances / 1 instance      ${ratio(two.reqPerSec, s1.reqPerSec)}  (same 2 cores: no gain expected here)\n`);
+    process.stdout.write(`  p99 at 5k: sluice / hello     ${ratio(s5.p99, h5.p99)}  [≤ 2.00]  (${s5.p99} ms vs ${h5.p99} ms)\n`);
+    process.stdout.write(`  redis µs/decision: sluice ${s1.redisUsPerDecision.toFixed(1)}, peer ${p1.redisUsPerDecision.toFixed(1)}, deny ${sd.redisUsPerDecision.toFixed(2)}, batch ${b.redisUsPerDecision.toFixed(1)}\n`);
+    process.stdout.write(`\nwhole run ${((Date.now() - startedMs) / 1000).toFixed(0)} s\n`);
+  } finally {
+    for (const p of procs) p.child.kill("SIGTERM");
+    redis.disconnect();
+    await own.kill();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);
