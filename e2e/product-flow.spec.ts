@@ -30,6 +30,13 @@ test("a product manager creates a tier with a matrix, moves a tenant, creates a 
   await expect(page.getByRole("button", { name: "Create tier" })).toBeDisabled();
   await editor.getByLabel("Window (e.g. 1m)").fill("1m");
   await expect(page.getByTestId("limit-sentence")).toHaveText("3 requests per minute per API key; the 4th gets 429 for up to 60 s.");
+  // acme has an export override that inherits its window from the tier's export × tenant cell.
+  await page.getByRole("button", { name: "Add a limit for export per tenant" }).click();
+  await editor.getByLabel("Algorithm").selectOption("token_bucket");
+  await editor.getByLabel("Limit", { exact: true }).fill("10");
+  await editor.getByLabel("Window (e.g. 1m)").fill("1h");
+  await editor.getByLabel("Burst").fill("1");
+  await expect(page.getByTestId("limit-sentence")).toContainText("10 export requests per hour per tenant");
   await shot(page, "tiers-new");
   await page.getByRole("button", { name: "Create tier" }).click();
   await expect(page).toHaveURL(new RegExp(`/tiers\\?tier=${TIER}`));
