@@ -103,6 +103,27 @@ describe("applyPolicyFile", () => {
     expect(await counts()).toEqual(before);
   });
 
+  it("rolls back every earlier write when the database refuses one mid-way", async () => {
+    await applyPolicyFile(db, DEMO, { actor });
+    const before = await counts();
+    // A trigger makes PostgreSQL refuse one tenant insert, after tiers and limits were written.
+    await db.$executeRawUnsafe(`CREATE OR REPLACE FUNCTION refuse_boom() RETURNS trigger AS $$
+      BEGIN IF NEW.slug = 'boom' THEN RAISE EXCEPTION 'refused by test trigger'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
+    await db.$executeRawUnsafe(`CREATE TRIGGER refuse_boom BEFORE INSERT ON "Tenant" FOR EACH ROW EXECUTE FUNCTION refuse_boom()`);
+    try {
+      const file = parse(DEMO);
+      file.tiers[0].weight = 9;
+      file.tiers.push({ name: "platinum", weight: 50, limits: [{ operation: "*", scope: "tenant", algorithm: "fixed_window", limit: 1, window: "1s" }] });
+      file.tenants.push({ slug: "boom", name: "Boom", tier: "platinum" });
+      await expect(applyPolicyFile(db, file, { actor })).rejects.toThrow(/refused by test trigger/);
+    } finally {
+      await db.$executeRawUnsafe(`DROP TRIGGER refuse_boom ON "Tenant"`);
+    }
+    expect(await counts()).toEqual(before);
+    expect(await db.tier.findUnique({ where: { name: "platinum" } })).toBeNull();
+    expect((await db.tier.findUniqueOrThrow({ where: { name: "free" } })).weight).toBe(1);
+  });
+
   it("dry run plans the changes and writes nothing", async () => {
     await applyPolicyFile(db, DEMO, { actor });
     const before = await counts();

@@ -8,7 +8,7 @@ import type { PrismaClient } from "../generated/prisma/client";
 import { writeAudit } from "../db/audit";
 import { findTenantBySlug, newId } from "../db/policy-repo";
 import { indexApiKey, type RedisLike } from "../redis/policy";
-import { ServiceError } from "./errors";
+import { redisStep, ServiceError } from "./errors";
 import { displayPrefix, generateSecret, hashSecret } from "./secrets";
 
 const inputSchema = z.strictObject({
@@ -51,7 +51,7 @@ export async function createApiKey(
     await tx.apiKey.create({ data: { id, tenantId: tenant.id, name, hash, prefix } });
     await writeAudit(tx, { actor, action: "key.create", entity: "key", entityId: id, after: { tenant: tenant.slug, name, prefix } });
     // Inside the transaction: if Redis refuses, the key is not created at all.
-    if (deps.redis) await indexApiKey(deps.redis, hash, tenant.slug);
+    if (deps.redis) await redisStep("indexing the key", () => indexApiKey(deps.redis!, hash, tenant.slug));
     return { id, tenant: tenant.slug, name, prefix, key };
   });
 }

@@ -10,7 +10,7 @@ import { writeAudit } from "../db/audit";
 import { newId } from "../db/policy-repo";
 import { ROLES, type Role } from "../policy/types";
 import { setServiceToken, type RedisLike } from "../redis/policy";
-import { ServiceError } from "./errors";
+import { redisStep, ServiceError } from "./errors";
 import { displayPrefix, generateSecret, hashSecret } from "./secrets";
 
 const inputSchema = z.strictObject({
@@ -51,7 +51,7 @@ export async function createApiToken(
   await deps.db.$transaction(async (tx) => {
     await tx.apiToken.create({ data: { id, kind, name, hash, prefix, role, createdBy: actor } });
     await writeAudit(tx, { actor, action: "token.create", entity: "token", entityId: id, after: { kind, name, role, prefix } });
-    if (kind === "service" && deps.redis) await setServiceToken(deps.redis, hash, true);
+    if (kind === "service" && deps.redis) await redisStep("adding the service token", () => setServiceToken(deps.redis!, hash, true));
   });
   return { id, kind, name, role, prefix, token };
 }

@@ -43,3 +43,14 @@ export function invalidPolicy(issues: PolicyIssue[]): ServiceError {
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
   return new ServiceError("invalid_policy", message + more, { issues });
 }
+
+/** Runs a Redis write; a failure becomes store_unavailable (503) naming what was being done. */
+export async function redisStep<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof ServiceError) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ServiceError("store_unavailable", `Redis is unavailable (${what}): ${reason}; nothing was changed`);
+  }
+}

@@ -118,6 +118,22 @@ describe("publishPolicy", () => {
     expect(read.status).toBe("invalid");
   });
 
+  it("when Redis is down, publish fails with store_unavailable and no version is recorded", async () => {
+    const dead = new Redis("redis://127.0.0.1:1", { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => null });
+    dead.on("error", () => undefined);
+    try {
+      const error = await publishPolicy({ db, redis: dead }, { actor }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ServiceError);
+      expect((error as ServiceError).code).toBe("store_unavailable");
+    } finally {
+      dead.disconnect();
+    }
+    expect(await db.policyVersion.count()).toBe(0);
+    expect(await db.auditEntry.count({ where: { action: "policy.publish" } })).toBe(0);
+    // And the next publish with Redis back takes version 1.
+    expect((await publishPolicy({ db, redis }, { actor })).version).toBe(1);
+  });
+
   it("rollback republishes an earlier document as a new version", async () => {
     await publishPolicy({ db, redis }, { actor });
     const v1 = JSON.parse((await redis.get(keys.policyVersion(1)))!);

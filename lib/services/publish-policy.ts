@@ -25,7 +25,7 @@ import { compilePolicy, finalizePolicy, PolicyCompileError, policyChecksum } fro
 import type { CompiledPolicy, CompiledPolicyBody } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { writePublishedPolicy, type RedisLike } from "../redis/policy";
-import { invalidPolicy, ServiceError } from "./errors";
+import { invalidPolicy, redisStep, ServiceError } from "./errors";
 
 export interface PublishDeps {
   db: PrismaClient;
@@ -86,10 +86,9 @@ export async function publishBody(
     before: latest ? { version: latest.version, checksum: latest.checksum } : null,
     after: { version, checksum: doc.checksum, rolledBackFrom: meta.rolledBackFrom ?? null, note: meta.note ?? null },
   });
-  await writePublishedPolicy(redis, doc, {
-    keyIndex: await listKeyIndexEntries(tx),
-    serviceTokens: await listServiceTokenHashes(tx),
-  });
+  const keyIndex = await listKeyIndexEntries(tx);
+  const serviceTokens = await listServiceTokenHashes(tx);
+  await redisStep(`publishing v${version}`, () => writePublishedPolicy(redis, doc, { keyIndex, serviceTokens }));
   return { doc, previousVersion: latest?.version ?? null };
 }
 
@@ -108,10 +107,9 @@ export async function publishPolicy(
         // repairs a Redis that lost it and refreshes the key index; no new version, no audit entry.
         const stored = parseCompiledPolicy(latest.document);
         if (!stored.ok) throw new ServiceError("conflict", `stored policy v${latest.version} does not validate`);
-        await writePublishedPolicy(deps.redis, stored.value, {
-          keyIndex: await listKeyIndexEntries(tx),
-          serviceTokens: await listServiceTokenHashes(tx),
-        });
+        const keyIndex = await listKeyIndexEntries(tx);
+        const serviceTokens = await listServiceTokenHashes(tx);
+        await redisStep(`rewriting v${latest.version}`, () => writePublishedPolicy(deps.redis, stored.value, { keyIndex, serviceTokens }));
         return { status: "unchanged" as const, version: latest.version, checksum: latest.checksum, previousVersion: latest.version };
       }
       const { doc, previousVersion } = await publishBody(tx, deps.redis, body, { actor: options.actor, note: options.note, nowMs });

@@ -7,7 +7,7 @@ import type { PrismaClient } from "../generated/prisma/client";
 import { writeAudit } from "../db/audit";
 import { findTenantBySlug, findTenantKeyByName, findTenantKeysByPrefix } from "../db/policy-repo";
 import { unindexApiKeys, type RedisLike } from "../redis/policy";
-import { ServiceError } from "./errors";
+import { redisStep, ServiceError } from "./errors";
 
 export interface RevokedApiKey {
   id: string;
@@ -56,7 +56,7 @@ export async function revokeApiKey(
       });
     }
     // Even when already revoked: make sure the index agrees (a failed earlier attempt, a restore).
-    if (deps.redis) await unindexApiKeys(deps.redis, [key.hash]);
+    if (deps.redis) await redisStep("removing the key from the index", () => unindexApiKeys(deps.redis!, [key.hash]));
     return { id: key.id, tenant: tenant.slug, name: key.name, prefix: key.prefix, alreadyRevoked };
   });
 }

@@ -5,7 +5,7 @@
 import type { PrismaClient } from "../generated/prisma/client";
 import { writeAudit } from "../db/audit";
 import { setServiceToken, type RedisLike } from "../redis/policy";
-import { ServiceError } from "./errors";
+import { redisStep, ServiceError } from "./errors";
 
 /** Revokes a token by id; a service token leaves the decision API's set at once. */
 export async function revokeApiToken(
@@ -25,7 +25,7 @@ export async function revokeApiToken(
         before: { revokedAt: null }, after: { revokedAt: revokedAt.toISOString(), prefix: row.prefix, kind: row.kind },
       });
     }
-    if (row.kind === "service" && deps.redis) await setServiceToken(deps.redis, row.hash, false);
+    if (row.kind === "service" && deps.redis) await redisStep("removing the service token", () => setServiceToken(deps.redis!, row.hash, false));
     return { id: row.id, alreadyRevoked: row.revokedAt !== null };
   });
 }
