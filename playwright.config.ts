@@ -56,7 +56,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `sh -c '[ "$SLUICE_E2E_SKIP_BUILD" = 1 ] && [ -f .next/BUILD_ID ] || npx next build; exec npx next start -p ${port} -H 127.0.0.1'`,
+    command: `sh -c '[ "$SLUICE_E2E_SKIP_BUILD" = 1 ] && [ -f .next/BUILD_ID ] || npx next build || exit 1; exec npx next start -p ${port} -H 127.0.0.1'`,
     url: `${baseURL}/login`,
     timeout: 600_000,
     reuseExistingServer: false,

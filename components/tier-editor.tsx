@@ -6,7 +6,7 @@
  */
 import { useRouter } from "next/navigation";
 import { useMemo, useState, useTransition } from "react";
-import { limitSchema, quotaSchema } from "@/lib/policy/policy-file";
+import { limitSchema, quotaSchema, tierSchema } from "@/lib/policy/policy-file";
 import { ALGORITHMS, MODES, OVERAGES, PERIODS, SCOPES } from "@/lib/policy/types";
 import type { ActionResult } from "@/lib/auth/action";
 import { describeLimit, describeQuota, type LimitDraft } from "./limit-sentence";
@@ -98,7 +98,8 @@ export function TierEditor({
   const quotaErrors = tier.quotas.map((q) => fieldErrors(quotaSchema.safeParse(cleanLimit(q as unknown as LimitDraft))));
   const serverIssues = result && !result.ok ? (result.issues ?? []) : [];
   const serverError = (path: string) => serverIssues.find((i) => i.path === path || i.path.startsWith(`tier.${path}`))?.message;
-  const hasClientErrors = limitErrors.some((e) => Object.keys(e).length > 0) || quotaErrors.some((e) => Object.keys(e).length > 0);
+  const headErrors = fieldErrors(tierSchema.safeParse({ name: tier.name, weight: tier.weight, limits: [], quotas: [] }));
+  const hasClientErrors = Object.keys(headErrors).length > 0 || limitErrors.some((e) => Object.keys(e).length > 0) || quotaErrors.some((e) => Object.keys(e).length > 0);
   const duplicates = new Set<string>();
   const seen = new Set<string>();
   tier.limits.forEach((l) => {
@@ -133,10 +134,10 @@ export function TierEditor({
   return (
     <div className="flex flex-col gap-5" data-testid="tier-editor">
       <div className="card flex flex-wrap items-end gap-4">
-        <Field id="tier-name" label="Tier name" error={serverError("name") ?? (tier.name && !/^[a-z0-9][a-z0-9_-]{0,62}$/.test(tier.name) ? "lowercase letters, digits, - and _" : undefined)}>
+        <Field id="tier-name" label="Tier name" error={serverError("name") ?? (tier.name ? headErrors.name : undefined)}>
           <input id="tier-name" className="input w-56" value={tier.name} disabled={!canEdit} onChange={(e) => setTier({ ...tier, name: e.target.value })} />
         </Field>
-        <Field id="tier-weight" label="Fair-share weight" error={serverError("weight") ?? (tier.weight >= 1 && tier.weight <= 1000 ? undefined : "an integer from 1 to 1000")}>
+        <Field id="tier-weight" label="Fair-share weight" error={serverError("weight") ?? headErrors.weight}>
           <input
             id="tier-weight"
             type="number"
