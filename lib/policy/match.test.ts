@@ -1,6 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CompiledOperation, CompiledPolicyBody } from "./compiled";
-import { compileRoutes, resolveOperation, resolveOperationName } from "./match";
+import { compileRoutes, pathSegments, resolveOperation, resolveOperationName, routeMatches } from "./match";
 
 function doc(operations: { name: string; match: string[] }[]): Pick<CompiledPolicyBody, "routes" | "operations"> {
   const ops: Record<string, CompiledOperation> = {};
@@ -84,5 +85,30 @@ describe("resolveOperation", () => {
       "GET /v1/*",
       "GET /v1/**",
     ]);
+  });
+});
+
+describe("resolveOperation fast paths", () => {
+  it("answer exactly what a plain scan of the sorted routes answers (property)", () => {
+    const segment = fc.constantFrom("a", "b", "c", "*", "**");
+    const method = fc.constantFrom("GET", "POST", "*");
+    const pattern = fc.tuple(method, fc.array(segment, { maxLength: 4 })).map(([m, segs]) => `${m} /${segs.join("/")}`);
+    const ops = fc.array(fc.array(pattern, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 5 });
+    const request = fc
+      .tuple(fc.constantFrom("GET", "POST", "get"), fc.array(fc.constantFrom("a", "b", "c", "d"), { maxLength: 5 }), fc.constantFrom("", "/", "?q=1", "/?x"))
+      .map(([m, segs, tail]) => `${m} /${segs.join("/")}${tail}`);
+    fc.assert(
+      fc.property(ops, fc.array(request, { minLength: 1, maxLength: 10 }), (matches, requests) => {
+        const d = doc(matches.map((match, i) => ({ name: `op${i}`, match })));
+        for (const r of requests) {
+          const space = r.indexOf(" ");
+          const m = r.slice(0, space).toUpperCase();
+          const segs = pathSegments(r.slice(space + 1));
+          const reference = d.routes.find((route) => (route.method === "*" || route.method === m) && routeMatches(route, segs));
+          expect(resolveOperationName(d, r)).toBe(reference?.operation ?? null);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });
