@@ -13,7 +13,7 @@
  * ApiToken table, refreshed on every policy poll) or in SLUICE_SERVICE_TOKENS; the decision path
  * never touches Postgres.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import http from "node:http";
 import { pathToFileURL } from "node:url";
 import { Cluster, Redis, type RedisOptions } from "ioredis";

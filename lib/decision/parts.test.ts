@@ -28,7 +28,10 @@ describe("circuit breaker", () => {
 
   it("does not open at 45% failures", () => {
     const b = new CircuitBreaker();
-    for (let i = 0; i < 100; i++) (i % 20 < 9 ? b.failure(1_000) : b.success(1_000));
+    for (let i = 0; i < 100; i++) {
+      if (i % 20 < 9) b.failure(1_000);
+      else b.success(1_000);
+    }
     expect(b.state).toBe("closed");
   });
 
