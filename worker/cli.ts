@@ -150,6 +150,9 @@ export function buildProgram(): Command {
       const t = await createApiToken({ db: database(), redis: redisClient(false) }, opts, actor());
       out(`Created ${t.kind} token ${t.name}${t.kind === "admin" ? ` (role ${t.role})` : ""}, prefix ${t.prefix}. Shown once, store it now:`);
       out(t.token);
+      if (t.kind === "service" && !process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES) {
+        out("REDIS_URL is not set: the decision API accepts the token after the next publish.");
+      }
     });
 
   const users = program.command("users").description("control-plane users");

@@ -281,7 +281,8 @@ function tierIndex(doc: CompiledPolicyBody, tierName: string): TierOperationInde
 /**
  * The limits, quotas and global caps a request of `tenantSlug` for `operationName` is checked
  * against at `nowMs`: the tier's rows for that operation (or `*`), with each live (unexpired)
- * override replacing the tier's row for the same operation and scope (or period). Null for an
+ * override replacing the tier's rows for the same operation and scope (or period; every algorithm
+ * of that cell: an override is one limit, inheriting its numbers from the first). Null for an
  * unknown tenant, or a tenant whose tier the document lacks. Results are cached per document (with
  * overrides: until the next expiry); callers must not mutate them.
  */
