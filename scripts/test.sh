@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 export DATABASE_URL="${DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/test}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+export NEXT_TELEMETRY_DISABLED=1
 
 echo "== typecheck"; npx tsc --noEmit -p .
 echo "== lint"; npx eslint . --max-warnings=0

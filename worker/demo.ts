@@ -16,13 +16,18 @@ import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../lib/db/em
 import { createDb } from "../lib/db/client";
 import { migrate } from "../lib/db/migrate";
 import { createRedisClient } from "../lib/redis/client";
-import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from "../lib/services/seed-demo";
+import { DEMO_PASSWORD, DEMO_POLICY_PATH, DEMO_USERS, seedDemo } from "../lib/services/seed-demo";
 import { freePort, startChild, stopAll, waitForHttp } from "./support/processes";
 import { startRedisServer } from "./support/redis-server";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 /** A fixed service token for the demo's decision server, so the README's curl works as printed. */
 export const DEMO_SERVICE_TOKEN = "sl_svc_demo_token_0123456789abcdef";
+
+/** The plaintext keys the demo policy file declares, for the traffic generator. */
+function demoApiKeys(policyYaml: string): string[] {
+  return [...policyYaml.matchAll(/key: "(sk_[A-Za-z0-9_]+)"/g)].map((m) => m[1]);
+}
 
 function log(message: string): void {
   process.stdout.write(`[demo] ${message}\n`);
@@ -79,6 +84,7 @@ async function main(): Promise<void> {
   const controlUrl = `http://localhost:${controlPort}`;
   const decisionUrl = `http://127.0.0.1:${decisionPort}`;
   const shared = {
+    NEXT_TELEMETRY_DISABLED: "1",
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
     SLUICE_DEMO: "1",
@@ -105,7 +111,12 @@ async function main(): Promise<void> {
   await waitForHttp(`${controlUrl}/login`, 90_000);
   if (fs.existsSync(path.join(ROOT, "worker", "traffic.ts")) && process.env.SLUICE_DEMO_TRAFFIC !== "0") {
     startChild("traffic", tsxBin, [path.join(ROOT, "worker", "traffic.ts")], {
-      env: { ...shared, SLUICE_DECISION_URL: decisionUrl, SLUICE_SERVICE_TOKEN: DEMO_SERVICE_TOKEN },
+      env: {
+        ...shared,
+        DECISION_URL: decisionUrl,
+        SLUICE_SERVICE_TOKEN: DEMO_SERVICE_TOKEN,
+        TRAFFIC_KEYS: demoApiKeys(fs.readFileSync(DEMO_POLICY_PATH, "utf8")).join(","),
+      },
       quiet: true,
     });
   }
