@@ -1,19 +1,20 @@
 /**
  * The Redis twins of lib/policy/algorithms, as one Lua script per decision (Lua 5.1, Redis ≥ 7.0,
  * no `#!lua` shebang: Redis 7.0 rejects flags there). Each function below mirrors the pure file of
- * the same name line for line; lib/store/parity.int.test.ts replays scenarios through both.
+ * the same name line for line; lib/policy/algorithms/*.int.test.ts replay scenarios through both.
  *
  * DECIDE — KEYS: one base counter key per check. ARGV: [1] now override in ms (empty in production:
  * the clock is `redis.call('TIME')`; only tests pass it, to replay a scenario), [2] cost, [3] dry run
  * ("1"/"0"), then 13 fields per check (see ARGS_PER_CHECK in redis.ts). Keys with suffixes (window
  * start, period label) are derived from the base key and keep its hash tag, so they are in its slot.
+ * The script text holds only the algorithms the decision uses (decideLua below): Lua defines every
+ * function of the chunk on every call, so fewer functions is less work per decision.
  * Phase 1 evaluates every check reading only; phase 2, if every check allows and it is not a dry run,
- * commits them all, and every key written gets its PEXPIRE in the same call. Returns
- * { nowMs, allowed, outcomes[], undo[] }: `undo` lists the commands that take the commit back
- * (used only for the cross-slot refund on Redis Cluster, see redis.ts).
+ * commits them all, and every key written gets its PEXPIRE in the same call. Returns one
+ * flat array: nowMs, allowed, 10 fields per check, then (only when ARGV[3] asks for it) the
+ * commands that take the commit back, used only for the cross-slot refund on Redis Cluster.
  */
-export const DECIDE_LUA = `
-local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
+const PRELUDE = `local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
 local function fmt(n) return string.format('%.0f', n) end
 local now
 -- Tests replaying a scenario pass their clock; real time still runs between their steps, so keys
@@ -29,13 +30,18 @@ else
 end
 local function pexpire(key, ms) redis.call('PEXPIRE', key, ms + ttlPad) end
 local cost = tonumber(ARGV[2])
-local dry = ARGV[3] == '1'
+-- ARGV[3]: 0 commit, 1 dry run, 2 commit and return undo commands, 3 dry run and undo (none).
+local dry = ARGV[3] == '1' or ARGV[3] == '3'
+local wantUndo = ARGV[3] == '2' or ARGV[3] == '3'
 local F = 13
 
 -- Each evaluator returns an outcome {allowed, reason, remaining, idle, resetAt, retry, delay, overage}
 -- and, when it allows, a commit function returning undo commands.
+`;
 
-local function fixed_window(key, c)
+/** Each algorithm's Lua twin, by the name DECIDE dispatches on (leaky_bucket runs token_bucket). */
+const ALGORITHM_LUA: Record<string, string> = {
+  fixed_window: `local function fixed_window(key, c)
   local ws = floor(now / c.window) * c.window
   local reset = ws + c.window
   local k = key .. ':' .. fmt(ws)
@@ -50,8 +56,8 @@ local function fixed_window(key, c)
     return {{'DECRBY', k, cost}}
   end
 end
-
-local function sliding_window_log(key, c)
+`,
+  sliding_window_log: `local function sliding_window_log(key, c)
   local live = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now - c.window), '+inf', 'WITHSCORES')
   local n = #live / 2
   local used = 0
@@ -76,8 +82,8 @@ local function sliding_window_log(key, c)
     return {{'ZREM', key, member}}
   end
 end
-
-local function sliding_window_counter(key, c)
+`,
+  sliding_window_counter: `local function sliding_window_counter(key, c)
   local k = max(1, c.precision)
   local sub = max(1, floor(c.window / k))
   local i = floor(now / sub)
@@ -131,8 +137,8 @@ local function sliding_window_counter(key, c)
   end
   return {false, 'rate_limited', idle, idle, reset_from(newest_nz), retry, 0, -1}
 end
-
-local function token_bucket(key, c)
+`,
+  token_bucket: `local function token_bucket(key, c)
   local W, L = c.window, c.limit
   local capacity = c.burst * W
   local vals = redis.call('HMGET', key, 'l', 't')
@@ -154,8 +160,8 @@ local function token_bucket(key, c)
     return {{'HINCRBY', key, 'l', -cost * W}}
   end
 end
-
-local function concurrency(key, c)
+`,
+  concurrency: `local function concurrency(key, c)
   local used = redis.call('ZCOUNT', key, '(' .. fmt(now), '+inf')
   local lastExp = now
   local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
@@ -179,8 +185,8 @@ local function concurrency(key, c)
     return {undo}
   end
 end
-
--- lib/policy/quota-period.ts
+`,
+  quota: `-- lib/policy/quota-period.ts
 local function civil_from_days(days)
   local z = days + 719468
   local era = floor(z / 146097)
@@ -236,8 +242,8 @@ local function quota(key, c)
   end
   return {true, 'ok', c.limit - used - cost, idle, periodEnd, 0, 0, -1}, commit
 end
-
--- lib/policy/fair-share.ts
+`,
+  fair_share: `-- lib/policy/fair-share.ts
 local function fair_share(key, c, activity)
   local W, L = c.window, c.limit
   local ws = floor(now / W) * W
@@ -289,14 +295,10 @@ local function fair_share(key, c, activity)
     return {{'HINCRBY', wk, 't', -cost}, {'HINCRBY', wk, 'u:' .. member, -cost}}
   end
 end
+`,
+};
 
-local algorithms = {
-  fixed_window = fixed_window, sliding_window_log = sliding_window_log,
-  sliding_window_counter = sliding_window_counter, token_bucket = token_bucket,
-  leaky_bucket = token_bucket, concurrency = concurrency, quota = quota,
-}
-
--- Phase 1: evaluate, reading only.
+const MAIN = `-- Phase 1: evaluate, reading only.
 local results, commits, allAllowed, activity = {}, {}, true, {}
 for i = 1, #KEYS do
   local b = 3 + (i - 1) * F
@@ -333,23 +335,50 @@ end
 local undo = {}
 local doCommit = allAllowed and not dry
 if not dry then for _, f in ipairs(activity) do f() end end
-local out = {}
+-- One flat reply (nested tables cost Redis a conversion each): now, allowed, then 10 fields per
+-- check, then, if asked for, each undo command as its length followed by its words.
+local reply = {now, allAllowed and 1 or 0}
 for i = 1, #KEYS do
   local o, consumes, shadow = results[i][1], results[i][2], results[i][3]
   local committed = doCommit and consumes
   local lease = ''
   if committed then
-    for _, u in ipairs(commits[i]()) do undo[#undo + 1] = u end
+    local u = commits[i]()
+    if wantUndo then for _, cmd in ipairs(u) do undo[#undo + 1] = cmd end end
     if ARGV[3 + (i - 1) * F + 1] == 'concurrency' then lease = ARGV[3 + (i - 1) * F + 13] end
   end
-  local remaining = o[3]
-  if not committed then remaining = o[4] end
-  local overage = o[8]
-  if not committed then overage = -1 end
-  out[i] = {o[1] and 1 or 0, o[2], remaining, o[4], o[5], o[6], o[7], shadow, overage, lease}
+  local remaining, overage = o[3], o[8]
+  if not committed then remaining, overage = o[4], -1 end
+  local n = #reply
+  reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4], reply[n + 5] = o[1] and 1 or 0, o[2], remaining, o[4], o[5]
+  reply[n + 6], reply[n + 7], reply[n + 8], reply[n + 9], reply[n + 10] = o[6], o[7], shadow, overage, lease
 end
-return {now, allAllowed and 1 or 0, out, undo}
-`;
+for _, cmd in ipairs(undo) do
+  reply[#reply + 1] = #cmd
+  for _, word in ipairs(cmd) do reply[#reply + 1] = word end
+end
+return reply`;
+
+/** The names of the Lua functions a decision with these algorithms needs, sorted (the script's cache key). */
+export function luaParts(checks: readonly { algorithm: string; fairShare?: unknown }[]): string[] {
+  const names = new Set<string>();
+  for (const c of checks) names.add(c.fairShare ? "fair_share" : c.algorithm === "leaky_bucket" ? "token_bucket" : c.algorithm);
+  return [...names].filter((n) => n in ALGORITHM_LUA).sort();
+}
+
+/** The DECIDE script for a decision whose checks use these Lua parts (see luaParts). */
+export function decideLua(parts: readonly string[]): string {
+  const table = parts
+    .filter((p) => p !== "fair_share")
+    .map((p) => `${p} = ${p}`)
+    .concat(parts.includes("token_bucket") ? ["leaky_bucket = token_bucket"] : []);
+  return [PRELUDE, ...parts.map((p) => ALGORITHM_LUA[p]), `local algorithms = { ${table.join(", ")} }`, MAIN].join("\n");
+}
+
+/** DECIDE with every algorithm (documentation and tests; the store sends the smaller scripts). */
+export const DECIDE_LUA = decideLua(Object.keys(ALGORITHM_LUA).sort());
+
+
 
 /**
  * REFUND — takes back the commit of one script call (Redis Cluster cross-slot path only).

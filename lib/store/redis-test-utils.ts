@@ -37,12 +37,12 @@ export async function snapshot(redis: Client, prefix: string): Promise<Record<st
   return out;
 }
 
-/** Keys under `prefix` whose PTTL is not > 0 (no TTL: -1). */
+/** Keys under `prefix` without a TTL (PTTL -1; 0 is a key expiring this very ms, -2 one just gone). */
 export async function keysWithoutTtl(redis: Client, prefix: string): Promise<string[]> {
   const bad: string[] = [];
   for (const key of await keysUnder(redis, prefix)) {
     const pttl = await redis.pttl(key);
-    if (pttl <= 0 && pttl !== -2) bad.push(`${key} (pttl ${pttl})`);
+    if (pttl === -1) bad.push(`${key} (pttl ${pttl})`);
   }
   return bad;
 }

@@ -23,7 +23,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
-import { DECIDE_LUA, RELEASE_LUA, REFUND_LUA } from "./lua";
+import { decideLua, luaParts, RELEASE_LUA, REFUND_LUA } from "./lua";
 import { newLeaseToken, parseLeaseId, formatLeaseId } from "./lease-id";
 import type { CheckOptions, CheckOutcome, CounterStore, LimitCheck, StoreDecision } from "./types";
 
@@ -54,10 +54,18 @@ interface Script {
 }
 
 const script = (source: string): Script => ({ source, sha: createHash("sha1").update(source).digest("hex") });
-const DECIDE = script(DECIDE_LUA);
 const REFUND = script(REFUND_LUA);
 const RELEASE = script(RELEASE_LUA);
 
+/** DECIDE scripts by the algorithms they contain (a handful of distinct sets in practice). */
+const decideScripts = new Map<string, Script>();
+function decideScript(checks: readonly LimitCheck[]): Script {
+  const parts = luaParts(checks);
+  const id = parts.join(",");
+  let s = decideScripts.get(id);
+  if (!s) decideScripts.set(id, (s = script(decideLua(parts))));
+  return s;
+}
 /** Fields per check in DECIDE's ARGV, in this order. */
 export const ARGS_PER_CHECK = 13;
 
@@ -93,9 +101,10 @@ function isCluster(redis: Client): redis is Cluster {
   return (redis as { isCluster?: boolean }).isCluster === true;
 }
 
-type RawOutcome = [number, string, number, number, number, number, number, number, number, string];
 type UndoCommand = (string | number)[];
-type RawDecision = [number, number, RawOutcome[], UndoCommand[]];
+/** DECIDE's reply: nowMs, allowed, 10 fields per check, then undo commands (length, words…). */
+type RawDecision = (string | number)[];
+const FIELDS_PER_OUTCOME = 10;
 
 interface GroupResult {
   nowMs: number;
@@ -120,16 +129,17 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
 
   const nowArg = () => (options.testClock ? String(options.testClock()) : "");
 
-  async function decide(checks: readonly LimitCheck[], cost: number, dryRun: boolean): Promise<GroupResult> {
+  async function decide(checks: readonly LimitCheck[], cost: number, dryRun: boolean, wantUndo = false): Promise<GroupResult> {
     const tokens = checks.map((c) => (c.algorithm === "concurrency" ? newLeaseToken() : ""));
-    const args = [nowArg(), String(cost), dryRun ? "1" : "0"];
+    const args = [nowArg(), String(cost), String((dryRun ? 1 : 0) + (wantUndo ? 2 : 0))];
     checks.forEach((c, i) => args.push(...checkArgs(c, tokens[i])));
-    const raw = (await run(DECIDE, checks.map((c) => c.key), args)) as RawDecision;
-    const outcomes = raw[2].map((o, i): CheckOutcome => {
+    const raw = (await run(decideScript(checks), checks.map((c) => c.key), args)) as RawDecision;
+    const outcomes = checks.map((check, i): CheckOutcome => {
+      const o = raw.slice(2 + i * FIELDS_PER_OUTCOME, 2 + (i + 1) * FIELDS_PER_OUTCOME);
       const outcome: CheckOutcome = {
         allowed: o[0] === 1,
         reason: o[1] as CheckOutcome["reason"],
-        limit: checks[i].limit,
+        limit: check.limit,
         remaining: Number(o[2]),
         resetAtMs: Number(o[4]),
         retryAfterMs: Number(o[5]),
@@ -137,10 +147,16 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
       };
       if (o[7] === 1) outcome.shadowDenied = true;
       if (Number(o[8]) >= 0) outcome.overage = Number(o[8]);
-      if (o[9]) outcome.leaseId = formatLeaseId(o[9], cost, checks[i].key);
+      if (o[9]) outcome.leaseId = formatLeaseId(String(o[9]), cost, check.key);
       return outcome;
     });
-    return { nowMs: Number(raw[0]), allowed: raw[1] === 1, outcomes, undo: raw[3] };
+    const undo: UndoCommand[] = [];
+    for (let at = 2 + checks.length * FIELDS_PER_OUTCOME; at < raw.length; ) {
+      const length = Number(raw[at]);
+      undo.push(raw.slice(at + 1, at + 1 + length));
+      at += 1 + length;
+    }
+    return { nowMs: Number(raw[0]), allowed: raw[1] === 1, outcomes, undo };
   }
 
   async function refund(undo: UndoCommand[]): Promise<void> {
@@ -171,7 +187,7 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     let nowMs = 0;
     for (const tag of order) {
       const idx = groups.get(tag)!;
-      const r = await decide(idx.map((i) => checks[i]), cost, dryRun || !allowed);
+      const r = await decide(idx.map((i) => checks[i]), cost, dryRun || !allowed, tag !== homeTag);
       nowMs = Math.max(nowMs, r.nowMs);
       idx.forEach((i, j) => (outcomes[i] = r.outcomes[j]));
       if (!r.allowed) allowed = false;
