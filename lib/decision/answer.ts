@@ -114,7 +114,7 @@ export function mostRestrictive(decision: StoreDecision, planned: readonly Plann
       if (o.remaining < b.remaining || (o.remaining === b.remaining && o.resetAtMs > b.resetAtMs)) best = i;
     }
   }
-  return best === -1 && outcomes.length > 0 ? 0 : best;
+  return best;
 }
 
 function retryAfterMsOf(o: CheckOutcome): number {
@@ -137,9 +137,11 @@ export function answerFromStore(
 ): DecisionAnswer {
   const i = mostRestrictive(decision, planned);
   if (i === -1) {
+    // No enforced limit (only shadow ones, or none): no RateLimit headers, shadow denials flagged.
     const answer = plainAnswer(ctx, 200, "ok");
+    if (decision.outcomes.some((o) => o.shadowDenied)) answer.shadowDenied = true;
     if (options.dryRun) answer.dryRun = true;
-    if (options.explain) answer.checks = [];
+    if (options.explain) answer.checks = explainChecks(decision, planned);
     return answer;
   }
   const o = decision.outcomes[i]!;
@@ -188,26 +190,28 @@ export function answerFromStore(
   if (shadowDenied) answer.shadowDenied = true;
   if (leases.length > 0) answer.leaseId = leases.join(",");
   if (options.dryRun) answer.dryRun = true;
-  if (options.explain) {
-    answer.checks = decision.outcomes.map((out, j) => {
-      const pc = planned[j]!;
-      return {
-        name: pc.name,
-        kind: pc.check.kind,
-        scope: pc.scope,
-        algorithm: pc.check.algorithm,
-        mode: pc.check.mode,
-        key: pc.check.key,
-        allowed: out.allowed,
-        reason: out.reason,
-        limit: out.limit,
-        remaining: Math.max(0, Math.floor(out.remaining)),
-        resetSeconds: secondsCeil(out.resetAtMs - decision.nowMs),
-        retryAfterSeconds: secondsCeil(retryAfterMsOf(out)),
-        delayMs: Math.ceil(out.delayMs),
-        shadowDenied: out.shadowDenied === true,
-      };
-    });
-  }
+  if (options.explain) answer.checks = explainChecks(decision, planned);
   return answer;
+}
+
+function explainChecks(decision: StoreDecision, planned: readonly PlannedCheck[]): ExplainedCheck[] {
+  return decision.outcomes.map((out, j) => {
+    const pc = planned[j]!;
+    return {
+      name: pc.name,
+      kind: pc.check.kind,
+      scope: pc.scope,
+      algorithm: pc.check.algorithm,
+      mode: pc.check.mode,
+      key: pc.check.key,
+      allowed: out.allowed,
+      reason: out.reason,
+      limit: out.limit,
+      remaining: Math.max(0, Math.floor(out.remaining)),
+      resetSeconds: secondsCeil(out.resetAtMs - decision.nowMs),
+      retryAfterSeconds: secondsCeil(retryAfterMsOf(out)),
+      delayMs: Math.ceil(out.delayMs),
+      shadowDenied: out.shadowDenied === true,
+    };
+  });
 }

@@ -305,7 +305,8 @@ export class DecisionEngine {
         tier: answer.tier,
         operation: answer.operation,
         outcome,
-        keyPrefix: keyHash === null ? null : keyHash.slice(0, KEY_PREFIX_LENGTH),
+        // Only keys of a known tenant: random unknown keys must not grow the hash without bound.
+        keyPrefix: keyHash === null || answer.tenant === null ? null : keyHash.slice(0, KEY_PREFIX_LENGTH),
         latencyMs,
       });
     }
