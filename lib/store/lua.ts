@@ -84,7 +84,7 @@ end
 end
 `,
   sliding_window_counter: `local function sliding_window_counter(key, c)
-  local k = max(1, c.precision)
+  local k = max(1, tonumber(c.precision))
   local sub = max(1, floor(c.window / k))
   local i = floor(now / sub)
   local L = c.limit
@@ -140,7 +140,7 @@ end
 `,
   token_bucket: `local function token_bucket(key, c)
   local W, L = c.window, c.limit
-  local capacity = c.burst * W
+  local capacity = tonumber(c.burst) * W
   local vals = redis.call('HMGET', key, 'l', 't')
   local level = 0
   if vals[1] then level = max(0, tonumber(vals[1]) - max(0, now - tonumber(vals[2])) * L) end
@@ -148,7 +148,7 @@ end
   local wait = 0
   if needed > capacity then wait = ceil((needed - capacity) / L) end
   local maxDelay = 0
-  if c.mode == 'delay' then maxDelay = c.maxDelay end
+  if c.mode == 'delay' then maxDelay = tonumber(c.maxDelay) end
   local function tokens(owed) return max(0, floor((capacity - owed) / W)) end
   local idle = tokens(level)
   if wait > maxDelay then
@@ -173,7 +173,7 @@ end
     if nth[2] then freeAt = tonumber(nth[2]) end
     return {false, 'concurrency_limited', idle, idle, lastExp, freeAt - now, 0, -1}
   end
-  local exp = now + c.leaseTtl
+  local exp = now + tonumber(c.leaseTtl)
   return {true, 'ok', c.limit - used - cost, idle, max(lastExp, exp), 0, 0, -1}, function()
     redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now))
     local undo = {'ZREM', key}
@@ -250,7 +250,7 @@ local function fair_share(key, c, activity)
   local reset = ws + W
   local wk = key .. ':' .. fmt(ws)
   local ak = key .. ':a'
-  local member, weight = c.member, c.weight
+  local member, weight = c.member, tonumber(c.weight)
   local weights = weight
   local others = {}
   local stale = {}
@@ -304,9 +304,10 @@ for i = 1, #KEYS do
   local b = 3 + (i - 1) * F
   local c = {
     alg = ARGV[b + 1], limit = tonumber(ARGV[b + 2]), window = tonumber(ARGV[b + 3]),
-    burst = tonumber(ARGV[b + 4]), precision = tonumber(ARGV[b + 5]), mode = ARGV[b + 6],
-    maxDelay = tonumber(ARGV[b + 7]), leaseTtl = tonumber(ARGV[b + 8]), period = ARGV[b + 9],
-    overage = ARGV[b + 10], weight = tonumber(ARGV[b + 11]), member = ARGV[b + 12], token = ARGV[b + 13],
+    -- the rest stay strings until an algorithm needs them (tonumber is not free)
+    burst = ARGV[b + 4], precision = ARGV[b + 5], mode = ARGV[b + 6],
+    maxDelay = ARGV[b + 7], leaseTtl = ARGV[b + 8], period = ARGV[b + 9],
+    overage = ARGV[b + 10], weight = ARGV[b + 11], member = ARGV[b + 12], token = ARGV[b + 13],
   }
   local o, commit
   if c.member ~= '' then
@@ -315,7 +316,7 @@ for i = 1, #KEYS do
     o, commit = algorithms[c.alg](KEYS[i], c)
   end
   local maxCost = c.limit
-  if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = c.burst end
+  if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = tonumber(c.burst) end
   if c.alg == 'quota' and c.overage == 'bill' then maxCost = cost end
   if c.member ~= '' then maxCost = c.limit end
   if cost > maxCost then
