@@ -11,7 +11,7 @@
  *  - system rows: latency histograms and store errors, per minute for 24 h, hourly for 30 days;
  *  - a published policy with the 1,000 tenants and their quotas, and this month's quota usage.
  * Options: DATABASE_URL (server to use; default postgresql://postgres@127.0.0.1:5432/test),
- * --keep (do not drop the database), --runs N (default 5).
+ * --keep (do not drop the database), --db NAME (time an already seeded database), --runs N (default 5).
  */
 import { performance } from "node:perf_hooks";
 import { createDb, type Db } from "../lib/db/client";
@@ -25,7 +25,9 @@ const TENANTS = 1_000;
 const BUDGET_MS = 500;
 const args = process.argv.slice(2);
 const keep = args.includes("--keep");
-const runs = Number(args[args.indexOf("--runs") + 1] ?? 5) || 5;
+const runs = (args.includes("--runs") && Number(args[args.indexOf("--runs") + 1])) || 5;
+/** --db NAME: time the queries on an already seeded (kept) database instead of creating one. */
+const existing = args.includes("--db") ? args[args.indexOf("--db") + 1] : undefined;
 
 async function seed(db: Db, nowMs: number): Promise<void> {
   const hour = Math.floor(nowMs / 3_600_000) * 3_600_000;
@@ -132,15 +134,25 @@ async function time(label: string, fn: () => Promise<unknown>): Promise<Result> 
 
 async function main(): Promise<void> {
   const base = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
-  const name = `sluice_bench_${Date.now()}`;
-  console.log(`creating database ${name}`);
-  const url = await createTestDatabase(base, name);
+  const name = existing ?? `sluice_bench_${Date.now()}`;
+  let url: string;
+  if (existing) {
+    const u = new URL(base);
+    u.pathname = `/${existing}`;
+    url = u.toString();
+  } else {
+    console.log(`creating database ${name}`);
+    url = await createTestDatabase(base, name);
+  }
   const db = createDb(url);
-  const nowMs = Date.now();
+  // Queries are timed at the seed's clock: the newest rows are in the seed's last hour.
+  const nowMs = existing ? (await db.usageRollup.aggregate({ _max: { bucketStart: true }, where: { granularity: "minute" } }))._max.bucketStart!.getTime() + 30_000 : Date.now();
   const results: Result[] = [];
   try {
-    console.log(`seeding 30 days of rollups for ${TENANTS} tenants`);
-    await seed(db, nowMs);
+    if (!existing) {
+      console.log(`seeding 30 days of rollups for ${TENANTS} tenants`);
+      await seed(db, nowMs);
+    }
     const [{ n }] = await db.$queryRawUnsafe<{ n: bigint }[]>(`SELECT count(*)::bigint AS n FROM "UsageRollup"`);
     console.log(`  UsageRollup holds ${Number(n).toLocaleString("en-US")} rows\n`);
     const month = new Date(nowMs).toISOString().slice(0, 7);
@@ -170,7 +182,7 @@ async function main(): Promise<void> {
     results.push(await time(`API /usage/top 30 d (unaligned bounds)`, () => getTop(db, { from, to, by: "requests", limit: 10 })));
   } finally {
     await db.$disconnect();
-    if (!keep) await dropTestDatabase(base, name);
+    if (!keep && !existing) await dropTestDatabase(base, name);
     else console.log(`kept database ${name}`);
   }
   const width = Math.max(...results.map((r) => r.query.length));

@@ -160,32 +160,52 @@ export interface TopKey extends TopTenant {
   keyPrefix: string;
 }
 
+/**
+ * Rows of the given spans as a UNION ALL of one range scan per span (each branch uses the covering
+ * partial index of its row kind; one OR-ed predicate let the planner fall back to a full scan).
+ */
+function spansUnion(spans: Span[], first: number, columns: string, where: string): { sql: string; params: string[] } {
+  const parts: string[] = [];
+  const params: string[] = [];
+  for (const s of spans) {
+    const i = first + params.length;
+    parts.push(
+      `SELECT ${columns} FROM "UsageRollup" WHERE "granularity" = $${i} AND "bucketStart" >= $${i + 1}::timestamp(3) AND "bucketStart" < $${i + 2}::timestamp(3) AND ${where}`,
+    );
+    params.push(s.granularity, pgTs(s.fromMs), pgTs(s.toMs));
+  }
+  return { sql: parts.length ? parts.join(" UNION ALL ") : `SELECT ${columns} FROM "UsageRollup" WHERE FALSE`, params };
+}
+
 /** Top tenants and key prefixes over [fromMs, toMs), by requests or denied decisions. Exact. */
 export async function topConsumers(db: Db, f: { fromMs: number; toMs: number; by: "requests" | "denied"; limit: number; tenant?: string }): Promise<{ tenants: TopTenant[]; keys: TopKey[] }> {
-  const spans = spansSql(decompose(f.fromMs, f.toMs), 1);
+  const spans = decompose(f.fromMs, f.toMs);
   const order = f.by === "requests" ? `requests DESC, denied DESC` : `denied DESC, requests DESC`;
-  const tenantFilter = f.tenant ? ` AND "tenant" = $${spans.params.length + 2}` : "";
+  // The tenant filter is a literal-free parameter placed after the span parameters.
+  const tenantWhere = (n: number) => (f.tenant ? ` AND "tenant" = $${n}` : "");
+  const tenantRows = spansUnion(spans, 1, `"tenant", "tier", "outcome", "count"`, `"keyPrefix" = '' AND "tenant" NOT LIKE '*:%' AND "tenant" NOT IN ('', '_')${tenantWhere(spans.length * 3 + 2)}`);
+  const keyRows = spansUnion(spans, 1, `"tenant", "keyPrefix", "tier", "outcome", "count"`, `"keyPrefix" <> '' AND "tenant" <> '_'${tenantWhere(spans.length * 3 + 2)}`);
   const extra = f.tenant ? [f.tenant] : [];
-  const tenants = await db.$queryRawUnsafe<{ tenant: string; tier: string; requests: bigint; denied: bigint }[]>(
-    `SELECT "tenant", max("tier") AS tier, sum("count")::bigint AS requests,
-            coalesce(sum("count") FILTER (WHERE "outcome" = 'denied'), 0)::bigint AS denied
-       FROM "UsageRollup"
-      WHERE ${spans.sql} AND "keyPrefix" = '' AND "tenant" NOT IN ('', '_') AND "tenant" NOT LIKE '*:%'${tenantFilter}
-      GROUP BY "tenant" ORDER BY ${order}, "tenant" ASC LIMIT $${spans.params.length + 1}`,
-    ...spans.params,
-    f.limit,
-    ...extra,
-  );
-  const keys = await db.$queryRawUnsafe<{ tenant: string; keyPrefix: string; tier: string; requests: bigint; denied: bigint }[]>(
-    `SELECT "tenant", "keyPrefix", max("tier") AS tier, sum("count")::bigint AS requests,
-            coalesce(sum("count") FILTER (WHERE "outcome" = 'denied'), 0)::bigint AS denied
-       FROM "UsageRollup"
-      WHERE ${spans.sql} AND "keyPrefix" <> '' AND "tenant" <> '_'${tenantFilter}
-      GROUP BY "tenant", "keyPrefix" ORDER BY ${order}, "tenant" ASC, "keyPrefix" ASC LIMIT $${spans.params.length + 1}`,
-    ...spans.params,
-    f.limit,
-    ...extra,
-  );
+  const [tenants, keys] = await Promise.all([
+    db.$queryRawUnsafe<{ tenant: string; tier: string; requests: bigint; denied: bigint }[]>(
+      `SELECT "tenant", max("tier") AS tier, sum("count")::bigint AS requests,
+              coalesce(sum("count") FILTER (WHERE "outcome" = 'denied'), 0)::bigint AS denied
+         FROM (${tenantRows.sql}) r
+        GROUP BY "tenant" ORDER BY ${order}, "tenant" ASC LIMIT $${spans.length * 3 + 1}`,
+      ...tenantRows.params,
+      f.limit,
+      ...extra,
+    ),
+    db.$queryRawUnsafe<{ tenant: string; keyPrefix: string; tier: string; requests: bigint; denied: bigint }[]>(
+      `SELECT "tenant", "keyPrefix", max("tier") AS tier, sum("count")::bigint AS requests,
+              coalesce(sum("count") FILTER (WHERE "outcome" = 'denied'), 0)::bigint AS denied
+         FROM (${keyRows.sql}) r
+        GROUP BY "tenant", "keyPrefix" ORDER BY ${order}, "tenant" ASC, "keyPrefix" ASC LIMIT $${spans.length * 3 + 1}`,
+      ...keyRows.params,
+      f.limit,
+      ...extra,
+    ),
+  ]);
   return {
     tenants: tenants.map((r) => ({ tenant: r.tenant, tier: r.tier, requests: Number(r.requests), denied: Number(r.denied) })),
     keys: keys.map((r) => ({ tenant: r.tenant, keyPrefix: r.keyPrefix, tier: r.tier, requests: Number(r.requests), denied: Number(r.denied) })),
