@@ -22,7 +22,7 @@ function sluice(...args: string[]): Promise<{ code: number; stdout: string; stde
       {
         cwd: ROOT,
         env: { ...process.env, DATABASE_URL: fresh.url, REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: `${testRedisPrefix()}cli:`, NODE_NO_WARNINGS: "1" },
-        timeout: 60_000,
+        timeout: 150_000,
       },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
     );
@@ -47,7 +47,7 @@ describe("sluice CLI", () => {
     expect(r.stdout).toContain("Dry run: nothing was written.");
     expect(await db.tier.count()).toBe(0);
     expect(await db.auditEntry.count()).toBe(0);
-  });
+  }, 150_000);
 
   it("a bad file exits 1 naming every failing path, without a stack trace, and writes nothing", async () => {
     const bad = path.join(tmpdir(), `sluice-bad-${process.pid}.yaml`);
@@ -57,7 +57,7 @@ describe("sluice CLI", () => {
     expect(r.stderr).toContain('error: tiers[0].limits[3].leaseTtl: expected a duration like 30s, got "soon"');
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(await db.tier.count()).toBe(0);
-  });
+  }, 150_000);
 
   it("apply, then apply again changes nothing; publish, then publish again says unchanged", async () => {
     const first = await sluice("apply", "-f", DEMO);
@@ -71,5 +71,5 @@ describe("sluice CLI", () => {
     expect(again.stdout).toMatch(/^Policy unchanged: v1 is live/);
     const audit = await db.auditEntry.findFirstOrThrow({ where: { action: "policy.publish" } });
     expect(audit.actor).toMatch(/^cli:/);
-  });
+  }, 400_000); // four process starts; tsx takes seconds each on a loaded machine
 });
