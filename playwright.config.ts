@@ -27,7 +27,8 @@ const baseURL = `http://127.0.0.1:${port}`;
 
 export default defineConfig({
   testDir: "./e2e",
-  outputDir: "./test-results",
+  // Per run: Playwright empties its output directory first, and other runs may be going on.
+  outputDir: `./test-results/${process.env.SLUICE_E2E_DB}`,
   globalSetup: "./e2e/global-setup.ts",
   globalTeardown: "./e2e/global-teardown.ts",
   fullyParallel: false,

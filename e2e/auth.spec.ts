@@ -12,12 +12,12 @@ test("a wrong password and an unknown email get the same message", async ({ page
   await page.getByLabel("Email").fill(USERS.sre);
   await page.getByLabel("Password").fill("not-the-password");
   await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByRole("alert")).toHaveText("Wrong email or password.");
+  await expect(page.locator("#login-error")).toHaveText("Wrong email or password.");
   // The form keeps what was typed.
   await expect(page.getByLabel("Email")).toHaveValue(USERS.sre);
   await page.getByLabel("Email").fill("nobody@sluice.test");
   await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByRole("alert")).toHaveText("Wrong email or password.");
+  await expect(page.locator("#login-error")).toHaveText("Wrong email or password.");
   await shot(page, "login-error");
 });
 
@@ -39,12 +39,12 @@ test("five failed sign-ins lock the account: the sixth attempt is answered 429",
   for (let i = 0; i < 5; i++) {
     await page.getByLabel("Password").fill(`wrong-${i}`);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect(page.getByRole("alert")).toHaveText("Wrong email or password.");
+    await expect(page.locator("#login-error")).toHaveText("Wrong email or password.");
     await expect(page.getByRole("button", { name: "Sign in" })).toBeEnabled();
   }
   const answer = page.waitForResponse((r) => r.url().includes("/api/auth/callback/credentials"));
   await page.getByLabel("Password").fill(PASSWORD);
   await page.getByRole("button", { name: "Sign in" }).click();
   expect((await answer).status()).toBe(429);
-  await expect(page.getByRole("alert")).toContainText("Too many failed sign-ins");
+  await expect(page.locator("#login-error")).toContainText("Too many failed sign-ins");
 });
