@@ -3,7 +3,7 @@
  * A thin adapter over lib/services: parse arguments, call one use case, print the result. Errors
  * print as one clean message (and every policy issue with its path), never a stack; exit code 1.
  * Audit entries name the actor `cli:<os user>`. Needs DATABASE_URL; publish, rollback, keys and
- * service tokens also write Redis (REDIS_URL or REDIS_CLUSTER_NODES).
+ * service tokens also write Redis (REDIS_URL or REDIS_CLUSTER_NODES). `versions` lists published versions.
  */
 import "dotenv/config";
 import { readFile } from "node:fs/promises";
@@ -112,6 +112,23 @@ export function buildProgram(): Command {
     .action(async (opts: { to: number }) => {
       const r = await rollbackPolicy({ db: database(), redis: redisClient(true)! }, { actor: actor(), toVersion: opts.to });
       out(`Rolled back: v${r.version} is live with the document of v${opts.to}.`);
+    });
+
+  program
+    .command("versions")
+    .description("list published versions, newest first (for rollback --to)")
+    .option("--limit <n>", "how many", (v) => Math.min(Math.max(Number.parseInt(v, 10) || 20, 1), 1000), 20)
+    .action(async (opts: { limit: number }) => {
+      const rows = await database().policyVersion.findMany({
+        orderBy: { version: "desc" },
+        take: opts.limit,
+        select: { version: true, checksum: true, author: true, createdAt: true, note: true, rolledBackFrom: true },
+      });
+      if (rows.length === 0) out("No version published yet.");
+      for (const r of rows) {
+        const extra = r.rolledBackFrom ? ` (rollback to v${r.rolledBackFrom})` : r.note ? ` — ${r.note}` : "";
+        out(`v${r.version}  ${r.createdAt.toISOString()}  ${r.checksum.slice(0, 12)}  ${r.author}${extra}`);
+      }
     });
 
   const keys = program.command("keys").description("end clients' API keys");
