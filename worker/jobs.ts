@@ -77,8 +77,10 @@ async function main(): Promise<void> {
     allowPrivateWebhooks: e.ALERT_WEBHOOK_ALLOW_PRIVATE === "1",
   };
   let stopping = false;
+  let wake: (() => void) | null = null;
   const stop = () => {
     stopping = true;
+    wake?.();
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
@@ -92,7 +94,13 @@ async function main(): Promise<void> {
       log("error", "job pass failed", { error: error instanceof Error ? error.message : String(error) });
     }
     const wait = Math.max(250, TICK_MS - (Date.now() - started));
-    await new Promise((r) => setTimeout(r, wait));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, wait);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
   log("info", "worker stopping");
   await redis.quit().catch(() => undefined);
