@@ -60,7 +60,8 @@ export function histogramQuantile(counts: readonly number[], q: number): number 
   return LATENCY_BUCKETS_MS[LATENCY_BUCKETS_MS.length - 1]! * 2;
 }
 
-export async function loadDashboard(db: Db, { range, tenant, nowMs }: { range: DashboardRange; tenant?: string; nowMs: number }): Promise<DashboardData> {
+/** `nowMs` defaults to the clock: pages are adapters, tests pass a fixed time. */
+export async function loadDashboard(db: Db, { range, tenant, nowMs = Date.now() }: { range: DashboardRange; tenant?: string; nowMs?: number }): Promise<DashboardData> {
   const { ms, granularity } = DASHBOARD_RANGES[range];
   const size = GRANULARITY_MS[granularity];
   const toMs = Math.floor(nowMs / size) * size + size;
