@@ -5,6 +5,7 @@ import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from
 import { db } from "@/lib/db/client";
 import { drainClosedMinutes } from "@/lib/jobs/rollup";
 import { emptyExpected, publishTestPolicy, seedTenants, writeDecisions, type Decision } from "@/lib/jobs/testing/fixtures";
+import { loadDashboard } from "@/lib/services/usage-dashboard";
 import { getQuotas } from "@/lib/services/usage-query";
 import { GET as getBillingExport } from "../billing/exports/route";
 import { GET as getQuotasRoute } from "../quotas/route";
@@ -145,5 +146,22 @@ describe("GET /api/v1/billing/exports", () => {
     const bad = await getBillingExport(req("/api/v1/billing/exports?period=2026-11&format=xml", TOKENS.admin));
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { field: string } }).error.field).toBe("format");
+  });
+});
+
+describe("dashboard data", () => {
+  it("draws the same totals, top consumers, latency percentiles and quota burn as the API", async () => {
+    const d = await loadDashboard(db(), { range: "30d", nowMs: Date.UTC(2026, 10, 11) });
+    expect(d.totals).toEqual({ decisions: 310, denied: 50, denySharePct: 16.1 });
+    expect(d.topByRequests.tenants.map((t) => t.tenant)).toEqual(["globex", "acme"]);
+    expect(d.topByDenied.tenants.map((t) => t.tenant)).toEqual(["acme", "globex"]);
+    // Every decision was recorded at 1.5 ms: bucket ≤ 2 ms, so every percentile says 2.
+    const busy = d.latency.filter((l) => l.allowP50 !== null);
+    expect(busy.length).toBeGreaterThan(0);
+    expect(busy.every((l) => l.allowP50 === 2 && l.allowP99 === 2)).toBe(true);
+    expect(d.rpsByTier.tiers).toEqual(["free", "pro"]);
+    const tenant = await loadDashboard(db(), { range: "30d", tenant: "acme", nowMs: Date.UTC(2026, 10, 11) });
+    expect(tenant.totals.decisions).toBe(90);
+    expect(tenant.quotas.map((q) => q.tenant)).toEqual(["acme"]);
   });
 });
