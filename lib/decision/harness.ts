@@ -7,7 +7,11 @@ import { Socket, createServer } from "node:net";
 import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const TSX = path.join(ROOT, "node_modules/.bin/tsx");
+/** Every child this process spawned, killed on exit so a crashed or timed-out test leaks nothing. */
+const children = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+});
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -42,24 +46,36 @@ export interface SpawnedServer {
 export async function spawnDecisionServer(env: Record<string, string>, options: { waitReady?: boolean } = {}): Promise<SpawnedServer> {
   const port = await freePort();
   let out = "";
-  const child = spawn(TSX, [path.join(ROOT, "worker/decision-server.ts")], {
+  // One process (node with tsx's loader), not the tsx CLI: a signal reaches the server itself.
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
     cwd: ROOT,
     env: { ...process.env, DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`decision server exited: ${out}`);
-      const res = await fetch(`${url}${options.waitReady ? "/readyz" : "/healthz"}`);
-      return res.status === 200;
-    },
-    30_000,
-    `decision server on :${port} (${out})`,
+  children.add(child);
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
   );
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`decision server exited: ${out}`);
+        const res = await fetch(`${url}${options.waitReady ? "/readyz" : "/healthz"}`);
+        return res.status === 200;
+      },
+      90_000,
+      `decision server on :${port}`,
+    );
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw error;
+  }
   return {
     url,
     port,
@@ -85,9 +101,12 @@ export async function startOwnRedis(): Promise<OwnRedis> {
   const port = await freePort();
   let child: ChildProcess | null = null;
   const start = async () => {
-    child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+    const c = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
       stdio: "ignore",
     });
+    child = c;
+    children.add(c);
+    c.once("exit", () => children.delete(c));
     await waitFor(
       () =>
         new Promise<boolean>((resolve) => {
