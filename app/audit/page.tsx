@@ -9,9 +9,17 @@ export const metadata = { title: "Audit log · Sluice" };
 type Search = Record<string, string | string[] | undefined>;
 const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
 
+/** One line of the record; the whole of it on demand (rows stay one line tall). */
 function Json({ value }: { value: unknown }) {
   if (value === null || value === undefined) return <span className="text-slate-400">—</span>;
-  return <pre className="max-h-40 max-w-md overflow-auto rounded bg-slate-50 p-2 font-mono text-xs whitespace-pre-wrap">{JSON.stringify(value, null, 2)}</pre>;
+  const line = JSON.stringify(value);
+  if (line.length <= 48) return <code className="font-mono text-xs break-all">{line}</code>;
+  return (
+    <details className="max-w-xs">
+      <summary className="cursor-pointer truncate font-mono text-xs text-slate-700">{line.slice(0, 44)}…</summary>
+      <pre className="mt-1 max-h-60 overflow-auto rounded bg-slate-50 p-2 font-mono text-xs whitespace-pre-wrap">{JSON.stringify(value, null, 2)}</pre>
+    </details>
+  );
 }
 
 export default async function AuditPage({ searchParams }: { searchParams: Promise<Search> }) {
@@ -90,7 +98,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
                   <td className="font-mono text-xs">{r.action}</td>
                   <td>
                     {r.entity}
-                    {r.entityId && <div className="font-mono text-xs text-slate-500">{r.entityId}</div>}
+                    {r.entityId && <div className="max-w-40 truncate font-mono text-xs text-slate-500" title={r.entityId}>{r.entityId}</div>}
                   </td>
                   <td>
                     <Json value={r.before} />
