@@ -84,8 +84,8 @@ export function startTraffic(options: TrafficOptions): TrafficHandle {
   const stats: TrafficStats = { sent: 0, allowed: 0, denied: 0, errors: 0, byReason: {} };
   const inFlight = new Set<Promise<void>>();
   const intervalMs = 50;
-  const perTick = Math.max(0, options.rps) * (intervalMs / 1000);
-  let carry = 0;
+  const startedMs = performance.now();
+  let scheduled = 0;
   let stopped = false;
   let resolveDone: (s: TrafficStats) => void = () => undefined;
   const done = new Promise<TrafficStats>((resolve) => (resolveDone = resolve));
@@ -140,9 +140,10 @@ export function startTraffic(options: TrafficOptions): TrafficHandle {
 
   const timer = setInterval(() => {
     if (stopped) return;
-    carry += perTick;
-    const n = Math.floor(carry);
-    carry -= n;
+    // Catch up on the clock, not on ticks: a late timer (busy machine) does not lower the rate.
+    const due = Math.floor(((performance.now() - startedMs) / 1000) * Math.max(0, options.rps));
+    const n = Math.min(due - scheduled, Math.max(1, options.rps));
+    scheduled = due;
     // Never pile up: a slow server gets fewer, not more, concurrent calls.
     for (let i = 0; i < n && inFlight.size < 200; i++) {
       const p = one().finally(() => inFlight.delete(p));
