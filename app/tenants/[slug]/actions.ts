@@ -10,6 +10,8 @@ import { revokeApiKey } from "@/lib/services/revoke-api-key";
 import { setTenantStatus } from "@/lib/services/set-tenant-status";
 import { setTenantTier } from "@/lib/services/set-tenant-tier";
 import { upsertTenantOverride } from "@/lib/services/upsert-tenant-override";
+import { compileDraft } from "@/lib/services/publish-policy";
+import { ServiceError } from "@/lib/services/errors";
 import { appRedis } from "../../_lib/redis";
 import { serviceResult } from "../../_lib/service-result";
 
@@ -25,6 +27,15 @@ export async function setTenantTierAction(input: unknown): Promise<ActionResult>
       () => setTenantTier(db(), { tenant: p.data.slug, tier: p.data.tier }, actorOf(principal)),
       (v) => ({ message: v.changed ? `Moved ${v.tenant} to ${v.tier} in the draft; publish to enforce it.` : `${v.tenant} is already on ${v.tier}.` }),
     );
+    // Moving a tenant can leave an override with nothing to inherit: say so now, not at publish.
+    if (r.ok) {
+      try {
+        await compileDraft(db());
+      } catch (error) {
+        if (!(error instanceof ServiceError)) throw error;
+        r.message = `${r.message} Warning: the draft no longer compiles (${error.message}); fix it before publishing.`;
+      }
+    }
     revalidatePath(`/tenants/${p.data.slug}`);
     return r;
   });
