@@ -81,8 +81,14 @@ export async function computeLines(client: Client, month: string): Promise<State
   }
 
   const lines: StatementLine[] = [];
+  // The tenant's own effective quotas at month end win over the catalog: an override shares its
+  // quota id with the tier's quota it replaces, but has its own limit.
+  const effective = new Map<string, QuotaDef>();
+  if (atEnd) for (const slug of Object.keys(atEnd.doc.tenants)) for (const q of effectiveQuotas(atEnd.doc, slug, null, endMs - 1)) effective.set(`${slug}\u0000${q.id}`, q);
   for (const e of keyed.values()) {
-    const info = catalog.get(e.quotaId);
+    const own = effective.get(`${e.tenant}\u0000${e.quotaId}`);
+    const fromCatalog = catalog.get(e.quotaId);
+    const info = own ? { def: own, tier: fromCatalog?.tier ?? "" } : fromCatalog;
     const def: QuotaDef = info?.def ?? { id: e.quotaId, operation: "?", period: e.periods.keys().next().value?.length === 10 ? "day" : "month", limit: 0, overage: "block" };
     const spans: TierSpan[] = history.get(e.tenant) ?? [];
     const tenantInfo = names.get(e.tenant);

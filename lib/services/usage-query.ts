@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { Db } from "../db/client";
 import { monthRangeMs, quotaUsageOfMonth } from "../db/billing-repo";
 import { GRANULARITY_MS, topConsumers, usageSeries, type TopKey, type TopTenant } from "../db/usage-repo";
-import { effectiveQuotas, PolicyHistory } from "../jobs/quota-defs";
+import { effectiveQuotas, PolicyHistory, type QuotaDef } from "../jobs/quota-defs";
 import { periodSchema } from "./billing-export";
 import { quotaCatalog } from "./billing-statement";
 
@@ -119,16 +119,24 @@ export async function getQuotas(db: Db, q: QuotasQuery & { nowMs: number }): Pro
     usage.set(`${r.tenant}\u0000${r.quotaId}`, Number(r.used));
   }
   const keys = new Set(usage.keys());
+  const effective = new Map<string, QuotaDef>();
   if (policy) {
     for (const slug of Object.keys(policy.doc.tenants)) {
       if (q.tenant && slug !== q.tenant) continue;
-      for (const quota of effectiveQuotas(policy.doc, slug, null, Math.min(q.nowMs, endMs - 1))) if (quota.period === "month") keys.add(`${slug}\u0000${quota.id}`);
+      for (const quota of effectiveQuotas(policy.doc, slug, null, Math.min(q.nowMs, endMs - 1))) {
+        if (quota.period !== "month") continue;
+        keys.add(`${slug}\u0000${quota.id}`);
+        effective.set(`${slug}\u0000${quota.id}`, quota);
+      }
     }
   }
   const out: QuotaBurn[] = [];
   for (const k of keys) {
     const [tenant, quotaId] = k.split("\u0000") as [string, string];
-    const info = catalog.get(quotaId);
+    const fromCatalog = catalog.get(quotaId);
+    // An override shares its quota id with the tier's quota it replaces but has its own limit.
+    const own = effective.get(k);
+    const info = own ? { def: own, tier: fromCatalog?.tier ?? "" } : fromCatalog;
     if (!info) continue;
     const used = usage.get(k) ?? 0;
     const limit = info.def.limit;

@@ -165,3 +165,24 @@ describe("dashboard data", () => {
     expect(tenant.quotas.map((q) => q.tenant)).toEqual(["acme"]);
   });
 });
+
+describe("tenant quota overrides", () => {
+  it("project against the override's limit, not the tier's (they share the quota id)", async () => {
+    await db().policyVersion.create({
+      data: {
+        version: 2,
+        checksum: "test2",
+        author: "test",
+        createdAt: new Date(Date.UTC(2026, 10, 10)),
+        document: {
+          tiers: { free: { quotas: [{ id: "q_free_all_m", operation: "*", period: "month", limit: 300, overage: "block" }] }, pro: { quotas: [] } },
+          tenants: {
+            acme: { slug: "acme", name: "Acme", tier: "free", overrides: [{ kind: "quota", operation: "*", period: "month", expiresAtMs: null, quota: { id: "q_free_all_m", operation: "*", period: "month", limit: 1000, overage: "bill" } }] },
+          },
+        },
+      },
+    });
+    const { quotas } = await getQuotas(db(), { period: "2026-11", tenant: "acme", nowMs: Date.UTC(2026, 10, 11) });
+    expect(quotas.map((q) => [q.quotaId, q.limit, q.overage, q.used])).toEqual([["q_free_all_m", 1000, "bill", 60]]);
+  });
+});
