@@ -34,6 +34,8 @@ const envSchema = z.object({
   BILLING_GRACE_MS: z.coerce.number().int().min(0).default(3_600_000),
   /** Minute rollups older than this are downsampled to hours. */
   ROLLUP_DOWNSAMPLE_AFTER_MS: z.coerce.number().int().min(3_600_000).default(7 * 86_400_000),
+  /** HTTPS URL the worker POSTs newly opened alerts to (optional). */
+  ALERT_WEBHOOK_URL: z.string().url().optional(),
   /** Allow alert webhooks to private/loopback addresses (tests only). */
   ALERT_WEBHOOK_ALLOW_PRIVATE: z.enum(["0", "1"]).default("0"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),

@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     redis,
     billingGraceMs: e.BILLING_GRACE_MS,
     downsampleAfterMs: e.ROLLUP_DOWNSAMPLE_AFTER_MS,
-    webhookUrl: process.env.ALERT_WEBHOOK_URL || undefined,
+    webhookUrl: e.ALERT_WEBHOOK_URL,
     allowPrivateWebhooks: e.ALERT_WEBHOOK_ALLOW_PRIVATE === "1",
   };
   let stopping = false;

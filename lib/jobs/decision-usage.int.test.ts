@@ -13,6 +13,7 @@ import { db } from "../db/client";
 import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../decision/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "../decision/harness";
 import { keys } from "../redis/keys";
+import { reconcileQuotas } from "./reconcile";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const TOKEN = "svc_usage_e2e_0001";
@@ -67,6 +68,8 @@ describe("decision server → worker → usage API", () => {
       ["sk_unknown_0000", "GET /v1/orders", 4],
     ];
     const counted: Record<string, { passed: number; denied: number; shadow: number }> = {};
+    /** Passed without the counter store (a Redis timeout under load, failure mode open): not on the Redis quota counter. */
+    const degraded: Record<string, number> = {};
     let n = 0;
     const startedMs = Date.now();
     for (const [key, operation, times] of plan) {
@@ -76,12 +79,13 @@ describe("decision server → worker → usage API", () => {
           headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
           body: JSON.stringify({ key, operation, ip: `198.51.100.${i}` }),
         });
-        const a = (await res.json()) as { allowed: boolean; tenant?: string; shadowDenied?: boolean };
+        const a = (await res.json()) as { allowed: boolean; tenant?: string; shadowDenied?: boolean; degraded?: boolean };
         const tenant = a.tenant ?? "_";
         const c = (counted[tenant] ??= { passed: 0, denied: 0, shadow: 0 });
         if (!a.allowed) c.denied++;
         else if (a.shadowDenied) c.shadow++;
         else c.passed++;
+        if (a.allowed && a.degraded) degraded[tenant] = (degraded[tenant] ?? 0) + 1;
         n++;
       }
     }
@@ -109,8 +113,15 @@ describe("decision server → worker → usage API", () => {
     const allTotal = all.points.reduce((s, p) => s + p.allowed + p.denied + p.shadowDenied + p.degraded, 0);
     expect(allTotal).toBe(n); // unknown keys included, under tier `_`
     expect(total).toBe(n - counted._!.denied);
-    // The quota tenant's monthly quota (3) is kept in Postgres exactly.
+    // The quota tenant's monthly quota (limit 3) is kept in Postgres exactly: every passed decision.
     const quota = await db().quotaUsage.findMany({ where: { tenant: "quota" } });
-    expect(quota.map((q) => Number(q.used))).toEqual([3]);
+    expect(quota.map((q) => Number(q.used))).toEqual([counted.quota!.passed + counted.quota!.shadow]);
+    // …and agrees with the Redis quota counter the decision server enforced, but for decisions that
+    // passed degraded (without Redis), which reconciliation reports as the difference.
+    const diffs = await reconcileQuotas(db(), redis, { nowMs: Date.now(), prefix });
+    const q = diffs.find((d) => d.tenant === "quota")!;
+    expect(q.redis).toBeLessThanOrEqual(3);
+    expect(q.redis).toBe(q.postgres - (degraded.quota ?? 0));
+    expect(q.difference).toBe(0 - (degraded.quota ?? 0) || 0);
   }, 180_000);
 });
