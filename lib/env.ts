@@ -25,6 +25,8 @@ const envSchema = z.object({
   SLUICE_INSTANCES: z.coerce.number().int().min(1).max(10_000).default(1),
   /** Service tokens the decision API accepts besides the Redis set (comma-separated sha256 hex or plaintexts). */
   SLUICE_SERVICE_TOKENS: z.string().optional(),
+  /** Decision server deny cache (0 disables it; the bench and a test compare both). */
+  SLUICE_DENY_CACHE: z.enum(["0", "1"]).default("1"),
   /** Policy poll interval, a backup for the PUBLISH channel. */
   POLICY_POLL_MS: ms.default(5_000),
   /** next-auth: the session signing secret (required in production). */

@@ -449,7 +449,7 @@ async function main(): Promise<void> {
     pollMs: e.POLICY_POLL_MS,
     instances: e.SLUICE_INSTANCES,
     serviceTokens: (e.SLUICE_SERVICE_TOKENS ?? "").split(","),
-    denyCache: process.env.SLUICE_DENY_CACHE !== "0",
+    denyCache: e.SLUICE_DENY_CACHE === "1",
   });
   process.stdout.write(`decision server listening on :${server.port} (policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH})\n`);
   const stop = (signal: string) => {
