@@ -13,10 +13,10 @@ const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v
 function Json({ value }: { value: unknown }) {
   if (value === null || value === undefined) return <span className="text-slate-400">—</span>;
   const line = JSON.stringify(value);
-  if (line.length <= 48) return <code className="font-mono text-xs break-all">{line}</code>;
+  if (line.length <= 34) return <code className="font-mono text-xs break-all">{line}</code>;
   return (
-    <details className="max-w-xs">
-      <summary className="cursor-pointer truncate font-mono text-xs text-slate-700">{line.slice(0, 44)}…</summary>
+    <details className="max-w-52">
+      <summary className="cursor-pointer truncate font-mono text-xs text-slate-700">{line.slice(0, 30)}…</summary>
       <pre className="mt-1 max-h-60 overflow-auto rounded bg-slate-50 p-2 font-mono text-xs whitespace-pre-wrap">{JSON.stringify(value, null, 2)}</pre>
     </details>
   );
