@@ -29,13 +29,21 @@ describe("sluice CLI", () => {
   it("answers --help on every command with exit code 0", async () => {
     const commands = leaves(buildProgram());
     expect(commands.map((c) => c.join(" "))).toEqual(
-      expect.arrayContaining(["apply", "export", "publish", "rollback", "keys create", "keys revoke", "tokens create", "users create"]),
+      expect.arrayContaining(["apply", "export", "publish", "rollback", "keys create", "keys revoke", "tokens create", "users create", "billing export"]),
     );
     for (const cmd of commands) {
       const r = await run([...cmd, "--help"]);
       expect(r.exitCode).toBe(0);
       expect(r.out).toMatch(/^Usage: sluice/);
     }
+  });
+
+  it("billing export names the bad option before touching any database", async () => {
+    const program = buildProgram();
+    await expect(program.parseAsync(["node", "sluice", "billing", "export", "--period", "2026-13"])).rejects.toThrow(
+      "--period: expected a month like 2026-11",
+    );
+    expect((await run(["billing", "export", "--period", "2026-11", "--format", "xml"])).exitCode).toBe(1);
   });
 
   it("rejects a missing required option with exit code 1", async () => {

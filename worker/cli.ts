@@ -22,6 +22,9 @@ import { createApiToken } from "../lib/services/create-api-token";
 import { createUser } from "../lib/services/create-user";
 import { ServiceError } from "../lib/services/errors";
 import { exportPolicyFile } from "../lib/services/export-policy-file";
+import { billingExportQuerySchema, exportBilling } from "../lib/services/billing-export";
+import { BILLING_FORMATS } from "../lib/services/billing-format";
+import { writeFile } from "node:fs/promises";
 import { publishPolicy } from "../lib/services/publish-policy";
 import { revokeApiKey } from "../lib/services/revoke-api-key";
 import { rollbackPolicy } from "../lib/services/rollback-policy";
@@ -186,6 +189,29 @@ export function buildProgram(): Command {
       if (!r.ok) throw new CliError(`${r.field}: ${r.message}`);
       out(`Created user ${r.user.email} (${r.user.role}).`);
       if (!opts.password) out(`Password (shown once): ${password}`);
+    });
+
+  const billing = program.command("billing").description("monthly quota usage for billing");
+  billing
+    .command("export")
+    .description("export a month's usage per tenant and quota (same bytes every time for the same data)")
+    .requiredOption("--period <YYYY-MM>", "calendar month, UTC")
+    .addOption(new Option("--format <format>", "output format").choices([...BILLING_FORMATS]).default("csv"))
+    .option("--out <file>", "write to a file instead of stdout")
+    .action(async (opts: { period: string; format: string; out?: string }) => {
+      const query = billingExportQuerySchema.safeParse({ period: opts.period, format: opts.format });
+      if (!query.success) {
+        const issue = query.error.issues[0];
+        throw new CliError(`--${String(issue.path[0])}: ${issue.message}`);
+      }
+      const result = await exportBilling(database(), query.data);
+      if (opts.out) {
+        await writeFile(opts.out, result.body);
+        out(`Wrote ${opts.out}: ${result.period} ${result.status} (revision ${result.revision}), sha256 ${result.checksum}`);
+      } else {
+        process.stdout.write(result.body);
+        process.stderr.write(`${result.period} ${result.status} (revision ${result.revision}), sha256 ${result.checksum}\n`);
+      }
     });
 
   return program;
