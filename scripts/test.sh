@@ -10,5 +10,6 @@ export NEXT_TELEMETRY_DISABLED=1
 
 echo "== typecheck"; npx tsc --noEmit -p .
 echo "== lint"; npx eslint . --max-warnings=0
-echo "== unit + integration"; npx vitest run
+echo "== unit"; npx vitest run --project unit
+echo "== integration (real PostgreSQL and Redis)"; npx vitest run --project int
 echo "== e2e (Playwright, Chromium)"; npx playwright test
