@@ -93,7 +93,9 @@ interface Proc {
 
 async function start(name: string, file: string, env: Record<string, string>, readyPath: string): Promise<Proc> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, file)], {
+  // BENCH_SLUICE_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") goes to the decision servers only.
+  const extra = file.startsWith("worker/") ? (process.env.BENCH_SLUICE_NODE_ARGS ?? "").split(" ").filter(Boolean) : [];
+  const child = spawn(process.execPath, [...extra, "--import", "tsx", path.join(ROOT, file)], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", LOG_LEVEL: "warn" },
     stdio: ["ignore", "ignore", "inherit"],

@@ -223,9 +223,17 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     metrics,
   });
 
+  // sha256 of the few service tokens callers present, so a request does not hash its token again
+  // (bounded: a caller cycling random tokens only ever fills it, then it is dropped).
+  const tokenHashes = new Map<string, string>();
   function tokenOk(token: string | undefined): boolean {
     if (!token || token.length > MAX_FIELD_CHARS) return false;
-    const hash = sha256(token);
+    let hash = tokenHashes.get(token);
+    if (hash === undefined) {
+      hash = sha256(token);
+      if (tokenHashes.size >= 64) tokenHashes.clear();
+      tokenHashes.set(token, hash);
+    }
     if (staticTokens.has(hash) || redisTokens.has(hash)) return true;
     return false;
   }

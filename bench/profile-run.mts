@@ -1,0 +1,54 @@
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { compileFixture, writeFixturePolicy } from "../lib/decision/fixture";
+import { freePort, startOwnRedis } from "../lib/decision/harness";
+import { sha256Hex } from "../lib/redis/key-index";
+import { keys } from "../lib/redis/keys";
+const require = createRequire("/work/main/package.json");
+const autocannon = require("autocannon");
+const MODE = process.env.MODE ?? "deny";
+const PROF = process.env.PROF === "1";
+const TOKEN = "bench_service_token";
+process.env.SLUICE_REDIS_PREFIX = "bench:";
+const own = await startOwnRedis();
+const redis = new Redis(own.url);
+const fixture = compileFixture({
+  version: 1, defaults: { failureMode: "open" },
+  operations: [{ name: "orders-read", match: ["GET /v1/orders", "GET /v1/orders/*"] }],
+  tiers: [
+    { name: "bench", limits: [{ operation: "*", scope: "api_key", algorithm: "sliding_window_counter", limit: 1_000_000_000, window: "1m" }] },
+    { name: "deny", limits: [{ operation: "*", scope: "api_key", algorithm: "sliding_window_counter", limit: 1, window: "1h" }] },
+  ],
+  tenants: [{ slug: "bench", name: "Bench", tier: "bench" }, { slug: "denier", name: "Denier", tier: "deny" }],
+} as never);
+await writeFixturePolicy(redis, fixture, [sha256Hex(TOKEN)]);
+const benchKeys = Array.from({ length: 5000 }, (_, i) => `bk_${i.toString(36)}_bench`);
+const denyKeys = Array.from({ length: 100 }, (_, i) => `dk_${i}_deny`);
+await redis.hset(keys.keyIndex(), Object.fromEntries(benchKeys.map((k) => [sha256Hex(k), "bench"])));
+await redis.hset(keys.keyIndex(), Object.fromEntries(denyKeys.map((k) => [sha256Hex(k), "denier"])));
+const port = await freePort();
+const child = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-dir=/tmp/pw/prof"] : []), "--import", "tsx", process.env.MODE === "hello" ? "bench/hello.ts" : "worker/decision-server.ts"], {
+  cwd: "/work/main",
+  env: { ...process.env, REDIS_URL: own.url, SLUICE_SERVICE_TOKENS: TOKEN, REDIS_TIMEOUT_MS: "2000", POLICY_POLL_MS: "5000", PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_DENY_CACHE: "1" },
+  stdio: ["ignore", "ignore", "inherit"],
+});
+const url = `http://127.0.0.1:${port}`;
+for (let i = 0; i < 300; i++) { try { const r = await fetch(`${url}/readyz`); if (r.status === 200 || MODE === "hello") break; } catch {} await new Promise((r) => setTimeout(r, 100)); }
+if (MODE !== "hello") for (const k of denyKeys) await fetch(`${url}/v1/check`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ key: k, operation: "GET /v1/orders" }) });
+const rand = (n: number) => Math.floor(Math.random() * n);
+const list = MODE === "deny" ? denyKeys : benchKeys;
+const mk = () => ({ body: JSON.stringify({ key: list[rand(list.length)], operation: "GET /v1/orders/42" }) });
+const run = (d: number) => autocannon({ url: `${url}/v1/check`, connections: 50, duration: d, requests: [{ method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, setupRequest: (r: object) => ({ ...r, ...mk() }) }] });
+await run(2);
+await redis.config("RESETSTAT");
+const r = await run(Number(process.env.SECS ?? 5));
+const info = await redis.info("commandstats");
+console.log(MODE, "req/s", r.requests.average, "p50", r.latency.p50, "non2xx", r.non2xx);
+console.log(info.split("\n").filter((l) => l.startsWith("cmdstat")).join("\n"));
+child.kill("SIGTERM");
+await new Promise((r) => child.once("exit", r));
+redis.disconnect();
+await own.kill();
+process.exit(0);
