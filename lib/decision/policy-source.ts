@@ -7,8 +7,10 @@
  * index cache) and refreshes the set of accepted service token hashes on every poll.
  *
  * Reads the live version number then that version's document with lib/redis/policy.ts (which
- * validates shape, references and checksum). A missing document is retried on the next poll; an
- * invalid one is reported once and skipped (versions are immutable).
+ * validates shape, references and checksum). A read that failed (a timeout under load, Redis
+ * briefly away) or a document not there yet is retried after RETRY_MS, so a missed read costs a
+ * quarter second, not a whole poll interval; an invalid one is reported once and skipped
+ * (versions are immutable).
  */
 import type { Cluster, Redis } from "ioredis";
 import type { CompiledPolicy } from "../policy/compiled";
@@ -16,6 +18,9 @@ import { keys } from "../redis/keys";
 import { readCurrentVersion, readPolicyVersion } from "../redis/policy";
 
 type RedisLike = Redis | Cluster;
+
+/** Wait before re-reading after a failed or incomplete read. */
+const RETRY_MS = 250;
 
 export interface PolicySourceOptions {
   redis: RedisLike;
@@ -38,6 +43,7 @@ export class PolicySource {
   private stopped = false;
   /** The last version that failed to parse, so a bad document is reported once. */
   private rejectedVersion = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: PolicySourceOptions) {}
 
@@ -79,44 +85,60 @@ export class PolicySource {
       return this.refreshing;
     }
     this.refreshing = (async () => {
+      let complete = true;
       do {
         this.again = false;
-        await this.load();
+        complete = await this.load();
       } while (this.again && !this.stopped);
+      if (!complete) this.retrySoon();
     })().finally(() => {
       this.refreshing = null;
     });
     return this.refreshing;
   }
 
-  private async load(): Promise<void> {
+  private retrySoon(): void {
+    if (this.stopped || this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.refresh();
+    }, RETRY_MS);
+    this.retryTimer.unref();
+  }
+
+  /** False when the read should be tried again soon (it failed, or the document is not there yet). */
+  private async load(): Promise<boolean> {
     const { redis } = this.options;
     try {
       const tokens = this.options.onServiceTokens ? redis.smembers(keys.serviceTokens()).catch(() => null) : null;
       const version = await readCurrentVersion(redis);
       const tokenList = tokens ? await tokens : null;
       if (tokenList) this.options.onServiceTokens?.(new Set(tokenList));
-      if (version === null) return;
-      if (this.doc && this.doc.version === version) return;
-      if (version === this.rejectedVersion) return;
+      if (version === null) return true;
+      if (this.doc && this.doc.version === version) return true;
+      if (version === this.rejectedVersion) return true;
       const read = await readPolicyVersion(redis, version);
+      if (read.status === "none") return false;
       if (read.status !== "ok") {
         this.rejectedVersion = version;
-        const why = read.status === "invalid" ? read.issues.map((i) => `${i.path}: ${i.message}`).join("; ") : "none";
+        const why = read.issues.map((i) => `${i.path}: ${i.message}`).join("; ");
         this.options.log?.(`policy v${version} rejected (${why}); keeping v${this.doc?.version ?? 0}`);
-        return;
+        return true;
       }
       const parsed = { value: read.policy };
       const previous = this.doc;
       this.doc = parsed.value;
       this.options.onPolicy?.(parsed.value, previous);
+      return true;
     } catch (error) {
       this.options.log?.(`policy refresh failed: ${error instanceof Error ? error.message : String(error)}`);
+      return false;
     }
   }
 
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
   }
 }
