@@ -21,6 +21,8 @@ import { freePort, startChild, stopAll, waitForHttp } from "./support/processes"
 import { startRedisServer } from "./support/redis-server";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
+/** Where the embedded PostgreSQL and redis-server keep their files (the e2e test uses a temp dir). */
+const DATA_DIR = path.resolve(process.env.SLUICE_DATA_DIR ?? path.join(ROOT, ".data"));
 /** A fixed service token for the demo's decision server, so the README's curl works as printed. */
 export const DEMO_SERVICE_TOKEN = "sl_svc_demo_token_0123456789abcdef";
 
@@ -51,12 +53,12 @@ function needsBuild(): boolean {
 async function main(): Promise<void> {
   let embedded: EmbeddedPostgresHandle | null = null;
   if (!process.env.DATABASE_URL) {
-    log("DATABASE_URL unset: starting the embedded PostgreSQL (.data/pg)");
-    embedded = await startEmbeddedPostgres({ dataDir: path.join(ROOT, ".data", "pg") });
+    log(`DATABASE_URL unset: starting the embedded PostgreSQL (${path.relative(ROOT, path.join(DATA_DIR, "pg")) || DATA_DIR})`);
+    embedded = await startEmbeddedPostgres({ dataDir: path.join(DATA_DIR, "pg") });
     process.env.DATABASE_URL = embedded.url;
   }
   if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES) {
-    const redis = await startRedisServer(path.join(ROOT, ".data", "redis"));
+    const redis = await startRedisServer(path.join(DATA_DIR, "redis"));
     if (!redis) {
       throw new Error(
         "REDIS_URL is unset and there is no redis-server on PATH. Install one (apt-get install redis-server) " +
@@ -134,7 +136,7 @@ ${users}
       -H 'Content-Type: application/json' \\
       -d '{"key":"sk_test_acme_ci_0001","operation":"GET /v1/orders/42","ip":"203.0.113.7"}'
 
-  PostgreSQL      ${embedded ? "embedded, data in .data/pg" : "DATABASE_URL"}
+  PostgreSQL      ${embedded ? `embedded, data in ${path.join(DATA_DIR, "pg")}` : "DATABASE_URL"}
   Redis           ${redisUrl}
   Ctrl-C stops everything.
 `);
@@ -142,7 +144,7 @@ ${users}
   const shutdown = async (signal: string) => {
     log(`${signal}: stopping…`);
     await stopAll();
-    if (embedded) await embedded.stop();
+    if (embedded) await embedded.stop().catch((error: unknown) => log(`embedded PostgreSQL: ${String(error)}`));
     process.exit(0);
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
