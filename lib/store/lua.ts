@@ -29,6 +29,10 @@ else
   now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
 end
 local function pexpire(key, ms) redis.call('PEXPIRE', key, ms + ttlPad) end
+-- For a key whose expiry is a fixed instant (a window's end): only the write that creates it needs
+-- to set it; later writes in the same window would set the same instant again. With a test clock
+-- the expiry is relative to real time, so it is set on every write there.
+local function pexpireNew(key, ms, new) if new or ttlPad > 0 then pexpire(key, ms) end end
 local cost = tonumber(ARGV[2])
 -- ARGV[3]: 0 commit, 1 dry run, 2 commit and return undo commands, 3 dry run and undo (none).
 local dry = ARGV[3] == '1' or ARGV[3] == '3'
@@ -52,7 +56,7 @@ const ALGORITHM_LUA: Record<string, string> = {
   end
   return {true, 'ok', c.limit - count - cost, idle, reset, 0, 0, -1}, function()
     redis.call('INCRBY', k, cost)
-    pexpire(k, reset - now)
+    pexpireNew(k, reset - now, count == 0)
     return {{'DECRBY', k, cost}}
   end
 end
@@ -88,11 +92,23 @@ end
   local sub = max(1, floor(c.window / k))
   local i = floor(now / sub)
   local L = c.limit
+  -- With Redis time, a live key's last write was in a sub-window w >= i - k (its expiry is
+  -- (w + k + 1) * sub), and that sub-window's first write dropped every field < w - k: the only
+  -- fields that can have slid out are i - 2k .. i - k - 1, so they are read here too and dropped
+  -- by name below, instead of listing the whole hash (HKEYS), which test clocks still need.
+  local lo = i - k
+  if ttlPad == 0 then lo = i - 2 * k end
   local fields = {}
-  for j = i - k, i do fields[#fields + 1] = fmt(j) end
+  for j = lo, i do fields[#fields + 1] = fmt(j) end
   local vals = redis.call('HMGET', key, unpack(fields))
-  local cnt = {}
-  for j = 1, #fields do cnt[i - k + j - 1] = tonumber(vals[j]) or 0 end
+  local cnt, stale = {}, {}
+  for j = 1, #fields do
+    if lo + j - 1 < i - k then
+      if vals[j] then stale[#stale + 1] = fields[j] end
+    else
+      cnt[lo + j - 1] = tonumber(vals[j]) or 0
+    end
+  end
   local function at(j) return cnt[j] or 0 end
   local function fits(m, e)
     local newest = 0
@@ -113,10 +129,15 @@ end
       redis.call('HINCRBY', key, fmt(i), cost)
       if at(i) == 0 then
         -- a new sub-window: drop the ones that slid out (once per sub-window, not per request)
-        local names = redis.call('HKEYS', key)
-        for _, f in ipairs(names) do if tonumber(f) < i - k then redis.call('HDEL', key, f) end end
+        if ttlPad == 0 then
+          if #stale > 0 then redis.call('HDEL', key, unpack(stale)) end
+        else
+          local names = redis.call('HKEYS', key)
+          for _, f in ipairs(names) do if tonumber(f) < i - k then redis.call('HDEL', key, f) end end
+        end
       end
-      pexpire(key, (i + k + 1) * sub - now)
+      -- the expiry, (i + k + 1) * sub, is the same for every write in sub-window i
+      pexpireNew(key, (i + k + 1) * sub - now, at(i) == 0)
       return {{'HINCRBY', key, fmt(i), -cost}}
     end
   end
@@ -230,7 +251,7 @@ local function quota(key, c)
   local idle = max(0, c.limit - used)
   local function commit()
     redis.call('INCRBY', k, cost)
-    pexpire(k, periodEnd - now)
+    pexpireNew(k, periodEnd - now, used == 0)
     return {{'DECRBY', k, cost}}
   end
   if c.overage == 'bill' then
