@@ -13,7 +13,7 @@
  * ApiToken table, refreshed on every policy poll) or in SLUICE_SERVICE_TOKENS; the decision path
  * never touches Postgres.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import http from "node:http";
 import { pathToFileURL } from "node:url";
 import { Cluster, Redis, type RedisOptions } from "ioredis";
@@ -60,7 +60,7 @@ export interface DecisionServer {
 }
 
 function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  return hash("sha256", text, "hex");
 }
 
 function normalizeTokenHash(entry: string): string {

@@ -95,7 +95,7 @@ export class DecisionEngine {
     const startedMs = this.now();
     const doc = this.deps.policy();
     if (!doc) throw new NotReadyError();
-    const op = resolveOperation(doc, req.operation);
+    const op = this.operationOf(doc, req.operation);
     const operation = op?.name ?? "*";
     const cost = req.cost ?? op?.cost ?? 1;
     const failureMode: FailureMode = op?.failureMode ?? doc.defaults.failureMode;
@@ -164,6 +164,23 @@ export class DecisionEngine {
     if (!decision.allowed) this.rememberDenials(decision, planned, cost, startedMs);
     const answer = answerFromStore(ctx, decision, planned, { explain, dryRun });
     return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs);
+  }
+
+  /** resolveOperation, remembered per policy document for the request strings seen (bounded). */
+  private opDoc: CompiledPolicy | null = null;
+  private readonly opCache = new Map<string, ReturnType<typeof resolveOperation>>();
+  private operationOf(doc: CompiledPolicy, request: string): ReturnType<typeof resolveOperation> {
+    if (this.opDoc !== doc) {
+      this.opDoc = doc;
+      this.opCache.clear();
+    }
+    let op = this.opCache.get(request);
+    if (op === undefined) {
+      op = resolveOperation(doc, request);
+      if (this.opCache.size >= 10_000) this.opCache.clear();
+      this.opCache.set(request, op);
+    }
+    return op;
   }
 
   /** Frees a concurrency lease (or several, comma-separated as the answer gives them). */

@@ -5,14 +5,15 @@
  * decision server evicts it on receipt (well within 1 s). Negative answers (unknown key) are cached
  * briefly so a flood of bad keys cannot hammer Redis, but short enough that a new key works fast.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import { keys } from "./keys";
 
 export type RedisLike = Redis | Cluster;
 
 export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  // One-shot crypto.hash: same digest as createHash().update().digest(), without the Hash object.
+  return hash("sha256", text, "hex");
 }
 
 /** A bounded LRU map with per-entry expiry (insertion order of a Map is the recency order). */
