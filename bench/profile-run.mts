@@ -43,7 +43,12 @@ const mk = () => ({ body: JSON.stringify({ key: list[rand(list.length)], operati
 const run = (d: number) => autocannon({ url: `${url}/v1/check`, connections: 50, duration: d, requests: [{ method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, setupRequest: (r: object) => ({ ...r, ...mk() }) }] });
 await run(2);
 await redis.config("RESETSTAT");
+const { readFileSync } = await import("node:fs");
+const ticks = () => { const f = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" "); return [Number(f[11]), Number(f[12])]; };
+const before = ticks();
 const r = await run(Number(process.env.SECS ?? 5));
+const after = ticks();
+console.log(`cpu µs/request: user ${((after[0]! - before[0]!) * 1e4 / r.requests.total).toFixed(1)} sys ${((after[1]! - before[1]!) * 1e4 / r.requests.total).toFixed(1)}`);
 const info = await redis.info("commandstats");
 console.log(MODE, "req/s", r.requests.average, "p50", r.latency.p50, "non2xx", r.non2xx);
 console.log(info.split("\n").filter((l) => l.startsWith("cmdstat")).join("\n"));
