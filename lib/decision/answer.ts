@@ -83,6 +83,8 @@ export function plainAnswer(ctx: AnswerContext, status: DecisionAnswer["status"]
 }
 
 function quoteName(name: string): string {
+  // Names rarely hold a quote or a backslash: skip the regex replace when they don't.
+  if (name.indexOf('"') === -1 && name.indexOf("\\") === -1) return `"${name}"`;
   return `"${name.replace(/[\\"]/g, "\\$&")}"`;
 }
 
@@ -90,11 +92,10 @@ function quoteName(name: string): string {
 export function mostRestrictive(decision: StoreDecision, planned: readonly PlannedCheck[]): number {
   const outcomes = decision.outcomes;
   let best = -1;
-  const enforced = (i: number) => planned[i]?.check.mode !== "shadow";
   if (!decision.allowed) {
     for (let i = 0; i < outcomes.length; i++) {
       const o = outcomes[i]!;
-      if (o.allowed || !enforced(i)) continue;
+      if (o.allowed || planned[i]?.check.mode === "shadow") continue;
       if (best === -1) {
         best = i;
         continue;
@@ -106,7 +107,7 @@ export function mostRestrictive(decision: StoreDecision, planned: readonly Plann
     if (best !== -1) return best;
   }
   for (let i = 0; i < outcomes.length; i++) {
-    if (!enforced(i)) continue;
+    if (planned[i]?.check.mode === "shadow") continue;
     const o = outcomes[i]!;
     if (best === -1) best = i;
     else {
