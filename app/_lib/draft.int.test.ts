@@ -70,4 +70,18 @@ describe("UI draft edits go through the apply use case", () => {
     expect(await db().apiKey.count({ where: { revokedAt: null } })).toBe(keysBefore);
     expect(keysBefore).toBeGreaterThan(0);
   });
+
+  it("two editors saving different tiers at the same moment both keep their change (no lost update)", async () => {
+    const edit = (tier: string, limit: number) =>
+      editDraft(`user:${tier}@example.com`, (spec) => {
+        spec.tiers.find((t) => t.name === tier)!.limits[0].limit = limit;
+        return spec;
+      });
+    const results = await Promise.all([edit("pro", 1234), edit("enterprise", 5678), edit("free", 77)]);
+    expect(results.map((r) => r.ok)).toEqual([true, true, true]);
+    const after = await readDraftSpec(db());
+    expect(after.tiers.find((t) => t.name === "pro")!.limits[0].limit).toBe(1234);
+    expect(after.tiers.find((t) => t.name === "enterprise")!.limits[0].limit).toBe(5678);
+    expect(after.tiers.find((t) => t.name === "free")!.limits[0].limit).toBe(77);
+  });
 });

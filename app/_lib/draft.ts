@@ -1,14 +1,14 @@
 /**
  * Draft edits from the UI go through the same use case as `sluice apply` and
- * `POST /api/v1/policy/apply`: read the draft as a policy file, change one part, apply the file.
+ * `POST /api/v1/policy/apply`: read the draft as a policy file, change one part, apply the file —
+ * read and apply in one transaction under the policy lock (`applyPolicyEdit`).
  * The apply service validates with the policy file's schema, writes one transaction with an audit
  * entry per change, and leaves API keys alone. No second implementation of any rule.
  */
 import type { ActionResult, FieldIssue } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
-import { readDraftSpec } from "@/lib/db/ui-draft";
 import type { PolicySpec } from "@/lib/policy/compile";
-import { applyPolicyFile } from "@/lib/services/apply-policy-file";
+import { applyPolicyEdit } from "@/lib/services/apply-policy-file";
 import { ServiceError } from "@/lib/services/errors";
 
 /** `tiers[2].limits[0].window` → `["tiers", 2, "limits", 0, "window"]` */
@@ -28,15 +28,27 @@ export async function editDraft(
   scope: (spec: PolicySpec) => (string | number)[] = () => [],
   message = "Saved to the draft.",
 ): Promise<ActionResult> {
-  const spec = await readDraftSpec(db());
-  const next = mutate(structuredClone(spec));
-  if ("error" in next) return { ok: false, status: 400, message: next.error.message, issues: [next.error] };
+  // Read and apply under one lock (applyPolicyEdit): concurrent editors never undo each other.
+  const captured: { error?: FieldIssue; next?: PolicySpec } = {};
   try {
-    const result = await applyPolicyFile(db(), next as unknown as Record<string, unknown>, { actor });
+    const result = await applyPolicyEdit(
+      db(),
+      (draft) => {
+        const next = mutate(draft);
+        if ("error" in next) {
+          captured.error = next.error;
+          return null;
+        }
+        captured.next = next;
+        return next;
+      },
+      { actor },
+    );
+    if (captured.error) return { ok: false, status: 400, message: captured.error.message, issues: [captured.error] };
     return { ok: true, message: result.applied ? message : "Nothing changed." };
   } catch (error) {
     if (error instanceof ServiceError) {
-      const root = scope(next);
+      const root = captured.next ? scope(captured.next) : [];
       const issues = error.issues.map((i) => {
         const parts = pathParts(i.path);
         const inside = root.length > 0 && root.every((p, k) => parts[k] === p);

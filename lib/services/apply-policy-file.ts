@@ -23,8 +23,10 @@ import {
   newId,
   overrideRowToSpec,
   quotaRowToSpec,
+  rowsToSpec,
   type PolicyRows,
 } from "../db/policy-repo";
+import type { PolicySpec } from "../policy/compile";
 import type { Tx } from "../db/client";
 import { canonicalJson } from "../policy/checksum";
 import { formatDurationMs, parseDurationMs } from "../policy/duration";
@@ -532,6 +534,35 @@ export async function applyPolicyFile(
       if (planIsEmpty(plan)) return { plan, dryRun, applied: false, generatedKeys: [] };
       const generatedKeys = await write(tx, plan, ids, keyPlan, options.actor);
       return { plan, dryRun, applied: true, generatedKeys };
+    },
+    { maxWait: 10_000, timeout: 120_000 },
+  );
+}
+
+/**
+ * Applies an edit of the current draft: `mutate` receives the draft as a policy file (no key
+ * plaintexts) and returns the changed file, or null to change nothing. Reading the draft and
+ * applying the result happen in one transaction under the policy lock, so two editors saving at
+ * the same moment cannot undo each other's changes (each edit applies to the other's result).
+ * Keys are not part of the edit and stay as they are.
+ */
+export async function applyPolicyEdit(
+  db: PrismaClient,
+  mutate: (draft: PolicySpec) => PolicySpec | null,
+  options: { actor: string },
+): Promise<ApplyResult> {
+  return db.$transaction(
+    async (tx) => {
+      await lockPolicy(tx);
+      const rows = await loadPolicyRows(tx);
+      const next = mutate(structuredClone(rowsToSpec(rows)));
+      const empty: PolicyPlan = { created: [], changed: [], deleted: [], warnings: [] };
+      if (next === null) return { plan: empty, dryRun: false, applied: false, generatedKeys: [] };
+      const file = validated(next as unknown as Record<string, unknown>);
+      const { plan, ids, keyPlan } = computePlan(file, rows);
+      if (planIsEmpty(plan)) return { plan, dryRun: false, applied: false, generatedKeys: [] };
+      const generatedKeys = await write(tx, plan, ids, keyPlan, options.actor);
+      return { plan, dryRun: false, applied: true, generatedKeys };
     },
     { maxWait: 10_000, timeout: 120_000 },
   );
