@@ -3,26 +3,18 @@
  * Implemented by the Redis store (one Lua script, Redis server time) and the in-process memory
  * store (the pure algorithms over a Map). `lib/store/conformance.ts` holds the cases both must pass.
  */
-import type { Algorithm, Mode, Overage, Period, Reason } from "../policy/types";
+import type { AlgorithmLimit } from "../policy/algorithms/types";
+import type { Algorithm, Reason } from "../policy/types";
 
 export type CheckKind = "limit" | "quota" | "global";
 
-/** One counter to check for one decision. All durations in ms. */
-export interface LimitCheck {
+/** One counter to check for one decision: the limit's numbers (AlgorithmLimit, all in ms) plus where and what. */
+export interface LimitCheck extends AlgorithmLimit {
   /** Full counter key, hash tag included (lib/redis/keys.ts builds it). Windowed keys get suffixes. */
   key: string;
   kind: CheckKind;
   /** For quotas, the algorithm is a calendar fixed window: `period` says which. */
   algorithm: Algorithm | "quota";
-  limit: number;
-  windowMs: number;
-  burst: number;
-  precision: number;
-  mode: Mode;
-  maxDelayMs: number;
-  leaseTtlMs: number;
-  period?: Period;
-  overage?: Overage;
   /** Weighted fair share of a global cap: this tenant's tier weight and its member id. */
   fairShare?: { weight: number; member: string };
 }
