@@ -21,6 +21,7 @@ import type { CircuitBreaker } from "./breaker";
 import { localShare, planChecks, type PlannedCheck } from "./checks";
 import type { DenyCache } from "./deny-cache";
 import type { DecisionMetrics, MetricOutcome } from "./metrics";
+import { deniedQuotaOf, quotaIdOf } from "./quota-denial";
 
 export interface DecisionRequest {
   /** The end client's API key (plaintext; hashed here, never stored). */
@@ -147,7 +148,7 @@ export class DecisionEngine {
     const cached = this.fromDenyCache(ctx, planned, cost, startedMs, explain, dryRun);
     if (cached) {
       this.deps.metrics?.localCacheHits.inc({ cache: "deny" });
-      return this.finish(cached, keyHash, startedMs, dryRun, null);
+      return this.finish(cached.answer, keyHash, startedMs, dryRun, null, cached.deniedQuota);
     }
 
     if (!this.deps.breaker.allow(startedMs)) {
@@ -163,7 +164,7 @@ export class DecisionEngine {
     }
     if (!decision.allowed) this.rememberDenials(decision, planned, cost, startedMs);
     const answer = answerFromStore(ctx, decision, planned, { explain, dryRun });
-    return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs);
+    return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, deniedQuotaOf(decision, planned));
   }
 
   /** resolveOperation, remembered per policy document for the request strings seen (bounded). */
@@ -239,7 +240,7 @@ export class DecisionEngine {
         const localPlanned = planned.map((p, i) => ({ ...p, check: checks[i]! }));
         const answer = answerFromStore(ctx, decision, localPlanned, { explain, dryRun });
         answer.degraded = true;
-        return this.finish(answer, keyHash, startedMs, dryRun, null);
+        return this.finish(answer, keyHash, startedMs, dryRun, null, deniedQuotaOf(decision, localPlanned));
       } catch {
         // The in-process store failing is a bug; fall through to fail open rather than 5xx.
       }
@@ -272,7 +273,7 @@ export class DecisionEngine {
     nowMs: number,
     explain: boolean,
     dryRun: boolean,
-  ): DecisionAnswer | null {
+  ): { answer: DecisionAnswer; deniedQuota: string | null } | null {
     const cache = this.deps.denyCache;
     if (!cache || cache.size === 0) return null;
     for (let i = 0; i < planned.length; i++) {
@@ -291,7 +292,8 @@ export class DecisionEngine {
       if (outcome.reason !== "cost_exceeds_limit") {
         answer.retryAfterSeconds = Math.max(1, secondsCeil(waitMs));
       }
-      return answer;
+      // Only this check denies here, so it is the denying one: a quota's id, or null.
+      return { answer, deniedQuota: quotaIdOf(p) };
     }
     return null;
   }
@@ -302,6 +304,8 @@ export class DecisionEngine {
     startedMs: number,
     dryRun: boolean,
     storeNowMs: number | null,
+    /** The quota that denied it (lib/decision/quota-denial.ts), for billing's "denied for quota". */
+    deniedQuota: string | null = null,
   ): DecisionAnswer {
     const latencyMs = this.now() - startedMs;
     let outcome: UsageOutcome;
@@ -325,6 +329,7 @@ export class DecisionEngine {
         // Only keys of a known tenant: random unknown keys must not grow the hash without bound.
         keyPrefix: keyHash === null || answer.tenant === null ? null : keyHash.slice(0, KEY_PREFIX_LENGTH),
         latencyMs,
+        deniedQuota,
       });
     }
     return answer;

@@ -14,6 +14,7 @@
  * | `k|<tenant>|<keyPrefix>|<allowed|denied>`      | decisions per API key prefix (top consumers)        |
  * | `l|<allowed|denied>|<bucketIndex>`             | decision latency histogram, buckets {@link LATENCY_BUCKETS_MS} |
  * | `e|redis_error`, `e|redis_timeout`, `e|breaker_open` | store failures seen on the decision path     |
+ * | `q|<tenant>|<quotaId>`                         | decisions denied (429) by that quota               |
  *
  * - `<tenant>` is the tenant slug, `_` when the key was unknown; `<tier>` is the tier name or `_`;
  *   `<operation>` is the resolved operation name, `*` when no operation matched. `|` never occurs in
@@ -24,6 +25,12 @@
  * - `<keyPrefix>` is the first 12 hex characters of sha256(api key); `_` for tenant-only calls.
  * - Latency buckets: index i counts decisions with latency ≤ LATENCY_BUCKETS_MS[i] ms (and > the
  *   previous bound); the last index, LATENCY_BUCKETS_MS.length, counts everything slower.
+ * - `q|…` is written in addition to the `d|…|denied` field of the same decision, when the check that
+ *   denied it (the one the answer names, lib/decision/answer.ts `mostRestrictive`) is a quota:
+ *   `reason` `quota_exhausted`, or `cost_exceeds_limit` on a quota. One decision counts for one quota
+ *   at most, so the `q|` fields of a tenant never sum to more than its `denied` decisions. Denials
+ *   answered from the deny cache count the same way. `<quotaId>` is the compiled quota id (16 hex).
+ *   Older writers never wrote `q|` fields and older readers skip them (unknown fields are ignored).
  *
  * A set `keys.usageMinutes()` holds the minute starts (decimal ms strings) that have a hash. The
  * worker reads a minute with {@link readUsageMinute} once the minute is over (plus a grace of a few
@@ -69,6 +76,7 @@ export const usageFields = {
     `k|${clean(tenant)}|${clean(keyPrefix)}|${outcome}`,
   latency: (outcome: "allowed" | "denied", bucketIndex: number) => `l|${outcome}|${bucketIndex}`,
   error: (error: UsageError) => `e|${error}`,
+  quotaDenied: (tenant: string, quotaId: string) => `q|${clean(tenant)}|${clean(quotaId)}`,
 };
 
 /** One decision as the accounting sees it. */
@@ -81,6 +89,8 @@ export interface UsageEvent {
   /** First KEY_PREFIX_LENGTH hex chars of the key hash; null for tenant-only calls. */
   keyPrefix: string | null;
   latencyMs: number;
+  /** The id of the quota that denied this decision (outcome `denied`, status 429); null or absent otherwise. */
+  deniedQuota?: string | null;
 }
 
 export interface UsageMinute {
@@ -90,6 +100,8 @@ export interface UsageMinute {
   /** Per outcome, counts per bucket index (length LATENCY_BUCKETS_MS.length + 1). */
   latency: { allowed: number[]; denied: number[] };
   errors: Record<UsageError, number>;
+  /** Decisions denied by a quota, per tenant and quota id (`q|` fields). */
+  quotaDenials: { tenant: string; quotaId: string; count: number }[];
 }
 
 /** Parses one minute's hash (HGETALL) into typed rows; unknown or malformed fields are skipped. */
@@ -103,6 +115,7 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
       denied: new Array<number>(LATENCY_BUCKETS_MS.length + 1).fill(0),
     },
     errors: { redis_error: 0, redis_timeout: 0, breaker_open: 0 },
+    quotaDenials: [],
   };
   for (const [field, raw] of Object.entries(hash)) {
     const count = Number(raw);
@@ -125,6 +138,9 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
     } else if (parts[0] === "e" && parts.length === 2) {
       const error = parts[1] as UsageError;
       if (USAGE_ERRORS.includes(error)) out.errors[error] += count;
+    } else if (parts[0] === "q" && parts.length === 3) {
+      if (parts[1] === "" || parts[2] === "") continue;
+      out.quotaDenials.push({ tenant: parts[1]!, quotaId: parts[2]!, count });
     }
   }
   return out;
@@ -180,6 +196,10 @@ export class UsageRecorder {
     const binary = event.outcome === "denied" ? "denied" : "allowed";
     this.add(minute, usageFields.key(tenant, event.keyPrefix ?? "_", binary));
     this.add(minute, usageFields.latency(binary, latencyBucketIndex(event.latencyMs)));
+    // Only for a known tenant: the quota belongs to it, and unknown keys never reach a quota check.
+    if (event.deniedQuota && event.outcome === "denied" && event.tenant !== null) {
+      this.add(minute, usageFields.quotaDenied(tenant, event.deniedQuota));
+    }
   }
 
   recordError(atMs: number, error: UsageError): void {
