@@ -1,6 +1,8 @@
 "use client";
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/auth/action";
+import type { Column } from "./data-table";
+import { SortableDataTable } from "./sortable-data-table";
 import { formatTime } from "./ui";
 
 export interface KeyRow {
@@ -10,6 +12,14 @@ export interface KeyRow {
   createdAt: string;
   revokedAt: string | null;
 }
+
+const KEY_COLUMNS: Column[] = [
+  { key: "name", label: "Name", className: "font-medium" },
+  { key: "prefix", label: "Prefix", className: "font-mono text-xs" },
+  { key: "createdAt", label: "Created", className: "whitespace-nowrap", firstDir: "desc" },
+  { key: "status", label: "Status" },
+  { key: "actions", label: "", srLabel: "Actions", align: "right", sortable: false },
+];
 
 /** The secret, shown once, with a copy button and a warning that it will not be shown again. */
 export function ShownOnce({ label, secret, onDismiss }: { label: string; secret: string; onDismiss: () => void }) {
@@ -91,50 +101,39 @@ export function KeysPanel({
           )}
         </form>
       )}
-      {keys.length === 0 ? (
-        <p className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-3 text-sm text-slate-600">
-          No API key yet. {canManage ? "Create one above; its clients send it to your gateway, which asks Sluice." : "A product manager or admin can create one."}
-        </p>
-      ) : (
-        <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
-          <table className="table" data-testid="keys-table">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Prefix</th>
-                <th>Created</th>
-                <th>Status</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {keys.map((k) => (
-                <tr key={k.id} className={k.revokedAt ? "text-slate-400" : undefined}>
-                  <td className="font-medium">{k.name}</td>
-                  <td className="font-mono text-xs">{k.prefix}…</td>
-                  <td className="whitespace-nowrap">{formatTime(k.createdAt)}</td>
-                  <td>{k.revokedAt ? `revoked ${formatTime(k.revokedAt)}` : <span className="badge bg-green-100 text-green-800">active</span>}</td>
-                  <td className="text-right">
-                    {canManage && !k.revokedAt && (
-                      <button
-                        type="button"
-                        className="btn"
-                        disabled={pending}
-                        onClick={() => {
-                          if (!window.confirm(`Revoke key ${k.name} (${k.prefix}…)? Its clients are refused immediately.`)) return;
-                          start(async () => setResult(await revoke({ slug, name: k.name })));
-                        }}
-                      >
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <SortableDataTable
+        testId="keys-table"
+        columns={KEY_COLUMNS}
+        empty={
+          <p className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-3 text-sm text-slate-600">
+            No API key yet. {canManage ? "Create one above; its clients send it to your gateway, which asks Sluice." : "A product manager or admin can create one."}
+          </p>
+        }
+        rows={keys.map((k) => ({
+          key: k.id,
+          className: k.revokedAt ? "text-slate-400" : undefined,
+          values: { prefix: k.prefix, createdAt: new Date(k.createdAt), status: k.revokedAt ? "revoked" : "active" },
+          cells: {
+            name: k.name,
+            prefix: `${k.prefix}…`,
+            createdAt: formatTime(k.createdAt),
+            status: k.revokedAt ? `revoked ${formatTime(k.revokedAt)}` : <span className="badge bg-green-100 text-green-800">active</span>,
+            actions: canManage && !k.revokedAt && (
+              <button
+                type="button"
+                className="btn"
+                disabled={pending}
+                onClick={() => {
+                  if (!window.confirm(`Revoke key ${k.name} (${k.prefix}…)? Its clients are refused immediately.`)) return;
+                  start(async () => setResult(await revoke({ slug, name: k.name })));
+                }}
+              >
+                Revoke
+              </button>
+            ),
+          },
+        }))}
+      />
     </div>
   );
 }

@@ -2,7 +2,9 @@
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/auth/action";
 import { FAILURE_MODES, ROLES } from "@/lib/policy/types";
+import type { Column } from "./data-table";
 import { ShownOnce } from "./keys-panel";
+import { SortableDataTable } from "./sortable-data-table";
 import { formatTime } from "./ui";
 
 type Act<T = undefined> = (input: unknown) => Promise<ActionResult<T>>;
@@ -71,52 +73,52 @@ export interface UserRow {
   disabledAt: string | null;
 }
 
+const USER_COLUMNS: Column[] = [
+  { key: "email", label: "Email" },
+  { key: "name", label: "Name" },
+  { key: "role", label: "Role" },
+  { key: "createdAt", label: "Created", className: "whitespace-nowrap", firstDir: "desc" },
+  { key: "status", label: "Status" },
+  { key: "actions", label: "", srLabel: "Actions", align: "right", sortable: false },
+];
+
 export function UsersTable({ users, selfId, setRole, setDisabled }: { users: UserRow[]; selfId: string; setRole: Act; setDisabled: Act }) {
   const [result, setResult] = useState<ActionResult | null>(null);
   const [pending, start] = useTransition();
   return (
     <div className="flex flex-col gap-2">
-      <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
-        <table className="table" data-testid="users-table">
-          <thead>
-            <tr>
-              <th>Email</th>
-              <th>Name</th>
-              <th>Role</th>
-              <th>Created</th>
-              <th>Status</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {users.map((u) => (
-              <tr key={u.id} className={u.disabledAt ? "text-slate-400" : undefined}>
-                <td>{u.email}</td>
-                <td>{u.name ?? "—"}</td>
-                <td>
-                  <label className="sr-only" htmlFor={`role-${u.id}`}>
-                    Role of {u.email}
-                  </label>
-                  <select id={`role-${u.id}`} className="input w-32" defaultValue={u.role} disabled={pending || u.id === selfId} onChange={(e) => start(async () => setResult(await setRole({ userId: u.id, role: e.target.value })))}>
-                    {ROLES.map((r) => (
-                      <option key={r}>{r}</option>
-                    ))}
-                  </select>
-                </td>
-                <td className="whitespace-nowrap">{formatTime(u.createdAt)}</td>
-                <td>{u.disabledAt ? "disabled" : "active"}</td>
-                <td className="text-right">
-                  {u.id !== selfId && (
-                    <button type="button" className="btn" disabled={pending} onClick={() => start(async () => setResult(await setDisabled({ userId: u.id, disabled: !u.disabledAt })))}>
-                      {u.disabledAt ? "Enable" : "Disable"}
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <SortableDataTable
+        testId="users-table"
+        columns={USER_COLUMNS}
+        rows={users.map((u) => ({
+          key: u.id,
+          className: u.disabledAt ? "text-slate-400" : undefined,
+          values: { name: u.name, role: u.role, createdAt: new Date(u.createdAt) },
+          cells: {
+            email: u.email,
+            name: u.name ?? "—",
+            role: (
+              <>
+                <label className="sr-only" htmlFor={`role-${u.id}`}>
+                  Role of {u.email}
+                </label>
+                <select id={`role-${u.id}`} className="input w-32" defaultValue={u.role} disabled={pending || u.id === selfId} onChange={(e) => start(async () => setResult(await setRole({ userId: u.id, role: e.target.value })))}>
+                  {ROLES.map((r) => (
+                    <option key={r}>{r}</option>
+                  ))}
+                </select>
+              </>
+            ),
+            createdAt: formatTime(u.createdAt),
+            status: u.disabledAt ? "disabled" : "active",
+            actions: u.id !== selfId && (
+              <button type="button" className="btn" disabled={pending} onClick={() => start(async () => setResult(await setDisabled({ userId: u.id, disabled: !u.disabledAt })))}>
+                {u.disabledAt ? "Enable" : "Disable"}
+              </button>
+            ),
+          },
+        }))}
+      />
       <Status result={result} />
     </div>
   );
@@ -133,6 +135,16 @@ export interface TokenRow {
   lastUsedAt: string | null;
   revokedAt: string | null;
 }
+
+const TOKEN_COLUMNS: Column[] = [
+  { key: "kind", label: "Kind" },
+  { key: "name", label: "Name" },
+  { key: "prefix", label: "Prefix", className: "font-mono text-xs" },
+  { key: "role", label: "Role" },
+  { key: "createdAt", label: "Created", className: "whitespace-nowrap", firstDir: "desc" },
+  { key: "lastUsedAt", label: "Last used", className: "whitespace-nowrap", firstDir: "desc" },
+  { key: "actions", label: "", srLabel: "Actions", align: "right", sortable: false },
+];
 
 export function TokensPanel({ tokens, create, revoke }: { tokens: TokenRow[]; create: Act<{ token: string; name: string }>; revoke: Act }) {
   const [kind, setKind] = useState<"service" | "admin">("service");
@@ -190,56 +202,43 @@ export function TokensPanel({ tokens, create, revoke }: { tokens: TokenRow[]; cr
         </button>
         {result && !result.ok && <Status result={result} />}
       </form>
-      {tokens.length === 0 ? (
-        <p className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-3 text-sm text-slate-600">No token yet. Gateways need a service token to call the decision API; scripts need an admin token for the REST API.</p>
-      ) : (
-        <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
-          <table className="table" data-testid="tokens-table">
-            <thead>
-              <tr>
-                <th>Kind</th>
-                <th>Name</th>
-                <th>Prefix</th>
-                <th>Role</th>
-                <th>Created</th>
-                <th>Last used</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.map((t) => (
-                <tr key={t.id} className={t.revokedAt ? "text-slate-400" : undefined}>
-                  <td>{t.kind}</td>
-                  <td>{t.name}</td>
-                  <td className="font-mono text-xs">{t.prefix}…</td>
-                  <td>{t.kind === "admin" ? t.role : "—"}</td>
-                  <td className="whitespace-nowrap">
-                    {formatTime(t.createdAt)}
-                    {t.createdBy && <div className="text-xs text-slate-500">{t.createdBy}</div>}
-                  </td>
-                  <td className="whitespace-nowrap">{formatTime(t.lastUsedAt)}</td>
-                  <td className="text-right">
-                    {t.revokedAt ? (
-                      "revoked"
-                    ) : (
-                      <button
-                        type="button"
-                        className="btn"
-                        disabled={pending}
-                        onClick={() => {
-                          if (window.confirm(`Revoke ${t.kind} token ${t.name}?`)) start(async () => setResult(await revoke({ id: t.id })));
-                        }}
-                      >
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <SortableDataTable
+        testId="tokens-table"
+        columns={TOKEN_COLUMNS}
+        empty={<p className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-3 text-sm text-slate-600">No token yet. Gateways need a service token to call the decision API; scripts need an admin token for the REST API.</p>}
+        rows={tokens.map((t) => ({
+          key: t.id,
+          className: t.revokedAt ? "text-slate-400" : undefined,
+          values: { prefix: t.prefix, role: t.kind === "admin" ? t.role : null, createdAt: new Date(t.createdAt), lastUsedAt: t.lastUsedAt ? new Date(t.lastUsedAt) : null },
+          cells: {
+            kind: t.kind,
+            name: t.name,
+            prefix: `${t.prefix}…`,
+            role: t.kind === "admin" ? t.role : "—",
+            createdAt: (
+              <>
+                {formatTime(t.createdAt)}
+                {t.createdBy && <div className="text-xs text-slate-500">{t.createdBy}</div>}
+              </>
+            ),
+            lastUsedAt: formatTime(t.lastUsedAt),
+            actions: t.revokedAt ? (
+              "revoked"
+            ) : (
+              <button
+                type="button"
+                className="btn"
+                disabled={pending}
+                onClick={() => {
+                  if (window.confirm(`Revoke ${t.kind} token ${t.name}?`)) start(async () => setResult(await revoke({ id: t.id })));
+                }}
+              >
+                Revoke
+              </button>
+            ),
+          },
+        }))}
+      />
     </div>
   );
 }

@@ -1,8 +1,10 @@
 import Link from "next/link";
+import { DataTable, type Column } from "@/components/data-table";
+import { queryHref } from "@/components/table-sort";
 import { EmptyState, Forbidden, formatTime, PageHeader } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
-import { AUDIT_PAGE_SIZE, auditQuerySchema, listAuditEntities, listAuditEntries } from "@/lib/db/ui-policy";
+import { AUDIT_DEFAULT_SORT, AUDIT_PAGE_SIZE, auditQuerySchema, listAuditEntities, listAuditEntries, type AuditQuery } from "@/lib/db/ui-policy";
 
 export const metadata = { title: "Audit log · Sluice" };
 
@@ -22,19 +24,29 @@ function Json({ value }: { value: unknown }) {
   );
 }
 
+const COLUMNS: Column[] = [
+  { key: "at", label: "When", className: "whitespace-nowrap", firstDir: "desc" },
+  { key: "actor", label: "Actor" },
+  { key: "action", label: "Action", className: "font-mono text-xs" },
+  { key: "entity", label: "Entity" },
+  { key: "before", label: "Before", sortable: false },
+  { key: "after", label: "After", sortable: false },
+];
+
+/** This page with `patch` applied to its query; the default view (newest first, page 1) is `/audit`. */
+function href(query: AuditQuery, patch: Partial<AuditQuery>): string {
+  const { actor, entity, from, to, sort, dir, page } = { ...query, ...patch };
+  return queryHref("/audit", { actor, entity, from, to, sort, dir, page }, { ...AUDIT_DEFAULT_SORT, page: 1 });
+}
+
 export default async function AuditPage({ searchParams }: { searchParams: Promise<Search> }) {
   const { principal, allowed } = await pageAccess("audit.read", "/audit");
   if (!allowed) return <Forbidden role={principal.role} what="read the audit log" />;
   const raw = await searchParams;
-  const query = auditQuerySchema.parse({ actor: first(raw.actor), entity: first(raw.entity), from: first(raw.from), to: first(raw.to), page: first(raw.page) });
+  const query = auditQuerySchema.parse({ actor: first(raw.actor), entity: first(raw.entity), from: first(raw.from), to: first(raw.to), sort: first(raw.sort), dir: first(raw.dir), page: first(raw.page) });
   const [{ rows, total }, entities] = await Promise.all([listAuditEntries(db(), query), listAuditEntities(db())]);
   const pages = Math.max(1, Math.ceil(total / AUDIT_PAGE_SIZE));
-  const pageHref = (page: number) => {
-    const p = new URLSearchParams();
-    for (const k of ["actor", "entity", "from", "to"] as const) if (query[k]) p.set(k, String(query[k]));
-    p.set("page", String(page));
-    return `/audit?${p.toString()}`;
-  };
+  const newestFirst = query.sort === "at" && query.dir === "desc";
   return (
     <>
       <PageHeader title="Audit log" description="Every change with who made it, when, and the record before and after. Written in the same transaction as the change." />
@@ -68,6 +80,8 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
           </label>
           <input className="input" type="date" id="to" name="to" defaultValue={query.to ?? ""} />
         </div>
+        {query.sort !== AUDIT_DEFAULT_SORT.sort && <input type="hidden" name="sort" value={query.sort} />}
+        {query.dir !== AUDIT_DEFAULT_SORT.dir && <input type="hidden" name="dir" value={query.dir} />}
         <button className="btn" type="submit">
           Filter
         </button>
@@ -75,56 +89,42 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
           Clear
         </Link>
       </form>
-      {rows.length === 0 ? (
-        <EmptyState title="No audit entries match">Changes made in the UI, the CLI or the admin API appear here.</EmptyState>
-      ) : (
-        <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
-          <table className="table" data-testid="audit-table">
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Actor</th>
-                <th>Action</th>
-                <th>Entity</th>
-                <th>Before</th>
-                <th>After</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr key={r.id}>
-                  <td className="whitespace-nowrap">{formatTime(r.at)}</td>
-                  <td>{r.actor}</td>
-                  <td className="font-mono text-xs">{r.action}</td>
-                  <td>
-                    {r.entity}
-                    {r.entityId && <div className="max-w-40 truncate font-mono text-xs text-slate-500" title={r.entityId}>{r.entityId}</div>}
-                  </td>
-                  <td>
-                    <Json value={r.before} />
-                  </td>
-                  <td>
-                    <Json value={r.after} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        testId="audit-table"
+        columns={COLUMNS}
+        sort={{ key: query.sort, dir: query.dir }}
+        sortHref={(sort, dir) => href(query, { sort: auditQuerySchema.shape.sort.parse(sort), dir, page: 1 })}
+        empty={<EmptyState title="No audit entries match">Changes made in the UI, the CLI or the admin API appear here.</EmptyState>}
+        rows={rows.map((r) => ({
+          key: r.id,
+          cells: {
+            at: formatTime(r.at),
+            actor: r.actor,
+            action: r.action,
+            entity: (
+              <>
+                {r.entity}
+                {r.entityId && <div className="max-w-40 truncate font-mono text-xs text-slate-500" title={r.entityId}>{r.entityId}</div>}
+              </>
+            ),
+            before: <Json value={r.before} />,
+            after: <Json value={r.after} />,
+          },
+        }))}
+      />
       {pages > 1 && (
         <nav aria-label="Pagination" className="mt-3 flex items-center gap-2 text-sm">
           {query.page > 1 && (
-            <Link className="btn" href={pageHref(query.page - 1)}>
-              ← Newer
+            <Link className="btn" href={href(query, { page: query.page - 1 })}>
+              {newestFirst ? "← Newer" : "← Previous"}
             </Link>
           )}
           <span className="text-slate-600">
             Page {query.page} of {pages}
           </span>
           {query.page < pages && (
-            <Link className="btn" href={pageHref(query.page + 1)}>
-              Older →
+            <Link className="btn" href={href(query, { page: query.page + 1 })}>
+              {newestFirst ? "Older →" : "Next →"}
             </Link>
           )}
         </nav>

@@ -1,4 +1,6 @@
 import Link from "next/link";
+import { DataTable, type Column } from "@/components/data-table";
+import { queryHref } from "@/components/table-sort";
 import { EmptyState, Forbidden, formatTime, PageHeader } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
@@ -9,17 +11,19 @@ export const metadata = { title: "Tenants · Sluice" };
 type Search = Record<string, string | string[] | undefined>;
 const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
 
+const COLUMNS: Column[] = [
+  { key: "slug", label: "Slug" },
+  { key: "name", label: "Name" },
+  { key: "tier", label: "Tier" },
+  { key: "status", label: "Status" },
+  { key: "activeKeys", label: "Active keys", align: "right", className: "tabular-nums", sortable: false },
+  { key: "createdAt", label: "Created", className: "whitespace-nowrap text-slate-600", firstDir: "desc" },
+];
+
+/** This page with `patch` applied to its query; the default view (by slug, page 1) is `/tenants`. */
 function href(query: TenantListQuery, patch: Partial<TenantListQuery>): string {
-  const q = { ...query, ...patch };
-  const params = new URLSearchParams();
-  if (q.q) params.set("q", q.q);
-  if (q.tier) params.set("tier", q.tier);
-  if (q.status) params.set("status", q.status);
-  if (q.sort !== "slug") params.set("sort", q.sort);
-  if (q.dir !== "asc") params.set("dir", q.dir);
-  if (q.page > 1) params.set("page", String(q.page));
-  const s = params.toString();
-  return s ? `/tenants?${s}` : "/tenants";
+  const { q, tier, status, sort, dir, page } = { ...query, ...patch };
+  return queryHref("/tenants", { q, tier, status, sort, dir, page }, { sort: "slug", dir: "asc", page: 1 });
 }
 
 export default async function TenantsPage({ searchParams }: { searchParams: Promise<Search> }) {
@@ -36,17 +40,6 @@ export default async function TenantsPage({ searchParams }: { searchParams: Prom
   });
   const [{ rows, total }, tiers] = await Promise.all([listTenants(db(), query), listTierNames(db())]);
   const pages = Math.max(1, Math.ceil(total / query.pageSize));
-  const sortHeader = (key: TenantListQuery["sort"], label: string) => {
-    const active = query.sort === key;
-    const dir = active && query.dir === "asc" ? "desc" : "asc";
-    return (
-      <th scope="col" aria-sort={active ? (query.dir === "asc" ? "ascending" : "descending") : undefined}>
-        <Link href={href(query, { sort: key, dir, page: 1 })} className="inline-flex gap-1 hover:text-slate-900">
-          {label} <span aria-hidden="true">{active ? (query.dir === "asc" ? "▲" : "▼") : "↕"}</span>
-        </Link>
-      </th>
-    );
-  };
   return (
     <>
       <PageHeader title="Tenants" description={`${total.toLocaleString("en-US")} tenant${total === 1 ? "" : "s"} match. Tenants come from the policy file (sluice apply) or the admin API; change a tenant's tier, status, keys and overrides on its page.`} />
@@ -80,6 +73,8 @@ export default async function TenantsPage({ searchParams }: { searchParams: Prom
             <option value="suspended">suspended</option>
           </select>
         </div>
+        {query.sort !== "slug" && <input type="hidden" name="sort" value={query.sort} />}
+        {query.dir !== "asc" && <input type="hidden" name="dir" value={query.dir} />}
         <button className="btn" type="submit">
           Filter
         </button>
@@ -89,46 +84,32 @@ export default async function TenantsPage({ searchParams }: { searchParams: Prom
           </Link>
         )}
       </form>
-      {rows.length === 0 ? (
-        <EmptyState title={total === 0 && !query.q && !query.tier && !query.status ? "No tenants yet" : "No tenant matches these filters"}>
-          {total === 0 && !query.q ? "Add tenants with `npm run sluice -- apply -f policy.yaml` or the admin API, then manage them here." : "Try another search or clear the filters."}
-        </EmptyState>
-      ) : (
-        <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
-          <table className="table" data-testid="tenants-table">
-            <thead>
-              <tr>
-                {sortHeader("slug", "Slug")}
-                {sortHeader("name", "Name")}
-                {sortHeader("tier", "Tier")}
-                {sortHeader("status", "Status")}
-                <th scope="col" className="text-right">
-                  Active keys
-                </th>
-                {sortHeader("createdAt", "Created")}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((t) => (
-                <tr key={t.slug}>
-                  <td>
-                    <Link className="font-medium text-indigo-700 hover:underline" href={`/tenants/${t.slug}`}>
-                      {t.slug}
-                    </Link>
-                  </td>
-                  <td>{t.name}</td>
-                  <td>
-                    <span className="badge">{t.tier}</span>
-                  </td>
-                  <td>{t.status === "suspended" ? <span className="badge bg-red-100 text-red-800">suspended</span> : "active"}</td>
-                  <td className="text-right tabular-nums">{t.activeKeys}</td>
-                  <td className="whitespace-nowrap text-slate-600">{formatTime(t.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        testId="tenants-table"
+        columns={COLUMNS}
+        sort={{ key: query.sort, dir: query.dir }}
+        sortHref={(sort, dir) => href(query, { sort: tenantListQuerySchema.shape.sort.parse(sort), dir, page: 1 })}
+        empty={
+          <EmptyState title={total === 0 && !query.q && !query.tier && !query.status ? "No tenants yet" : "No tenant matches these filters"}>
+            {total === 0 && !query.q ? "Add tenants with `npm run sluice -- apply -f policy.yaml` or the admin API, then manage them here." : "Try another search or clear the filters."}
+          </EmptyState>
+        }
+        rows={rows.map((t) => ({
+          key: t.slug,
+          cells: {
+            slug: (
+              <Link className="font-medium text-indigo-700 hover:underline" href={`/tenants/${t.slug}`}>
+                {t.slug}
+              </Link>
+            ),
+            name: t.name,
+            tier: <span className="badge">{t.tier}</span>,
+            status: t.status === "suspended" ? <span className="badge bg-red-100 text-red-800">suspended</span> : "active",
+            activeKeys: t.activeKeys,
+            createdAt: formatTime(t.createdAt),
+          },
+        }))}
+      />
       {pages > 1 && (
         <nav aria-label="Pagination" className="mt-3 flex items-center justify-between text-sm">
           <span className="text-slate-600">

@@ -25,11 +25,20 @@ export async function readLivePolicyDocument(db: PrismaClient): Promise<{ versio
   return row ? { version: row.version, document: row.document } : null;
 }
 
+/** Columns the audit log sorts by, in the database (the log is paged: a sort covers all of it). */
+export const AUDIT_SORTS = ["at", "actor", "action", "entity"] as const;
+export type AuditSort = (typeof AUDIT_SORTS)[number];
+/** Newest first unless the URL asks otherwise. */
+export const AUDIT_DEFAULT_SORT = { sort: "at", dir: "desc" } as const;
+
+// An unknown column or direction in the URL falls back to the default order instead of failing.
 export const auditQuerySchema = z.object({
   actor: z.string().trim().max(320).optional().catch(undefined),
   entity: z.string().trim().max(64).optional().catch(undefined),
   from: z.iso.date().optional().catch(undefined),
   to: z.iso.date().optional().catch(undefined),
+  sort: z.enum(AUDIT_SORTS).default(AUDIT_DEFAULT_SORT.sort).catch(AUDIT_DEFAULT_SORT.sort),
+  dir: z.enum(["asc", "desc"]).default(AUDIT_DEFAULT_SORT.dir).catch(AUDIT_DEFAULT_SORT.dir),
   page: z.coerce.number().int().min(1).max(10_000).default(1).catch(1),
 });
 export type AuditQuery = z.output<typeof auditQuerySchema>;
@@ -56,8 +65,15 @@ export async function listAuditEntries(db: PrismaClient, query: AuditQuery): Pro
     ...(query.entity ? { entity: query.entity } : {}),
     ...(at.gte || at.lt ? { at } : {}),
   };
+  // Ties (one actor, one apply's many entries at one instant) break by time, newest first, then
+  // by id, so the order is total and paging never repeats or skips an entry. (actor, at) and
+  // (entity, at) are indexed.
+  const orderBy =
+    query.sort === "at"
+      ? [{ at: query.dir }, { id: query.dir }]
+      : [{ [query.sort]: query.dir }, { at: "desc" as const }, { id: "desc" as const }];
   const [rows, total] = await Promise.all([
-    db.auditEntry.findMany({ where, orderBy: { at: "desc" }, skip: (query.page - 1) * AUDIT_PAGE_SIZE, take: AUDIT_PAGE_SIZE }),
+    db.auditEntry.findMany({ where, orderBy, skip: (query.page - 1) * AUDIT_PAGE_SIZE, take: AUDIT_PAGE_SIZE }),
     db.auditEntry.count({ where }),
   ]);
   return { rows: rows.map((r) => ({ ...r, id: r.id.toString() })), total };
