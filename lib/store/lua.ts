@@ -3,16 +3,22 @@
  * no `#!lua` shebang: Redis 7.0 rejects flags there). Each function below mirrors the pure file of
  * the same name line for line; lib/policy/algorithms/*.int.test.ts replay scenarios through both.
  *
- * DECIDE — KEYS: one base counter key per check. ARGV: [1] now override in ms (empty in production:
- * the clock is `redis.call('TIME')`; only tests pass it, to replay a scenario), [2] cost, [3] dry run
- * ("1"/"0"), then 13 fields per check (see ARGS_PER_CHECK in redis.ts). Keys with suffixes (window
- * start, period label) are derived from the base key and keep its hash tag, so they are in its slot.
- * The script text holds only the algorithms the decision uses (decideLua below): Lua defines every
- * function of the chunk on every call, so fewer functions is less work per decision.
- * Phase 1 evaluates every check reading only; phase 2, if every check allows and it is not a dry run,
- * commits them all, and every key written gets its PEXPIRE in the same call. Returns one
- * flat array: nowMs, allowed, 10 fields per check, then (only when ARGV[3] asks for it) the
- * commands that take the commit back, used only for the cross-slot refund on Redis Cluster.
+ * DECIDE — decides one or more requests, each all-or-nothing, atomically, in one call. KEYS: the
+ * base counter key of every check of every decision, in order. ARGV: [1] now override in ms (empty
+ * in production: the clock is `redis.call('TIME')`; only tests pass it, to replay a scenario), [2]
+ * the number of decisions, then per decision: cost, flags (0 commit, 1 dry run, 2 commit and return
+ * undo commands, 3 dry run), the number of its checks, and 13 fields per check (see ARGS_PER_CHECK
+ * in redis.ts). The Redis store sends the decisions that arrive in one event-loop turn as one call
+ * (lib/store/redis.ts). Keys with suffixes (window start, period label) are derived from the base
+ * key and keep its hash tag, so they are in its slot.
+ * The script text holds only the algorithms the decisions use (decideLua below): Lua defines every
+ * function of the chunk on every call, so fewer functions is less work per call.
+ * For each decision, phase 1 evaluates every check reading only; phase 2, if every check allows and
+ * it is not a dry run, commits them all, and every key written gets its PEXPIRE in the same call.
+ * Returns one flat array: nowMs, then per decision: allowed, the number of undo words W, 10 fields
+ * per check, then W words: the commands that take the commit back (only when the flags ask for
+ * them), used only for the cross-slot refund on Redis Cluster. A decision whose evaluation raised an
+ * error answers just `-1, message` instead, and the next decisions still run.
  */
 const PRELUDE = `local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
 local function fmt(n) return string.format('%.0f', n) end
@@ -33,10 +39,8 @@ local function pexpire(key, ms) redis.call('PEXPIRE', key, ms + ttlPad) end
 -- to set it; later writes in the same window would set the same instant again. With a test clock
 -- the expiry is relative to real time, so it is set on every write there.
 local function pexpireNew(key, ms, new) if new or ttlPad > 0 then pexpire(key, ms) end end
-local cost = tonumber(ARGV[2])
--- ARGV[3]: 0 commit, 1 dry run, 2 commit and return undo commands, 3 dry run and undo (none).
-local dry = ARGV[3] == '1' or ARGV[3] == '3'
-local wantUndo = ARGV[3] == '2' or ARGV[3] == '3'
+-- The decision being evaluated (set by the loop at the end, read by every algorithm).
+local cost, dry, wantUndo
 local F = 13
 
 -- Each evaluator returns an outcome {allowed, reason, remaining, idle, resetAt, retry, delay, overage}
@@ -319,65 +323,95 @@ end
 `,
 };
 
-const MAIN = `-- Phase 1: evaluate, reading only.
-local results, commits, allAllowed, activity = {}, {}, true, {}
-for i = 1, #KEYS do
-  local b = 3 + (i - 1) * F
-  local c = {
-    alg = ARGV[b + 1], limit = tonumber(ARGV[b + 2]), window = tonumber(ARGV[b + 3]),
-    -- the rest stay strings until an algorithm needs them (tonumber is not free)
-    burst = ARGV[b + 4], precision = ARGV[b + 5], mode = ARGV[b + 6],
-    maxDelay = ARGV[b + 7], leaseTtl = ARGV[b + 8], period = ARGV[b + 9],
-    overage = ARGV[b + 10], weight = ARGV[b + 11], member = ARGV[b + 12], token = ARGV[b + 13],
-  }
-  local o, commit
-  if c.member ~= '' then
-    o, commit = fair_share(KEYS[i], c, activity)
-  else
-    o, commit = algorithms[c.alg](KEYS[i], c)
+const MAIN = `-- One decision: checks n at KEYS[kb + 1 ..], fields at ARGV[ab + 1 ..] (F per check).
+local function decide(kb, ab, n, reply)
+  -- Phase 1: evaluate, reading only.
+  local results, commits, allAllowed, activity = {}, {}, true, {}
+  for i = 1, n do
+    local b = ab + (i - 1) * F
+    local c = {
+      alg = ARGV[b + 1], limit = tonumber(ARGV[b + 2]), window = tonumber(ARGV[b + 3]),
+      -- the rest stay strings until an algorithm needs them (tonumber is not free)
+      burst = ARGV[b + 4], precision = ARGV[b + 5], mode = ARGV[b + 6],
+      maxDelay = ARGV[b + 7], leaseTtl = ARGV[b + 8], period = ARGV[b + 9],
+      overage = ARGV[b + 10], weight = ARGV[b + 11], member = ARGV[b + 12], token = ARGV[b + 13],
+    }
+    local o, commit
+    if c.member ~= '' then
+      o, commit = fair_share(KEYS[kb + i], c, activity)
+    else
+      o, commit = algorithms[c.alg](KEYS[kb + i], c)
+    end
+    local maxCost = c.limit
+    if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = tonumber(c.burst) end
+    if c.alg == 'quota' and c.overage == 'bill' then maxCost = cost end
+    if c.member ~= '' then maxCost = c.limit end
+    if cost > maxCost then
+      o[1], o[2], o[6], o[7], o[3] = false, 'cost_exceeds_limit', 0, 0, o[4]
+    end
+    local consumes = o[1]
+    local shadow = 0
+    if not o[1] and c.mode == 'shadow' then
+      o[1], o[2], o[6], o[7], shadow = true, 'ok', 0, 0, 1
+    end
+    if not o[1] then allAllowed = false end
+    results[i] = {o, consumes, shadow}
+    if consumes then commits[i] = commit end
   end
-  local maxCost = c.limit
-  if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = tonumber(c.burst) end
-  if c.alg == 'quota' and c.overage == 'bill' then maxCost = cost end
-  if c.member ~= '' then maxCost = c.limit end
-  if cost > maxCost then
-    o[1], o[2], o[6], o[7], o[3] = false, 'cost_exceeds_limit', 0, 0, o[4]
+
+  -- Phase 2: commit all or nothing.
+  local undo = {}
+  local doCommit = allAllowed and not dry
+  if not dry then for _, f in ipairs(activity) do f() end end
+  -- Flat (nested tables cost Redis a conversion each): allowed, the count of undo words that
+  -- follow the outcomes, 10 fields per check, then each undo command as its length and its words.
+  local at = #reply
+  reply[at + 1], reply[at + 2] = allAllowed and 1 or 0, 0
+  for i = 1, n do
+    local o, consumes, shadow = results[i][1], results[i][2], results[i][3]
+    local committed = doCommit and consumes
+    local lease = ''
+    if committed then
+      local u = commits[i]()
+      if wantUndo then for _, cmd in ipairs(u) do undo[#undo + 1] = cmd end end
+      if ARGV[ab + (i - 1) * F + 1] == 'concurrency' then lease = ARGV[ab + (i - 1) * F + 13] end
+    end
+    local remaining, overage = o[3], o[8]
+    if not committed then remaining, overage = o[4], -1 end
+    local m = #reply
+    reply[m + 1], reply[m + 2], reply[m + 3], reply[m + 4], reply[m + 5] = o[1] and 1 or 0, o[2], remaining, o[4], o[5]
+    reply[m + 6], reply[m + 7], reply[m + 8], reply[m + 9], reply[m + 10] = o[6], o[7], shadow, overage, lease
   end
-  local consumes = o[1]
-  local shadow = 0
-  if not o[1] and c.mode == 'shadow' then
-    o[1], o[2], o[6], o[7], shadow = true, 'ok', 0, 0, 1
+  local words = 0
+  for _, cmd in ipairs(undo) do
+    reply[#reply + 1] = #cmd
+    for _, word in ipairs(cmd) do reply[#reply + 1] = word end
+    words = words + 1 + #cmd
   end
-  if not o[1] then allAllowed = false end
-  results[i] = {o, consumes, shadow}
-  if consumes then commits[i] = commit end
+  reply[at + 2] = words
 end
 
--- Phase 2: commit all or nothing.
-local undo = {}
-local doCommit = allAllowed and not dry
-if not dry then for _, f in ipairs(activity) do f() end end
--- One flat reply (nested tables cost Redis a conversion each): now, allowed, then 10 fields per
--- check, then, if asked for, each undo command as its length followed by its words.
-local reply = {now, allAllowed and 1 or 0}
-for i = 1, #KEYS do
-  local o, consumes, shadow = results[i][1], results[i][2], results[i][3]
-  local committed = doCommit and consumes
-  local lease = ''
-  if committed then
-    local u = commits[i]()
-    if wantUndo then for _, cmd in ipairs(u) do undo[#undo + 1] = cmd end end
-    if ARGV[3 + (i - 1) * F + 1] == 'concurrency' then lease = ARGV[3 + (i - 1) * F + 13] end
+-- ARGV[2] decisions, each as: cost, flags, number of checks, then F fields per check. Every
+-- decision is all-or-nothing on its own; the script runs them one after the other, atomically.
+local reply = {now}
+local a, kb = 3, 0
+for _ = 1, tonumber(ARGV[2]) do
+  cost = tonumber(ARGV[a])
+  -- flags: 0 commit, 1 dry run, 2 commit and return undo commands, 3 dry run and undo (none).
+  local flags = ARGV[a + 1]
+  dry = flags == '1' or flags == '3'
+  wantUndo = flags == '2' or flags == '3'
+  local n = tonumber(ARGV[a + 2])
+  -- A decision that fails (a key of the wrong type…) answers its own error, not its neighbours'.
+  local at = #reply
+  local ok, err = pcall(decide, kb, a + 2, n, reply)
+  if not ok then
+    for j = #reply, at + 1, -1 do reply[j] = nil end
+    if type(err) == 'table' then err = err.err or 'ERR script error' end
+    reply[at + 1], reply[at + 2] = -1, tostring(err)
   end
-  local remaining, overage = o[3], o[8]
-  if not committed then remaining, overage = o[4], -1 end
-  local n = #reply
-  reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4], reply[n + 5] = o[1] and 1 or 0, o[2], remaining, o[4], o[5]
-  reply[n + 6], reply[n + 7], reply[n + 8], reply[n + 9], reply[n + 10] = o[6], o[7], shadow, overage, lease
-end
-for _, cmd in ipairs(undo) do
-  reply[#reply + 1] = #cmd
-  for _, word in ipairs(cmd) do reply[#reply + 1] = word end
+  a = a + 3 + n * F
+  kb = kb + n
 end
 return reply`;
 

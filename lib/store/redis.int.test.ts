@@ -121,6 +121,51 @@ describe("Redis store scripts (own redis-server: SCRIPT FLUSH must not disturb t
     expect(d.outcomes[0].remaining).toBe(7); // 3 requests, 3 units: nothing counted twice
   });
 
+  it("decisions of one event-loop turn go as one call, each still all-or-nothing", async () => {
+    const store = createRedisStore(own);
+    const shared = limitCheck("b:", { algorithm: "fixed_window", limit: 100, windowMs: 3_600_000 });
+    const roomy = limitCheck("b:", { algorithm: "sliding_window_counter", limit: 1_000, windowMs: 3_600_000 });
+    const full = limitCheck("b:", { algorithm: "token_bucket", limit: 1, windowMs: 3_600_000, burst: 1 });
+    await store.check([full], { cost: 1, dryRun: false }); // spent: the next check on it denies
+    const before = store.scriptStats().evalsha;
+
+    const [many, mixed, dry] = await Promise.all([
+      Promise.all(Array.from({ length: 150 }, () => store.check([shared], { cost: 1, dryRun: false }))),
+      store.check([roomy, full], { cost: 1, dryRun: false }), // denied by `full`: `roomy` keeps its unit
+      store.check([roomy], { cost: 5, dryRun: true }),
+    ]);
+
+    // 152 decisions, at most 128 per call: two calls, not 152.
+    expect(store.scriptStats().evalsha - before).toBe(2);
+    const allowed = many.filter((d) => d.allowed);
+    expect(allowed).toHaveLength(100);
+    // Each decision saw the ones before it in the same call: remaining counts down 99 … 0.
+    expect(allowed.map((d) => d.outcomes[0]!.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect(mixed.allowed).toBe(false);
+    expect(mixed.outcomes[1]!.reason).toBe("rate_limited");
+    expect(dry.allowed).toBe(true);
+    const after = await store.check([roomy], { cost: 1, dryRun: true });
+    expect(after.outcomes[0]!.remaining).toBe(1_000); // a dry run shows what is left: nothing was consumed
+  });
+
+  it("a decision whose script fails rejects alone; the others in the same call are answered", async () => {
+    const store = createRedisStore(own);
+    await own.set("b:{t:y}:wrongtype:1", "x");
+    const bad: LimitCheck = { ...limitCheck("b:", { algorithm: "sliding_window_log" }), key: "b:{t:y}:wrongtype:1" };
+    const good = limitCheck("b:", { algorithm: "fixed_window", limit: 10, windowMs: 60_000 });
+    const before = store.scriptStats().evalsha;
+    const [first, failed, last] = await Promise.allSettled([
+      store.check([good], { cost: 1, dryRun: false }),
+      store.check([bad], { cost: 1, dryRun: false }),
+      store.check([good], { cost: 1, dryRun: false }),
+    ]);
+    expect(store.scriptStats().evalsha - before).toBe(1);
+    expect(failed.status === "rejected" && String(failed.reason)).toMatch(/WRONGTYPE/);
+    expect(first.status === "fulfilled" && first.value.outcomes[0]!.remaining).toBe(9);
+    expect(last.status === "fulfilled" && last.value.outcomes[0]!.remaining).toBe(8);
+    await own.del("b:{t:y}:wrongtype:1");
+  });
+
   it("a script error other than NOSCRIPT is not retried", async () => {
     const store = createRedisStore(own);
     await own.set("f:{t:x}:wrongtype:" + "1", "x");

@@ -20,6 +20,14 @@
  * (a denied request consumes nothing once the refund ran). If the refund itself fails (Redis down),
  * the units stay counted until the window passes: it errs on the side of limiting.
  * On a standalone Redis none of this happens: every decision is one script.
+ *
+ * Coalescing (standalone Redis): the decisions that reach the store within one event-loop turn —
+ * a batch request's hundred, or the concurrent requests of many connections — are sent as ONE
+ * DECIDE call (at most MAX_DECISIONS_PER_CALL). The script decides them one after the other, each
+ * all-or-nothing, atomically; a later one sees what an earlier one consumed, exactly as if they had
+ * arrived one by one. This pays the script invocation, Redis TIME, command encoding and reply
+ * parsing once per turn instead of once per decision. A decision whose script raises an error
+ * (a key of the wrong type) fails alone: the script catches it per decision.
  */
 import { createHash } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
@@ -34,6 +42,11 @@ export interface RedisStoreOptions {
    * real time passes between the test clock's steps. Production never passes it: time is Redis time.
    */
   testClock?: () => number;
+  /**
+   * Send the decisions of one event-loop turn as one DECIDE call (default: on a standalone Redis;
+   * never on a Cluster, where a call must stay within one hash slot).
+   */
+  coalesce?: boolean;
 }
 
 export interface ScriptStats {
@@ -59,6 +72,12 @@ const RELEASE = script(RELEASE_LUA);
 
 /** DECIDE scripts by the algorithms they contain (a handful of distinct sets in practice). */
 const decideScripts = new Map<string, Script>();
+function scriptForParts(parts: readonly string[]): Script {
+  const id = parts.join(",");
+  let s = decideScripts.get(id);
+  if (!s) decideScripts.set(id, (s = script(decideLua(parts))));
+  return s;
+}
 /** The same, by the checks' algorithms in order (no Set, sort and join per decision). */
 const decideScriptsByAlgorithms = new Map<string, Script>();
 function decideScript(checks: readonly LimitCheck[]): Script {
@@ -66,18 +85,23 @@ function decideScript(checks: readonly LimitCheck[]): Script {
   for (const c of checks) algorithms += (c.fairShare ? "fair_share" : c.algorithm) + ",";
   const known = decideScriptsByAlgorithms.get(algorithms);
   if (known) return known;
-  const parts = luaParts(checks);
-  const id = parts.join(",");
-  let s = decideScripts.get(id);
-  if (!s) decideScripts.set(id, (s = script(decideLua(parts))));
+  const s = scriptForParts(luaParts(checks));
   if (decideScriptsByAlgorithms.size < 1_000) decideScriptsByAlgorithms.set(algorithms, s);
   return s;
+}
+/** The script for several decisions: theirs when they share one (the usual case), else the union. */
+function batchScript(batch: readonly DecisionInput[]): Script {
+  const first = decideScript(batch[0]!.checks);
+  for (let i = 1; i < batch.length; i++) {
+    if (decideScript(batch[i]!.checks) !== first) return scriptForParts(luaParts(batch.flatMap((d) => d.checks)));
+  }
+  return first;
 }
 /** Fields per check in DECIDE's ARGV, in this order. */
 export const ARGS_PER_CHECK = 13;
 
-function checkArgs(check: LimitCheck, leaseToken: string): string[] {
-  return [
+function pushCheckArgs(args: string[], check: LimitCheck, leaseToken: string): void {
+  args.push(
     check.algorithm,
     String(check.limit),
     String(check.windowMs),
@@ -91,7 +115,7 @@ function checkArgs(check: LimitCheck, leaseToken: string): string[] {
     check.fairShare ? String(check.fairShare.weight) : "0",
     check.fairShare ? check.fairShare.member : "",
     leaseToken,
-  ];
+  );
 }
 
 /** The hash tag of a key (what Redis Cluster hashes), or the whole key when it has none. */
@@ -109,9 +133,16 @@ function isCluster(redis: Client): redis is Cluster {
 }
 
 type UndoCommand = (string | number)[];
-/** DECIDE's reply: nowMs, allowed, 10 fields per check, then undo commands (length, words…). */
+/** DECIDE's reply: nowMs, then per decision: allowed, undo word count W, 10 fields per check, W words. */
 type RawDecision = (string | number)[];
 const FIELDS_PER_OUTCOME = 10;
+
+/** One decision as DECIDE takes it. flags: 0 commit, 1 dry run, 2 commit and return undo commands. */
+interface DecisionInput {
+  checks: readonly LimitCheck[];
+  cost: number;
+  flags: number;
+}
 
 interface GroupResult {
   nowMs: number;
@@ -119,6 +150,19 @@ interface GroupResult {
   outcomes: CheckOutcome[];
   undo: UndoCommand[];
 }
+
+interface Pending extends DecisionInput {
+  resolve(result: GroupResult): void;
+  reject(error: Error): void;
+}
+
+/**
+ * Decisions that arrive within one event-loop turn go to Redis as one DECIDE call (each still
+ * all-or-nothing): one script invocation, one TIME and one command to encode and parse for many
+ * requests. Bounded so that one call never holds Redis for long.
+ */
+export const MAX_DECISIONS_PER_CALL = 128;
+const MAX_CHECKS_PER_CALL = 1_024;
 
 export function createRedisStore(redis: Client, options: RedisStoreOptions = {}): RedisCounterStore {
   const stats: ScriptStats = { evalsha: 0, eval: 0 };
@@ -136,35 +180,106 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
 
   const nowArg = () => (options.testClock ? String(options.testClock()) : "");
 
-  async function decide(checks: readonly LimitCheck[], cost: number, dryRun: boolean, wantUndo = false): Promise<GroupResult> {
-    const tokens = checks.map((c) => (c.algorithm === "concurrency" ? newLeaseToken() : ""));
-    const args = [nowArg(), String(cost), String((dryRun ? 1 : 0) + (wantUndo ? 2 : 0))];
-    checks.forEach((c, i) => args.push(...checkArgs(c, tokens[i])));
-    const raw = (await run(decideScript(checks), checks.map((c) => c.key), args)) as RawDecision;
-    const outcomes = checks.map((check, i): CheckOutcome => {
-      const o = raw.slice(2 + i * FIELDS_PER_OUTCOME, 2 + (i + 1) * FIELDS_PER_OUTCOME);
-      const outcome: CheckOutcome = {
-        allowed: o[0] === 1,
-        reason: o[1] as CheckOutcome["reason"],
-        limit: check.limit,
-        remaining: Number(o[2]),
-        resetAtMs: Number(o[4]),
-        retryAfterMs: Number(o[5]),
-        delayMs: Number(o[6]),
-      };
-      if (o[7] === 1) outcome.shadowDenied = true;
-      if (Number(o[8]) >= 0) outcome.overage = Number(o[8]);
-      if (o[9]) outcome.leaseId = formatLeaseId(String(o[9]), cost, check.key);
-      return outcome;
-    });
-    const undo: UndoCommand[] = [];
-    for (let at = 2 + checks.length * FIELDS_PER_OUTCOME; at < raw.length; ) {
-      const length = Number(raw[at]);
-      undo.push(raw.slice(at + 1, at + 1 + length));
-      at += 1 + length;
+  /** Runs several decisions in one DECIDE call; one result (or that decision's error) per decision, in order. */
+  async function decideMany(batch: readonly DecisionInput[]): Promise<(GroupResult | Error)[]> {
+    const keys: string[] = [];
+    const args: string[] = [nowArg(), String(batch.length)];
+    for (const d of batch) {
+      args.push(String(d.cost), String(d.flags), String(d.checks.length));
+      for (const c of d.checks) {
+        keys.push(c.key);
+        pushCheckArgs(args, c, c.algorithm === "concurrency" ? newLeaseToken() : "");
+      }
     }
-    return { nowMs: Number(raw[0]), allowed: raw[1] === 1, outcomes, undo };
+    const raw = (await run(batchScript(batch), keys, args)) as RawDecision;
+    const nowMs = Number(raw[0]);
+    const results: (GroupResult | Error)[] = new Array<GroupResult | Error>(batch.length);
+    let at = 1;
+    for (let d = 0; d < batch.length; d++) {
+      const { checks, cost } = batch[d]!;
+      if (raw[at] === -1) {
+        results[d] = new Error(String(raw[at + 1]));
+        at += 2;
+        continue;
+      }
+      const allowed = raw[at] === 1;
+      const undoWords = Number(raw[at + 1]);
+      at += 2;
+      const outcomes = new Array<CheckOutcome>(checks.length);
+      for (let i = 0; i < checks.length; i++, at += FIELDS_PER_OUTCOME) {
+        const check = checks[i]!;
+        const outcome: CheckOutcome = {
+          allowed: raw[at] === 1,
+          reason: raw[at + 1] as CheckOutcome["reason"],
+          limit: check.limit,
+          remaining: Number(raw[at + 2]),
+          resetAtMs: Number(raw[at + 4]),
+          retryAfterMs: Number(raw[at + 5]),
+          delayMs: Number(raw[at + 6]),
+        };
+        if (raw[at + 7] === 1) outcome.shadowDenied = true;
+        const overage = Number(raw[at + 8]);
+        if (overage >= 0) outcome.overage = overage;
+        if (raw[at + 9]) outcome.leaseId = formatLeaseId(String(raw[at + 9]), cost, check.key);
+        outcomes[i] = outcome;
+      }
+      const undo: UndoCommand[] = [];
+      for (const end = at + undoWords; at < end; ) {
+        const length = Number(raw[at]);
+        undo.push(raw.slice(at + 1, at + 1 + length));
+        at += 1 + length;
+      }
+      results[d] = { nowMs, allowed, outcomes, undo };
+    }
+    return results;
   }
+
+  async function decide(checks: readonly LimitCheck[], cost: number, dryRun: boolean, wantUndo = false): Promise<GroupResult> {
+    const [result] = await decideMany([{ checks, cost, flags: (dryRun ? 1 : 0) + (wantUndo ? 2 : 0) }]);
+    if (result instanceof Error) throw result;
+    return result!;
+  }
+
+  // Coalescing (standalone Redis only: on a Cluster, one call must stay within one hash slot).
+  let queue: Pending[] = [];
+  let scheduled = false;
+  function flush(): void {
+    scheduled = false;
+    const pending = queue;
+    queue = [];
+    for (let from = 0; from < pending.length; ) {
+      let to = from;
+      let checks = 0;
+      while (to < pending.length && to - from < MAX_DECISIONS_PER_CALL && (to === from || checks + pending[to]!.checks.length <= MAX_CHECKS_PER_CALL)) {
+        checks += pending[to]!.checks.length;
+        to++;
+      }
+      const chunk = pending.slice(from, to);
+      decideMany(chunk).then(
+        (results) =>
+          chunk.forEach((p, i) => {
+            const r = results[i]!;
+            if (r instanceof Error) p.reject(r);
+            else p.resolve(r);
+          }),
+        (error: unknown) => {
+          const e = error instanceof Error ? error : new Error(String(error));
+          for (const p of chunk) p.reject(e);
+        },
+      );
+      from = to;
+    }
+  }
+  function decideCoalesced(checks: readonly LimitCheck[], cost: number, dryRun: boolean): Promise<GroupResult> {
+    return new Promise<GroupResult>((resolve, reject) => {
+      queue.push({ checks, cost, flags: dryRun ? 1 : 0, resolve, reject });
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
+  }
+  const coalesce = options.coalesce ?? !isCluster(redis);
 
   async function refund(undo: UndoCommand[]): Promise<void> {
     if (undo.length === 0) return;
@@ -229,7 +344,7 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
       if (isCluster(redis) && new Set(checks.map((c) => hashTag(c.key))).size > 1) {
         return checkAcrossSlots(checks, cost, dryRun);
       }
-      const { nowMs, allowed, outcomes } = await decide(checks, cost, dryRun);
+      const { nowMs, allowed, outcomes } = coalesce ? await decideCoalesced(checks, cost, dryRun) : await decide(checks, cost, dryRun);
       return { nowMs, allowed, outcomes };
     },
 
