@@ -1,10 +1,19 @@
 import Link from "next/link";
+import type { Column } from "@/components/data-table";
+import { SortableDataTable } from "@/components/sortable-data-table";
 import { EmptyState, formatTime, PageHeader, Section, Stat } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { readOverview } from "@/lib/db/ui-overview";
 
 export const metadata = { title: "Overview · Sluice" };
+
+const RECENT_COLUMNS: Column[] = [
+  { key: "at", label: "When", className: "whitespace-nowrap", firstDir: "desc" },
+  { key: "actor", label: "Who" },
+  { key: "action", label: "What", className: "font-mono text-xs" },
+  { key: "entity", label: "Entity" },
+];
 
 export default async function OverviewPage() {
   await pageAccess("policy.read", "/");
@@ -46,35 +55,26 @@ export default async function OverviewPage() {
         </Section>
       </div>
       <Section title="Recent changes" actions={<Link className="text-sm text-indigo-700 hover:underline" href="/audit">Full audit log →</Link>}>
-        {data.recent.length === 0 ? (
-          <EmptyState title="No changes yet">Edits to tiers, tenants, keys and publishes are recorded here.</EmptyState>
-        ) : (
-          <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th>When</th>
-                  <th>Who</th>
-                  <th>What</th>
-                  <th>Entity</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.recent.map((r) => (
-                  <tr key={r.id}>
-                    <td className="whitespace-nowrap">{formatTime(r.at)}</td>
-                    <td>{r.actor}</td>
-                    <td className="font-mono text-xs">{r.action}</td>
-                    <td>
-                      {r.entity}
-                      {r.entityId ? <span className="text-slate-500"> {r.entityId}</span> : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <SortableDataTable
+          columns={RECENT_COLUMNS}
+          initialSort={{ key: "at", dir: "desc" }}
+          empty={<EmptyState title="No changes yet">Edits to tiers, tenants, keys and publishes are recorded here.</EmptyState>}
+          rows={data.recent.map((r) => ({
+            key: r.id,
+            values: { at: r.at.getTime(), entity: `${r.entity} ${r.entityId ?? ""}` },
+            cells: {
+              at: formatTime(r.at),
+              actor: r.actor,
+              action: r.action,
+              entity: (
+                <>
+                  {r.entity}
+                  {r.entityId ? <span className="text-slate-500"> {r.entityId}</span> : null}
+                </>
+              ),
+            },
+          }))}
+        />
       </Section>
     </>
   );

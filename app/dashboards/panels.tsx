@@ -7,10 +7,38 @@ import { AutoRefresh } from "@/components/charts/auto-refresh";
 import { CsvButton } from "@/components/charts/csv-button";
 import { QuotaBurnChart } from "@/components/charts/quota-burn-chart";
 import { TimeChart } from "@/components/charts/time-chart";
+import type { Column } from "@/components/data-table";
+import { SortableDataTable } from "@/components/sortable-data-table";
 import { db } from "@/lib/db/client";
 import { DASHBOARD_RANGES, loadDashboard, type DashboardRange } from "@/lib/services/usage-dashboard";
 
 const TIER_COLORS = ["#4f46e5", "#0891b2", "#16a34a", "#ea580c", "#db2777", "#64748b"];
+
+const TOP_TENANT_COLUMNS: Column[] = [
+  { key: "tenant", label: "tenant" },
+  { key: "tier", label: "tier" },
+  { key: "requests", label: "requests", align: "right", className: "tabular-nums", firstDir: "desc" },
+  { key: "denied", label: "429s", align: "right", className: "tabular-nums", firstDir: "desc" },
+];
+const TOP_KEY_COLUMNS: Column[] = [
+  { key: "keyPrefix", label: "key prefix", className: "font-mono text-xs" },
+  ...TOP_TENANT_COLUMNS.filter((c) => c.key !== "tier"),
+];
+const QUOTA_COLUMNS: Column[] = [
+  { key: "tenant", label: "tenant" },
+  { key: "operation", label: "operation" },
+  { key: "used", label: "used / limit", align: "right", className: "tabular-nums", firstDir: "desc" },
+  { key: "projected", label: "projected", align: "right", className: "tabular-nums", firstDir: "desc" },
+  { key: "runsOutAt", label: "runs out" },
+];
+
+function tenantLink(tenant: string) {
+  return (
+    <Link className="text-indigo-700 hover:underline" href={`/tenants/${encodeURIComponent(tenant)}`}>
+      {tenant}
+    </Link>
+  );
+}
 
 function RangePicker({ range, basePath }: { range: DashboardRange; basePath: string }) {
   return (
@@ -129,47 +157,25 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
               <h3 className="text-sm font-semibold text-slate-800">{title}</h3>
               <CsvButton rows={[...top.tenants.map((t) => ({ kind: "tenant", ...t, keyPrefix: "" })), ...top.keys.map((k) => ({ kind: "key", ...k }))]} columns={["kind", "tenant", "keyPrefix", "tier", "requests", "denied"]} filename={name} />
             </div>
-            <table className="table w-full text-sm">
-              <thead>
-                <tr>
-                  <th className="text-left">tenant</th>
-                  <th className="text-left">tier</th>
-                  <th className="text-right">requests</th>
-                  <th className="text-right">429s</th>
-                </tr>
-              </thead>
-              <tbody>
-                {top.tenants.map((t) => (
-                  <tr key={t.tenant}>
-                    <td>
-                      <Link className="text-indigo-700 hover:underline" href={`/tenants/${encodeURIComponent(t.tenant)}`}>
-                        {t.tenant}
-                      </Link>
-                    </td>
-                    <td>{t.tier}</td>
-                    <td className="text-right tabular-nums">{t.requests.toLocaleString("en-US")}</td>
-                    <td className="text-right tabular-nums">{t.denied.toLocaleString("en-US")}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <SortableDataTable
+              framed={false}
+              columns={TOP_TENANT_COLUMNS}
+              rows={top.tenants.map((t) => ({
+                key: t.tenant,
+                values: { tenant: t.tenant, requests: t.requests, denied: t.denied },
+                cells: { tenant: tenantLink(t.tenant), tier: t.tier, requests: t.requests.toLocaleString("en-US"), denied: t.denied.toLocaleString("en-US") },
+              }))}
+            />
             <h4 className="mb-1 mt-3 text-xs font-semibold uppercase text-slate-500">API key prefixes</h4>
-            <table className="table w-full text-sm">
-              <tbody>
-                {top.keys.map((k) => (
-                  <tr key={`${k.tenant}/${k.keyPrefix}`}>
-                    <td className="font-mono text-xs">{k.keyPrefix}…</td>
-                    <td>
-                      <Link className="text-indigo-700 hover:underline" href={`/tenants/${encodeURIComponent(k.tenant)}`}>
-                        {k.tenant}
-                      </Link>
-                    </td>
-                    <td className="text-right tabular-nums">{k.requests.toLocaleString("en-US")}</td>
-                    <td className="text-right tabular-nums">{k.denied.toLocaleString("en-US")}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <SortableDataTable
+              framed={false}
+              columns={TOP_KEY_COLUMNS}
+              rows={top.keys.map((k) => ({
+                key: `${k.tenant}/${k.keyPrefix}`,
+                values: { tenant: k.tenant, requests: k.requests, denied: k.denied },
+                cells: { keyPrefix: `${k.keyPrefix}…`, tenant: tenantLink(k.tenant), requests: k.requests.toLocaleString("en-US"), denied: k.denied.toLocaleString("en-US") },
+              }))}
+            />
           </div>
         ))}
       </div>
@@ -178,34 +184,22 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
         <QuotaBurnChart rows={d.quotas} />
         <div className="card" data-testid="quota-table">
           <h3 className="mb-2 text-sm font-semibold text-slate-800">Quota burn, most urgent first ({new Date(d.toMs).toISOString().slice(0, 7)})</h3>
-          <table className="table w-full text-sm">
-            <thead>
-              <tr>
-                <th className="text-left">tenant</th>
-                <th className="text-left">operation</th>
-                <th className="text-right">used / limit</th>
-                <th className="text-right">projected</th>
-                <th className="text-left">runs out</th>
-              </tr>
-            </thead>
-            <tbody>
-              {d.quotas.slice(0, 20).map((q) => (
-                <tr key={`${q.tenant}/${q.quotaId}`}>
-                  <td>
-                    <Link className="text-indigo-700 hover:underline" href={`/tenants/${encodeURIComponent(q.tenant)}`}>
-                      {q.tenant}
-                    </Link>
-                  </td>
-                  <td>{q.operation}</td>
-                  <td className="text-right tabular-nums">
-                    {q.used.toLocaleString("en-US")} / {q.limit.toLocaleString("en-US")}
-                  </td>
-                  <td className="text-right tabular-nums">{q.projected.toLocaleString("en-US")}</td>
-                  <td className={q.runsOutAt ? "text-red-700" : "text-slate-400"}>{q.runsOutAt ? q.runsOutAt.slice(0, 10) : "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <SortableDataTable
+            framed={false}
+            columns={QUOTA_COLUMNS}
+            rows={d.quotas.slice(0, 20).map((q) => ({
+              key: `${q.tenant}/${q.quotaId}`,
+              // used / limit sorts by the share of the quota used, the number that says "urgent".
+              values: { tenant: q.tenant, used: q.limit > 0 ? q.used / q.limit : null, projected: q.projected, runsOutAt: q.runsOutAt },
+              cells: {
+                tenant: tenantLink(q.tenant),
+                operation: q.operation,
+                used: `${q.used.toLocaleString("en-US")} / ${q.limit.toLocaleString("en-US")}`,
+                projected: q.projected.toLocaleString("en-US"),
+                runsOutAt: q.runsOutAt ? <span className="text-red-700">{q.runsOutAt.slice(0, 10)}</span> : <span className="text-slate-400">—</span>,
+              },
+            }))}
+          />
         </div>
       </div>
     </div>
