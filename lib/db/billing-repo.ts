@@ -21,14 +21,17 @@ export interface QuotaUsageRow {
   quotaId: string;
   period: string;
   used: bigint;
+  /** Denied for any reason on the operations the quota covers. */
   denied: bigint;
+  /** Denied by this quota. */
+  quotaDenied: bigint;
 }
 
 /** Quota usage rows of a month: the month period itself and its days. */
 export async function quotaUsageOfMonth(client: Client, month: string): Promise<QuotaUsageRow[]> {
   return client.quotaUsage.findMany({
     where: { OR: [{ period: month }, { period: { startsWith: `${month}-` } }] },
-    select: { tenant: true, quotaId: true, period: true, used: true, denied: true },
+    select: { tenant: true, quotaId: true, period: true, used: true, denied: true, quotaDenied: true },
     orderBy: [{ tenant: "asc" }, { quotaId: "asc" }, { period: "asc" }],
   });
 }

@@ -44,7 +44,9 @@ export async function closePeriod(db: Db, month: string, { nowMs, graceMs }: { n
             overage: l.overage,
             used: BigInt(l.used),
             overageUnits: BigInt(l.overageUnits),
-            denied: BigInt(l.denied),
+            // The export's `denied` is quotaDenied; `denied` keeps every denial on the quota's operations.
+            denied: BigInt(l.deniedAnyReason),
+            quotaDenied: BigInt(l.denied),
           })),
         });
       }

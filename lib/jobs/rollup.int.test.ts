@@ -50,6 +50,9 @@ async function expectExact(prefix: string, expected: Expected): Promise<void> {
   expect(new Map(keyRows.map((r) => [r.k, Number(r.n)]))).toEqual(expected.keys);
   const quota = await db.quotaUsage.findMany();
   expect(new Map(quota.map((q) => [`${q.tenant}|${q.quotaId}|${q.period}`, Number(q.used)]))).toEqual(expected.quotaUsed);
+  // Denials by a quota land on that quota's row of its own period (day or month), exactly once.
+  expect(expected.quotaDenied.size).toBeGreaterThan(0);
+  expect(new Map(quota.filter((q) => q.quotaDenied > 0n).map((q) => [`${q.tenant}|${q.quotaId}|${q.period}`, Number(q.quotaDenied)]))).toEqual(expected.quotaDenied);
   const latency = await db.$queryRawUnsafe<{ n: bigint }[]>(
     `SELECT coalesce(sum("count"), 0)::bigint AS n FROM "UsageRollup" WHERE "granularity" = 'minute' AND "tenant" = '' AND "operation" LIKE 'latency:%'`,
   );

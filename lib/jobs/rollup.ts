@@ -31,7 +31,7 @@ import type { Db, Tx } from "../db/client";
 import { keys, redisPrefix } from "../redis/keys";
 import { parseUsageHash, USAGE_OUTCOMES, type RedisLike, type UsageMinute } from "../redis/usage";
 import { tryJobLock } from "./lock";
-import { effectiveQuotas, PolicyHistory, quotaCovers, quotaPeriodKey } from "./quota-defs";
+import { effectiveQuotas, PolicyHistory, quotaCovers, quotaPeriodKey, type PolicyQuotaDoc, type QuotaDef } from "./quota-defs";
 
 export const MINUTE_MS = 60_000;
 /** A minute is drained once it ended this long ago (decision servers flush every second). */
@@ -181,10 +181,31 @@ interface QuotaDelta {
   /** The billing month (`YYYY-MM`) the period belongs to. */
   month: string;
   used: bigint;
+  /** Decisions denied for any reason on the operations the quota covers. */
   denied: bigint;
+  /** Decisions denied by this quota (the minute's `q|` fields). */
+  quotaDenied: bigint;
 }
 
-/** Quota consumption of one minute: passed decisions (allowed, shadow-denied, degraded) count as used. */
+/** The definition of quota `id` in a policy document: the tenant's own (override) first, then any tier's. */
+function quotaInDoc(doc: PolicyQuotaDoc, tenant: string, id: string, atMs: number): QuotaDef | undefined {
+  const own = effectiveQuotas(doc, tenant, null, atMs).find((q) => q.id === id);
+  if (own) return own;
+  for (const tier of Object.values(doc.tiers)) {
+    const q = tier.quotas.find((x) => x.id === id);
+    if (q) return q;
+  }
+  for (const t of Object.values(doc.tenants)) {
+    for (const o of t.overrides) if (o.kind === "quota" && "quota" in o && (o.quota as QuotaDef).id === id) return o.quota as QuotaDef;
+  }
+  return undefined;
+}
+
+/**
+ * Quota consumption of one minute: passed decisions (allowed, shadow-denied, degraded) count as used;
+ * denied ones as `denied` on every quota covering their operation; the `q|` fields as `quotaDenied`
+ * on the quota that denied them.
+ */
 export async function quotaDeltas(usage: UsageMinute, policies: PolicyHistory): Promise<QuotaDelta[]> {
   const policy = await policies.at(usage.minuteStartMs + MINUTE_MS - 1);
   if (!policy) return [];
@@ -195,11 +216,23 @@ export async function quotaDeltas(usage: UsageMinute, policies: PolicyHistory): 
     for (const q of quotas) {
       const period = quotaPeriodKey(q.period, usage.minuteStartMs);
       const id = `${d.tenant}|${q.id}|${period}`;
-      const delta = deltas.get(id) ?? { tenant: d.tenant, quotaId: q.id, period, month: period.slice(0, 7), used: 0n, denied: 0n };
+      const delta = deltas.get(id) ?? { tenant: d.tenant, quotaId: q.id, period, month: period.slice(0, 7), used: 0n, denied: 0n, quotaDenied: 0n };
       if (d.outcome === "denied") delta.denied += BigInt(d.count);
       else delta.used += BigInt(d.count);
       deltas.set(id, delta);
     }
+  }
+  for (const qd of usage.quotaDenials) {
+    if (qd.tenant === "_" || qd.count <= 0) continue;
+    // The quota's period (day or month) comes from its definition: in the policy live at this
+    // minute, else in any published version (a quota removed within the minute), newest first.
+    let def = quotaInDoc(policy.doc, qd.tenant, qd.quotaId, usage.minuteStartMs);
+    if (!def) for (const v of await policies.load()) if ((def = quotaInDoc(v.doc, qd.tenant, qd.quotaId, usage.minuteStartMs))) break;
+    const period = quotaPeriodKey(def?.period ?? "month", usage.minuteStartMs);
+    const id = `${qd.tenant}|${qd.quotaId}|${period}`;
+    const delta = deltas.get(id) ?? { tenant: qd.tenant, quotaId: qd.quotaId, period, month: period.slice(0, 7), used: 0n, denied: 0n, quotaDenied: 0n };
+    delta.quotaDenied += BigInt(qd.count);
+    deltas.set(id, delta);
   }
   return [...deltas.values()].sort((a, b) => (a.tenant + a.quotaId + a.period).localeCompare(b.tenant + b.quotaId + b.period));
 }
@@ -207,15 +240,17 @@ export async function quotaDeltas(usage: UsageMinute, policies: PolicyHistory): 
 async function applyQuotaDeltas(tx: Tx, deltas: QuotaDelta[], slice: string): Promise<void> {
   if (deltas.length === 0) return;
   await tx.$executeRawUnsafe(
-    `INSERT INTO "QuotaUsage" ("tenant","quotaId","period","used","denied","updatedAt")
-     SELECT t, q, p, u, d, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS x(t, q, p, u, d)
+    `INSERT INTO "QuotaUsage" ("tenant","quotaId","period","used","denied","quotaDenied","updatedAt")
+     SELECT t, q, p, u, d, qd, now() FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[]) AS x(t, q, p, u, d, qd)
      ON CONFLICT ("tenant","quotaId","period")
-     DO UPDATE SET "used" = "QuotaUsage"."used" + EXCLUDED."used", "denied" = "QuotaUsage"."denied" + EXCLUDED."denied", "updatedAt" = now()`,
+     DO UPDATE SET "used" = "QuotaUsage"."used" + EXCLUDED."used", "denied" = "QuotaUsage"."denied" + EXCLUDED."denied",
+                   "quotaDenied" = "QuotaUsage"."quotaDenied" + EXCLUDED."quotaDenied", "updatedAt" = now()`,
     deltas.map((d) => d.tenant),
     deltas.map((d) => d.quotaId),
     deltas.map((d) => d.period),
     deltas.map((d) => d.used.toString()),
     deltas.map((d) => d.denied.toString()),
+    deltas.map((d) => d.quotaDenied.toString()),
   );
   // Usage of a month that is already closed: recorded as an adjustment of that month (its own line
   // in the next export), in the same transaction, so it is neither lost nor counted twice.
@@ -233,8 +268,8 @@ async function applyQuotaDeltas(tx: Tx, deltas: QuotaDelta[], slice: string): Pr
     const revision = period.revision + 1;
     const late = deltas.filter((d) => d.month === month);
     await tx.$executeRawUnsafe(
-      `INSERT INTO "BillingAdjustment" ("period","tenant","quotaId","used","denied","revision","sliceKey","recordedAt")
-       SELECT $1, t, q, u, d, $2, $3, now() FROM unnest($4::text[], $5::text[], $6::bigint[], $7::bigint[]) AS x(t, q, u, d)`,
+      `INSERT INTO "BillingAdjustment" ("period","tenant","quotaId","used","denied","quotaDenied","revision","sliceKey","recordedAt")
+       SELECT $1, t, q, u, d, qd, $2, $3, now() FROM unnest($4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[]) AS x(t, q, u, d, qd)`,
       month,
       revision,
       slice,
@@ -242,6 +277,7 @@ async function applyQuotaDeltas(tx: Tx, deltas: QuotaDelta[], slice: string): Pr
       late.map((d) => d.quotaId),
       late.map((d) => d.used.toString()),
       late.map((d) => d.denied.toString()),
+      late.map((d) => d.quotaDenied.toString()),
     );
     await tx.$executeRawUnsafe(`UPDATE "BillingPeriod" SET "revision" = $2, "updatedAt" = now() WHERE "period" = $1`, month, revision);
   }

@@ -7,7 +7,7 @@ import { createDb, type Db } from "../db/client";
 import { keys } from "../redis/keys";
 import { closeDuePeriods } from "../jobs/billing-close";
 import { drainClosedMinutes } from "../jobs/rollup";
-import { emptyExpected, publishTestPolicy, rng, seedTenants, TEST_TENANTS, writeDecisions, type Decision, type Expected } from "../jobs/testing/fixtures";
+import { emptyExpected, publishTestPolicy, quotaDenying, rng, seedTenants, TEST_TENANTS, writeDecisions, type Decision, type Expected } from "../jobs/testing/fixtures";
 import { exportBilling } from "./billing-export";
 import { sha256Hex } from "./billing-format";
 import { reconcileBilling } from "./billing-reconcile";
@@ -41,14 +41,17 @@ function novemberTraffic(seed: number): Decision[] {
     const t = i < 16 ? TEST_TENANTS.umbrella! : tenants[Math.floor(random() * tenants.length)]!;
     const tier = t.slug === "umbrella" ? (minute >= TIER_CHANGE ? "pro" : "free") : t.tier;
     const r = random();
-    out.push({
+    const d: Decision = {
       atMs: minute + Math.floor(random() * 60_000),
       tenant: t.slug,
       tier,
       operation: random() < 0.6 ? "read" : "write",
       outcome: r < 0.75 ? "allowed" : r < 0.85 ? "denied" : r < 0.93 ? "shadow_denied" : "degraded",
       keyPrefix: `${t.slug.slice(0, 4)}0`.padEnd(12, "0"),
-    });
+    };
+    // Half the denials are a quota's, the rest a rate limit's (or 401/403): only the first are billed as denied.
+    if (d.outcome === "denied" && i % 2 === 0) d.deniedQuota = quotaDenying(d.tier, d.operation);
+    out.push(d);
   }
   return out;
 }
@@ -111,6 +114,10 @@ function passedIn(decisions: Decision[], tenant: string): number {
   return decisions.filter((d) => d.tenant === tenant && d.outcome !== "denied").length;
 }
 
+function deniedByQuota(decisions: Decision[], tenant: string, quotaId: string): number {
+  return decisions.filter((d) => d.tenant === tenant && d.deniedQuota === quotaId).length;
+}
+
 describe("billing export", () => {
   let reference: World;
   let decisions: Decision[];
@@ -128,9 +135,13 @@ describe("billing export", () => {
 
     const json = JSON.parse((await exportBilling(reference.db, { period: "2026-11", format: "json" })).body) as {
       status: string;
-      lines: Array<{ tenant: string; quotaId: string; operation: string; used: number; tier: string; tierHistory: Array<{ tier: string; from: string; to: string }> }>;
+      lines: Array<{ tenant: string; quotaId: string; operation: string; used: number; denied: number; tier: string; tierHistory: Array<{ tier: string; from: string; to: string }> }>;
     };
     expect(json.status).toBe("final");
+    // `denied` is the requests that quota denied — not every denial on the operations it covers.
+    for (const l of json.lines) expect(l.denied, `${l.tenant} ${l.quotaId}`).toBe(deniedByQuota(decisions, l.tenant, l.quotaId));
+    expect(json.lines.reduce((s, l) => s + l.denied, 0)).toBeGreaterThan(0);
+    expect(json.lines.reduce((s, l) => s + l.denied, 0)).toBeLessThan(decisions.filter((d) => d.outcome === "denied").length);
     for (const t of Object.values(TEST_TENANTS)) {
       const allQuotaUsed = json.lines.filter((l) => l.tenant === t.slug && l.operation === "*").reduce((s, l) => s + l.used, 0);
       expect(allQuotaUsed, t.slug).toBe(passedIn(decisions, t.slug));
@@ -188,13 +199,15 @@ describe("billing export", () => {
   }, 400_000);
 
   it("records a late minute after the close as an adjustment line, visible in the next export", async () => {
-    const late: Decision[] = Array.from({ length: 5 }, (_, i) => ({
+    // 4 passed, 1 denied by acme's quota, 1 denied by a rate limit (not billed as denied).
+    const late: Decision[] = Array.from({ length: 6 }, (_, i) => ({
       atMs: Date.UTC(2026, 10, 30, 23, 59, 30),
       tenant: "acme",
       tier: "free",
       operation: "read",
       outcome: i < 4 ? "allowed" : "denied",
       keyPrefix: "acme00000000",
+      ...(i === 4 ? { deniedQuota: "q_free_all_m" } : {}),
     }));
     await writeDecisions(redis, reference.prefix, late, emptyExpected());
     await drainClosedMinutes({ db: reference.db, redis, prefix: reference.prefix }, { nowMs: AFTER_CLOSE + 60_000 });

@@ -20,7 +20,12 @@
  *   overage_policy block | bill
  *   used           requests that passed and counted against the quota (allowed + shadow-denied + degraded)
  *   overage_units  units above the limit, summed per quota period; 0 unless overage_policy = bill
- *   denied         requests denied (any reason) on operations the quota covers
+ *   denied         requests denied BY this quota (429 quota_exhausted, or a cost above the quota's limit);
+ *                  denials by rate limits, concurrency, global caps, 401 and 403 are not counted.
+ *                  Lines frozen before quota denials were recorded (migration 20261202170000) keep the
+ *                  figure they were closed with: denials for any reason on the quota's operations.
+ *
+ * Which tenant × quota lines a month has: lib/services/billing-statement.ts.
  */
 import { createHash } from "node:crypto";
 
@@ -45,6 +50,7 @@ export interface StatementLine {
   overage: "block" | "bill";
   used: number;
   overageUnits: number;
+  /** Requests denied by this quota (see the `denied` column above). */
   denied: number;
 }
 

@@ -1,6 +1,14 @@
 /**
  * Builds a month's billing statement: live from quota usage while the month is open (provisional),
  * from the lines frozen at close plus the adjustments recorded since once it is closed (final).
+ *
+ * Which lines a month has: one per tenant × quota that applied to the tenant at some moment of the
+ * month — used or not — plus any tenant × quota with recorded usage. A tenant "exists in the month"
+ * when it is in a policy version in force during the month (the one live at its start, or one
+ * published before its end): so tenants published after the month ended get no line, suspended
+ * tenants do (they are still customers; their decisions are denied before any quota is checked,
+ * so their lines show used 0), and tenants deleted during the month do, for the quotas they had
+ * while they existed. A tenant never published has no quota in force and so no line.
  */
 import {
   adjustmentsOf,
@@ -13,7 +21,7 @@ import {
   type Client,
   type TierSpan,
 } from "../db/billing-repo";
-import { effectiveQuotas, PolicyHistory, type QuotaDef } from "../jobs/quota-defs";
+import { effectiveQuotas, PolicyHistory, type PolicyAt, type PolicyQuotaDoc, type QuotaDef } from "../jobs/quota-defs";
 import type { Statement, StatementAdjustment, StatementLine } from "./billing-format";
 
 export interface QuotaInfo {
@@ -47,46 +55,88 @@ function overageOf(def: QuotaDef, usedByPeriod: Map<string, bigint>): bigint {
   return total;
 }
 
+/** A computed line plus what is frozen with it but not exported. */
+export interface ComputedLine extends StatementLine {
+  /** Decisions denied for any reason on the operations the quota covers (BillingLine.denied). */
+  deniedAnyReason: number;
+}
+
+/** The policy versions in force during [startMs, endMs), newest first, each with the end of its reign. */
+export function versionsInForce(all: readonly PolicyAt[], startMs: number, endMs: number): { version: PolicyAt; untilMs: number }[] {
+  const out: { version: PolicyAt; untilMs: number }[] = [];
+  let untilMs = endMs;
+  // `all` is newest first: walk back from the month's end until the version live at its start.
+  for (const v of all) {
+    if (v.createdAtMs >= endMs) continue;
+    // A version replaced at the instant it was published (same timestamp) never was in force.
+    if (untilMs > Math.max(startMs, v.createdAtMs)) out.push({ version: v, untilMs });
+    if (v.createdAtMs <= startMs) break;
+    untilMs = v.createdAtMs;
+  }
+  return out;
+}
+
+/**
+ * Every tenant × quota that applied during the month, with the definition it had last (the tenant's
+ * own override wins over the tier's quota: they share an id but not the limit) and the policy
+ * document the tenant was last seen in (for its name once it is deleted).
+ */
+function quotasInForce(all: readonly PolicyAt[], startMs: number, endMs: number) {
+  const defs = new Map<string, QuotaDef>();
+  const lastDoc = new Map<string, PolicyQuotaDoc>();
+  for (const { version, untilMs } of versionsInForce(all, startMs, endMs)) {
+    const fromMs = Math.max(startMs, version.createdAtMs);
+    for (const slug of Object.keys(version.doc.tenants)) {
+      if (!lastDoc.has(slug)) lastDoc.set(slug, version.doc);
+      // Overrides expire: the quotas at the end of the version's reign, then those at its start.
+      for (const atMs of [untilMs - 1, fromMs]) {
+        for (const q of effectiveQuotas(version.doc, slug, null, atMs)) {
+          const k = `${slug}\u0000${q.id}`;
+          if (!defs.has(k)) defs.set(k, q);
+        }
+      }
+    }
+  }
+  return { defs, lastDoc };
+}
+
 /** Lines computed from quota usage (what is frozen at close). Sorted by tenant, then quota id. */
-export async function computeLines(client: Client, month: string): Promise<StatementLine[]> {
-  const { endMs } = monthRangeMs(month);
+export async function computeLines(client: Client, month: string): Promise<ComputedLine[]> {
+  const { startMs, endMs } = monthRangeMs(month);
   const policies = new PolicyHistory(client);
   const catalog = await quotaCatalog(policies);
-  const atEnd = await policies.at(endMs - 1);
+  const inForce = quotasInForce(await policies.load(), startMs, endMs);
   const usage = await quotaUsageOfMonth(client, month);
   const names = await tenantNames(client);
   const history = await tierHistoryOfMonth(client, month);
 
-  const keyed = new Map<string, { tenant: string; quotaId: string; periods: Map<string, bigint>; used: bigint; denied: bigint }>();
+  type Entry = { tenant: string; quotaId: string; periods: Map<string, bigint>; used: bigint; denied: bigint; deniedAnyReason: bigint };
+  const keyed = new Map<string, Entry>();
   const entry = (tenant: string, quotaId: string) => {
     const k = `${tenant}\u0000${quotaId}`;
     let e = keyed.get(k);
     if (!e) {
-      e = { tenant, quotaId, periods: new Map(), used: 0n, denied: 0n };
+      e = { tenant, quotaId, periods: new Map(), used: 0n, denied: 0n, deniedAnyReason: 0n };
       keyed.set(k, e);
     }
     return e;
   };
-  // Every tenant of the policy live at month end gets its quotas, used or not (included units are billed too).
-  if (atEnd) {
-    for (const slug of Object.keys(atEnd.doc.tenants)) {
-      for (const q of effectiveQuotas(atEnd.doc, slug, null, endMs - 1)) entry(slug, q.id);
-    }
+  // Every tenant × quota in force during the month gets its line, used or not (included units are billed too).
+  for (const k of inForce.defs.keys()) {
+    const [tenant, quotaId] = k.split("\u0000") as [string, string];
+    entry(tenant, quotaId);
   }
   for (const row of usage) {
     const e = entry(row.tenant, row.quotaId);
     e.periods.set(row.period, (e.periods.get(row.period) ?? 0n) + row.used);
     e.used += row.used;
-    e.denied += row.denied;
+    e.denied += row.quotaDenied;
+    e.deniedAnyReason += row.denied;
   }
 
-  const lines: StatementLine[] = [];
-  // The tenant's own effective quotas at month end win over the catalog: an override shares its
-  // quota id with the tier's quota it replaces, but has its own limit.
-  const effective = new Map<string, QuotaDef>();
-  if (atEnd) for (const slug of Object.keys(atEnd.doc.tenants)) for (const q of effectiveQuotas(atEnd.doc, slug, null, endMs - 1)) effective.set(`${slug}\u0000${q.id}`, q);
+  const lines: ComputedLine[] = [];
   for (const e of keyed.values()) {
-    const own = effective.get(`${e.tenant}\u0000${e.quotaId}`);
+    const own = inForce.defs.get(`${e.tenant}\u0000${e.quotaId}`);
     const fromCatalog = catalog.get(e.quotaId);
     const info = own ? { def: own, tier: fromCatalog?.tier ?? "" } : fromCatalog;
     const def: QuotaDef = info?.def ?? { id: e.quotaId, operation: "?", period: e.periods.keys().next().value?.length === 10 ? "day" : "month", limit: 0, overage: "block" };
@@ -94,7 +144,7 @@ export async function computeLines(client: Client, month: string): Promise<State
     const tenantInfo = names.get(e.tenant);
     lines.push({
       tenant: e.tenant,
-      tenantName: tenantInfo?.name ?? atEnd?.doc.tenants[e.tenant]?.name ?? e.tenant,
+      tenantName: tenantInfo?.name ?? inForce.lastDoc.get(e.tenant)?.tenants[e.tenant]?.name ?? e.tenant,
       tier: info?.tier ?? tenantInfo?.tier ?? "",
       tierHistory: spans.map((s) => ({ tier: s.tier, from: s.from, to: s.to })),
       quotaId: e.quotaId,
@@ -105,6 +155,7 @@ export async function computeLines(client: Client, month: string): Promise<State
       used: Number(e.used),
       overageUnits: Number(overageOf(def, e.periods)),
       denied: Number(e.denied),
+      deniedAnyReason: Number(e.deniedAnyReason),
     });
   }
   return lines.sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.quotaId < b.quotaId ? -1 : a.quotaId > b.quotaId ? 1 : 0));
@@ -129,7 +180,9 @@ export async function buildStatement(client: Client, month: string): Promise<Sta
     overage: l.overage === "bill" ? "bill" : "block",
     used: Number(l.used),
     overageUnits: Number(l.overageUnits),
-    denied: Number(l.denied),
+    // Lines frozen before quota denials were recorded keep their old figure (any reason), so a
+    // closed month re-exports the same bytes.
+    denied: Number(l.quotaDenied ?? l.denied),
   }));
   const base = new Map(lines.map((l) => [`${l.tenant}\u0000${l.quotaId}`, l]));
   // Running totals per line, so an adjustment's overage is exactly the overage it adds.
@@ -142,7 +195,7 @@ export async function buildStatement(client: Client, month: string): Promise<Sta
     const existing = grouped.get(g);
     if (existing) {
       existing.used += Number(a.used);
-      existing.denied += Number(a.denied);
+      existing.denied += Number(a.quotaDenied ?? a.denied);
       continue;
     }
     grouped.set(g, {
@@ -158,7 +211,7 @@ export async function buildStatement(client: Client, month: string): Promise<Sta
       overage: line?.overage ?? "block",
       used: Number(a.used),
       overageUnits: 0,
-      denied: Number(a.denied),
+      denied: Number(a.quotaDenied ?? a.denied),
     });
   }
   const adjustments = [...grouped.values()];

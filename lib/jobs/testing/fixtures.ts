@@ -55,15 +55,17 @@ export async function seedTenants(db: Db, tenantTiers: Record<string, "free" | "
 export interface Expected {
   /** tenant|outcome → decisions */
   decisions: Map<string, number>;
-  /** tenant|quotaId|period → passed decisions */
+  /** tenant|quotaId|period → passed decisions (0 for a quota that only denied) */
   quotaUsed: Map<string, number>;
+  /** tenant|quotaId|period → decisions denied by that quota */
+  quotaDenied: Map<string, number>;
   /** tenant|keyPrefix|allowed|denied → decisions */
   keys: Map<string, number>;
   total: number;
 }
 
 export function emptyExpected(): Expected {
-  return { decisions: new Map(), quotaUsed: new Map(), keys: new Map(), total: 0 };
+  return { decisions: new Map(), quotaUsed: new Map(), quotaDenied: new Map(), keys: new Map(), total: 0 };
 }
 
 function bump(map: Map<string, number>, key: string, by: number): void {
@@ -89,13 +91,21 @@ export interface Decision {
   operation: "read" | "write";
   outcome: UsageOutcome;
   keyPrefix: string;
+  /** For a denied decision: the id of the quota (of TEST_TIERS) that denied it; absent for other denials. */
+  deniedQuota?: string;
+}
+
+/** The quota of `tier` that a denial of `operation` is attributed to in generated traffic: the narrowest covering one. */
+export function quotaDenying(tier: "free" | "pro", operation: "read" | "write"): string {
+  const quotas = TEST_TIERS[tier].quotas;
+  return (quotas.find((q) => q.operation === operation) ?? quotas.find((q) => q.operation === "*")!).id;
 }
 
 /** Records decisions through the decision servers' recorder and flushes them; updates `expected`. */
 export async function writeDecisions(redis: RedisLike, prefix: string, decisions: Decision[], expected: Expected): Promise<void> {
   const recorder = new UsageRecorder(redis, prefix);
   for (const d of decisions) {
-    recorder.record({ atMs: d.atMs, tenant: d.tenant, tier: d.tier, operation: d.operation, outcome: d.outcome, keyPrefix: d.keyPrefix, latencyMs: 1.5 });
+    recorder.record({ atMs: d.atMs, tenant: d.tenant, tier: d.tier, operation: d.operation, outcome: d.outcome, keyPrefix: d.keyPrefix, latencyMs: 1.5, deniedQuota: d.deniedQuota ?? null });
     bump(expected.decisions, `${d.tenant}|${d.outcome}`, 1);
     bump(expected.keys, `${d.tenant}|${d.keyPrefix}|${d.outcome === "denied" ? "denied" : "allowed"}`, 1);
     expected.total++;
@@ -105,6 +115,13 @@ export async function writeDecisions(redis: RedisLike, prefix: string, decisions
         const iso = new Date(d.atMs).toISOString();
         bump(expected.quotaUsed, `${d.tenant}|${q.id}|${q.period === "month" ? iso.slice(0, 7) : iso.slice(0, 10)}`, 1);
       }
+    } else if (d.deniedQuota) {
+      const q = TEST_TIERS[d.tier].quotas.find((x) => x.id === d.deniedQuota);
+      if (!q) throw new Error(`unknown quota ${d.deniedQuota}`);
+      const iso = new Date(d.atMs).toISOString();
+      const k = `${d.tenant}|${q.id}|${q.period === "month" ? iso.slice(0, 7) : iso.slice(0, 10)}`;
+      bump(expected.quotaDenied, k, 1);
+      bump(expected.quotaUsed, k, 0);
     }
   }
   await recorder.flush();
@@ -118,14 +135,17 @@ export function generateDecisions(random: () => number, startMs: number, minutes
   const out: Decision[] = [];
   for (let i = 0; i < count; i++) {
     const t = tenants[Math.floor(random() * tenants.length)]!;
-    out.push({
+    const d: Decision = {
       atMs: minuteStartMs(startMs) + Math.floor(random() * minutes * 60_000),
       tenant: t.slug,
       tier: t.tier,
       operation: random() < 0.7 ? "read" : "write",
       outcome: outcomes[Math.floor(random() * outcomes.length)]!,
       keyPrefix: `${t.slug.slice(0, 4)}${Math.floor(random() * 3)}`.padEnd(12, "0"),
-    });
+    };
+    // Every other denial is a quota's (no extra random draw, so seeds replay as before).
+    if (d.outcome === "denied" && i % 2 === 0) d.deniedQuota = quotaDenying(d.tier, d.operation);
+    out.push(d);
   }
   return out;
 }
