@@ -316,8 +316,7 @@ export class DecisionEngine {
     const metricOutcome: MetricOutcome = answer.status === 503 ? "unavailable" : outcome;
     const m = this.deps.metrics;
     if (m) {
-      m.decisions.inc({ outcome: metricOutcome, tier: answer.tier ?? "_", operation: answer.operation ?? "*" });
-      m.latency.observe({ outcome: metricOutcome }, latencyMs / 1000);
+      m.recordDecision(metricOutcome, answer.tier ?? "_", answer.operation ?? "*", latencyMs / 1000);
     }
     if (!dryRun && this.deps.usage) {
       this.deps.usage.record({

@@ -56,6 +56,29 @@ export class DecisionMetrics {
     });
   }
 
+  // prom-client hashes a labels object on every inc/observe; the children of the few label sets a
+  // policy can produce are looked up once and kept (bounded: cleared past 10,000 sets).
+  private readonly decisionChildren = new Map<string, { inc(): void }>();
+  private readonly latencyChildren = new Map<string, { observe(value: number): void }>();
+
+  /** One decision: its count by outcome, tier and operation, and its latency by outcome. */
+  recordDecision(outcome: MetricOutcome, tier: string, operation: string, seconds: number): void {
+    const id = `${outcome}|${tier}|${operation}`;
+    let counter = this.decisionChildren.get(id);
+    if (counter === undefined) {
+      if (this.decisionChildren.size >= 10_000) this.decisionChildren.clear();
+      counter = this.decisions.labels({ outcome, tier, operation });
+      this.decisionChildren.set(id, counter);
+    }
+    counter.inc();
+    let histogram = this.latencyChildren.get(outcome);
+    if (histogram === undefined) {
+      histogram = this.latency.labels({ outcome });
+      this.latencyChildren.set(outcome, histogram);
+    }
+    histogram.observe(seconds);
+  }
+
   setBreaker(state: BreakerState): void {
     this.breakerState.set(state === "closed" ? 0 : state === "open" ? 1 : 2);
   }

@@ -21,7 +21,17 @@
  * error answers just `-1, message` instead, and the next decisions still run.
  */
 const PRELUDE = `local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
-local function fmt(n) return string.format('%.0f', n) end
+-- Integer → string for field names and arguments, remembered for the call: the decisions of one
+-- call share the clock, so they format the same window starts again and again.
+local fmtCache = {}
+local function fmt(n)
+  local s = fmtCache[n]
+  if s == nil then
+    s = string.format('%.0f', n)
+    fmtCache[n] = s
+  end
+  return s
+end
 local now
 -- Tests replaying a scenario pass their clock; real time still runs between their steps, so keys
 -- then live a minute longer than their windows. Expiry is only garbage collection: no algorithm
@@ -91,7 +101,19 @@ end
   end
 end
 `,
-  sliding_window_counter: `local function sliding_window_counter(key, c)
+  sliding_window_counter: `-- counts of sub-windows j (absent: 0), the newest k of them up to m, and the fit test
+local function swc_newest(cnt, k, m)
+  local newest = 0
+  for j = m - k + 1, m do newest = newest + (cnt[j] or 0) end
+  return newest
+end
+local function swc_fits(cnt, k, sub, L, m, e)
+  return (cnt[m - k] or 0) * (sub - e) + (swc_newest(cnt, k, m) + cost - 1) * sub < L * sub
+end
+local function swc_remaining(cnt, k, sub, L, i, extra)
+  return max(0, ceil((L * sub - (cnt[i - k] or 0) * (sub - (now - i * sub))) / sub) - swc_newest(cnt, k, i) - extra)
+end
+local function sliding_window_counter(key, c)
   local k = max(1, tonumber(c.precision))
   local sub = max(1, floor(c.window / k))
   local i = floor(now / sub)
@@ -103,64 +125,55 @@ end
   local lo = i - k
   if ttlPad == 0 then lo = i - 2 * k end
   local fields = {}
-  for j = lo, i do fields[#fields + 1] = fmt(j) end
+  for j = lo, i do fields[j - lo + 1] = fmt(j) end
   local vals = redis.call('HMGET', key, unpack(fields))
-  local cnt, stale = {}, {}
+  local cnt, stale = {}, nil
   for j = 1, #fields do
     if lo + j - 1 < i - k then
-      if vals[j] then stale[#stale + 1] = fields[j] end
-    else
-      cnt[lo + j - 1] = tonumber(vals[j]) or 0
+      if vals[j] then
+        stale = stale or {}
+        stale[#stale + 1] = fields[j]
+      end
+    elseif vals[j] then
+      cnt[lo + j - 1] = tonumber(vals[j])
     end
   end
-  local function at(j) return cnt[j] or 0 end
-  local function fits(m, e)
-    local newest = 0
-    for j = m - k + 1, m do newest = newest + at(j) end
-    return at(m - k) * (sub - e) + (newest + cost - 1) * sub < L * sub
-  end
-  local function remaining_with(extra)
-    local newest = extra
-    for j = i - k + 1, i do newest = newest + at(j) end
-    return max(0, ceil((L * sub - at(i - k) * (sub - (now - i * sub))) / sub) - newest)
-  end
-  local function reset_from(idx) if idx == nil then return now end return (idx + k + 1) * sub end
-  local newest_nz = nil
-  for j = i, i - k, -1 do if at(j) > 0 then newest_nz = j break end end
-  local idle = remaining_with(0)
-  if fits(i, now - i * sub) then
-    return {true, 'ok', remaining_with(cost), idle, reset_from(i), 0, 0, -1}, function()
-      redis.call('HINCRBY', key, fmt(i), cost)
-      if at(i) == 0 then
+  local reset_from = now
+  for j = i, i - k, -1 do if (cnt[j] or 0) > 0 then reset_from = (j + k + 1) * sub break end end
+  local idle = swc_remaining(cnt, k, sub, L, i, 0)
+  if swc_fits(cnt, k, sub, L, i, now - i * sub) then
+    local fresh = (cnt[i] or 0) == 0
+    return {true, 'ok', swc_remaining(cnt, k, sub, L, i, cost), idle, (i + k + 1) * sub, 0, 0, -1}, function()
+      local field = fmt(i)
+      redis.call('HINCRBY', key, field, cost)
+      if fresh then
         -- a new sub-window: drop the ones that slid out (once per sub-window, not per request)
         if ttlPad == 0 then
-          if #stale > 0 then redis.call('HDEL', key, unpack(stale)) end
+          if stale then redis.call('HDEL', key, unpack(stale)) end
         else
           local names = redis.call('HKEYS', key)
           for _, f in ipairs(names) do if tonumber(f) < i - k then redis.call('HDEL', key, f) end end
         end
       end
       -- the expiry, (i + k + 1) * sub, is the same for every write in sub-window i
-      pexpireNew(key, (i + k + 1) * sub - now, at(i) == 0)
-      return {{'HINCRBY', key, fmt(i), -cost}}
+      pexpireNew(key, (i + k + 1) * sub - now, fresh)
+      return {{'HINCRBY', key, field, -cost}}
     end
   end
   local retry = (i + k + 1) * sub - now
   for m = i, i + k + 1 do
-    local newest = 0
-    for j = m - k + 1, m do newest = newest + at(j) end
-    local room = L + 1 - cost - newest
+    local room = L + 1 - cost - swc_newest(cnt, k, m)
     if room > 0 then
-      local oldest = at(m - k)
+      local oldest = cnt[m - k] or 0
       local startE = 0
       if m == i then startE = now - i * sub end
       local e = 0
       if oldest * sub - room * sub >= 0 then e = floor(((oldest - room) * sub) / oldest) + 1 end
       e = max(e, startE)
-      if e < sub and fits(m, e) then retry = m * sub + e - now break end
+      if e < sub and swc_fits(cnt, k, sub, L, m, e) then retry = m * sub + e - now break end
     end
   end
-  return {false, 'rate_limited', idle, idle, reset_from(newest_nz), retry, 0, -1}
+  return {false, 'rate_limited', idle, idle, reset_from, retry, 0, -1}
 end
 `,
   token_bucket: `local function token_bucket(key, c)
@@ -349,14 +362,14 @@ local function decide(kb, ab, n, reply)
     if cost > maxCost then
       o[1], o[2], o[6], o[7], o[3] = false, 'cost_exceeds_limit', 0, 0, o[4]
     end
-    local consumes = o[1]
-    local shadow = 0
+    -- o[9]: whether it consumes when committed; o[10]: a shadow limit that would have denied
+    o[9], o[10] = o[1], 0
     if not o[1] and c.mode == 'shadow' then
-      o[1], o[2], o[6], o[7], shadow = true, 'ok', 0, 0, 1
+      o[1], o[2], o[6], o[7], o[10] = true, 'ok', 0, 0, 1
     end
     if not o[1] then allAllowed = false end
-    results[i] = {o, consumes, shadow}
-    if consumes then commits[i] = commit end
+    results[i] = o
+    if o[9] then commits[i] = commit end
   end
 
   -- Phase 2: commit all or nothing.
@@ -368,8 +381,9 @@ local function decide(kb, ab, n, reply)
   local at = #reply
   reply[at + 1], reply[at + 2] = allAllowed and 1 or 0, 0
   for i = 1, n do
-    local o, consumes, shadow = results[i][1], results[i][2], results[i][3]
-    local committed = doCommit and consumes
+    local o = results[i]
+    local committed = doCommit and o[9]
+    local shadow = o[10]
     local lease = ''
     if committed then
       local u = commits[i]()
