@@ -53,13 +53,14 @@ export interface DataTableProps {
   /** Browser-sorted: called with the clicked column's key. */
   onSort?: (key: string) => void;
   testId?: string;
-  /** Default true: a bordered, horizontally scrollable box. False inside a card that already frames it. */
+  /** Default true: a bordered box. False inside a card that already frames it. Both scroll sideways when too wide. */
   framed?: boolean;
 }
 
 const ALIGN = { left: "text-left", right: "text-right", center: "text-center" } as const;
+// Inline (not flex), so a long label wraps with its arrow and a narrow card's table keeps its width.
 const SORT_CONTROL =
-  "inline-flex items-center gap-1 rounded font-semibold tracking-wide uppercase hover:text-slate-900 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-500";
+  "rounded font-semibold tracking-wide uppercase hover:text-slate-900 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-500";
 
 /** The value a row sorts by in column `key` (see `TableRow.values`). */
 export function rowSortValue(row: TableRow, key: string): SortValue {
@@ -83,7 +84,7 @@ function HeaderCell({ column, sort, sortHref, onSort }: { column: Column } & Pic
   const content = (
     <>
       {column.label}
-      <span aria-hidden="true" className={state?.key === column.key ? "text-slate-900" : "text-slate-400"}>
+      <span aria-hidden="true" className={`ml-1 ${state?.key === column.key ? "text-slate-900" : "text-slate-400"}`}>
         {sortArrow(state, column.key)}
       </span>
     </>
@@ -92,11 +93,11 @@ function HeaderCell({ column, sort, sortHref, onSort }: { column: Column } & Pic
   return (
     <th scope="col" className={align} aria-sort={ariaSort(state, column.key)}>
       {sortHref ? (
-        <Link href={sortHref(next.key, next.dir)} className={SORT_CONTROL} scroll={false}>
+        <Link href={sortHref(next.key, next.dir)} className={`${SORT_CONTROL} ${align}`} scroll={false}>
           {content}
         </Link>
       ) : (
-        <button type="button" className={SORT_CONTROL} onClick={() => onSort?.(column.key)}>
+        <button type="button" className={`${SORT_CONTROL} ${align}`} onClick={() => onSort?.(column.key)}>
           {content}
         </button>
       )}
@@ -131,5 +132,5 @@ export function DataTable({ columns, rows, empty, sort, sortHref, onSort, testId
       </tbody>
     </table>
   );
-  return framed ? <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">{table}</div> : table;
+  return <div className={framed ? "overflow-x-auto rounded-lg border border-slate-200 bg-white" : "overflow-x-auto"}>{table}</div>;
 }
