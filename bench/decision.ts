@@ -15,7 +15,8 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { compileFixture, writeFixturePolicy } from "../lib/decision/fixture";
-import { freePort, startOwnRedis } from "../lib/decision/harness";
+import { freePort } from "../lib/net/ports";
+import { startOwnRedis } from "../lib/net/redis-server";
 import { sha256Hex } from "../lib/redis/key-index";
 import { keys } from "../lib/redis/keys";
 
@@ -293,7 +294,7 @@ async function main(): Promise<void> {
   } finally {
     for (const p of procs) p.child.kill("SIGTERM");
     redis.disconnect();
-    await own.kill();
+    await own.stop();
   }
 }
 

@@ -1,6 +1,6 @@
 // Redis-side cost of one DECIDE call (sliding_window_counter, 100k keys): commandstats usec.
 import { Redis } from "ioredis";
-import { startOwnRedis } from "../lib/decision/harness";
+import { startOwnRedis } from "../lib/net/redis-server";
 import { createRedisStore } from "../lib/store/redis";
 import type { LimitCheck } from "../lib/store/types";
 const own = await startOwnRedis();
@@ -21,5 +21,5 @@ for (let round = 0; round < 2; round++) {
   console.log(info.split("\n").filter((l) => l.startsWith("cmdstat") && !l.includes("config")).map((l) => l.replace(/,rejected.*/, "")).join("\n"));
 }
 redis.disconnect();
-await own.kill();
+await own.stop();
 process.exit(0);

@@ -11,7 +11,7 @@
  * expire with their windows, nothing is flushed).
  */
 import { Redis } from "ioredis";
-import { startRedisServer, type RedisServer } from "../test/redis-cluster";
+import { type OwnRedis, startOwnRedis } from "../lib/net/redis-server";
 import { createRedisStore } from "../lib/store/redis";
 import type { LimitCheck } from "../lib/store/types";
 
@@ -53,8 +53,8 @@ async function stats(redis: Redis): Promise<Stats> {
 }
 
 async function main(): Promise<void> {
-  let server: RedisServer | undefined;
-  const url = process.env.BENCH_REDIS_URL ?? (server = await startRedisServer()).url;
+  let server: OwnRedis | undefined;
+  const url = process.env.BENCH_REDIS_URL ?? (server = await startOwnRedis()).url;
   const redis = new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 1 });
   const statsClient = new Redis(url);
   const store = createRedisStore(redis);

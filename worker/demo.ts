@@ -17,7 +17,8 @@ import { createDb } from "../lib/db/client";
 import { migrate } from "../lib/db/migrate";
 import { createRedisClient } from "../lib/redis/client";
 import { DEMO_PASSWORD, DEMO_POLICY_PATH, DEMO_USERS, seedDemo } from "../lib/services/seed-demo";
-import { freePort, startChild, stopAll, waitForHttp } from "./support/processes";
+import { freePort } from "../lib/net/ports";
+import { startChild, stopAll, waitForHttp } from "./support/processes";
 import { startRedisServer } from "./support/redis-server";
 
 const ROOT = path.resolve(import.meta.dirname, "..");

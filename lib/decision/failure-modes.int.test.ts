@@ -7,7 +7,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "./fixture";
-import { type OwnRedis, spawnDecisionServer, type SpawnedServer, startOwnRedis } from "./harness";
+import { type OwnRedis, startOwnRedis } from "../net/redis-server";
+import { spawnDecisionServer, type SpawnedServer } from "./harness";
 
 const TOKEN = "svc_failure_0001";
 const TIMEOUT_MS = 25;
@@ -79,7 +80,7 @@ afterAll(async () => {
   await noCacheServer?.stop();
   await fastServer?.stop();
   redis?.disconnect();
-  await own?.kill();
+  await own?.stop();
 });
 
 describe("failure modes (own redis-server)", () => {

@@ -1,10 +1,10 @@
 /**
- * Test and benchmark support: spawn real decision server processes and throwaway redis-servers.
- * Not used on the decision path.
+ * Test and benchmark support: spawn real decision server processes (throwaway redis-servers are
+ * lib/net/redis-server.ts). Not used on the decision path.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { Socket, createServer } from "node:net";
 import path from "node:path";
+import { freePort } from "../net/ports";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 /** Every child this process spawned, killed on exit so a crashed or timed-out test leaks nothing. */
@@ -12,18 +12,6 @@ const children = new Set<ChildProcess>();
 process.once("exit", () => {
   for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
 });
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -86,48 +74,4 @@ export async function spawnDecisionServer(env: Record<string, string>, options: 
       return exited;
     },
   };
-}
-
-export interface OwnRedis {
-  port: number;
-  url: string;
-  pid: () => number | undefined;
-  kill(): Promise<void>;
-  start(): Promise<void>;
-}
-
-/** A throwaway redis-server on a free port (no persistence), restartable on the same port. */
-export async function startOwnRedis(): Promise<OwnRedis> {
-  const port = await freePort();
-  let child: ChildProcess | null = null;
-  const start = async () => {
-    const c = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-      stdio: "ignore",
-    });
-    child = c;
-    children.add(c);
-    c.once("exit", () => children.delete(c));
-    await waitFor(
-      () =>
-        new Promise<boolean>((resolve) => {
-          const s = new Socket();
-          s.once("error", () => resolve(false));
-          s.connect(port, "127.0.0.1", () => {
-            s.destroy();
-            resolve(true);
-          });
-        }),
-      10_000,
-      `redis-server on :${port}`,
-    );
-  };
-  const kill = async () => {
-    const c = child;
-    if (!c || c.exitCode !== null) return;
-    const exited = new Promise<void>((resolve) => c.once("exit", () => resolve()));
-    c.kill("SIGKILL");
-    await exited;
-  };
-  await start();
-  return { port, url: `redis://127.0.0.1:${port}`, pid: () => child?.pid, kill, start };
 }

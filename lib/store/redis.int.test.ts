@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startRedisServer, type RedisServer } from "../../test/redis-cluster";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
+import { type OwnRedis, startOwnRedis } from "../net/redis-server";
 import { createRedisClient } from "../redis/client";
 import { conformanceSuite, globalCheck, limitCheck, manualClock } from "./conformance";
 import { createRedisStore } from "./redis";
@@ -97,10 +97,10 @@ describe("Redis store", () => {
 });
 
 describe("Redis store scripts (own redis-server: SCRIPT FLUSH must not disturb the shared one)", () => {
-  let server: RedisServer;
+  let server: OwnRedis;
   let own: Redis;
   beforeAll(async () => {
-    server = await startRedisServer();
+    server = await startOwnRedis();
     own = new Redis(server.url, { maxRetriesPerRequest: 1 });
   });
   afterAll(async () => {

@@ -3,7 +3,6 @@
  * all (SIGTERM, then SIGKILL after a grace period) when the demo ends.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import net from "node:net";
 
 export interface Supervised {
   name: string;
@@ -11,27 +10,6 @@ export interface Supervised {
 }
 
 const children: Supervised[] = [];
-
-/** Finds a free TCP port on 127.0.0.1 (preferring `preferred` when it is free). */
-export async function freePort(preferred?: number): Promise<number> {
-  const tryPort = (port: number) =>
-    new Promise<number | null>((resolve) => {
-      const server = net.createServer();
-      server.once("error", () => resolve(null));
-      server.listen(port, "127.0.0.1", () => {
-        const address = server.address();
-        const chosen = typeof address === "object" && address ? address.port : null;
-        server.close(() => resolve(chosen));
-      });
-    });
-  if (preferred !== undefined) {
-    const got = await tryPort(preferred);
-    if (got !== null) return got;
-  }
-  const any = await tryPort(0);
-  if (any === null) throw new Error("no free TCP port on 127.0.0.1");
-  return any;
-}
 
 /** Starts a child whose output is prefixed with its name; the demo fails if it dies early. */
 export function startChild(
