@@ -58,7 +58,8 @@ export interface DataTableProps {
 }
 
 const ALIGN = { left: "text-left", right: "text-right", center: "text-center" } as const;
-// Inline (not flex), so a long label wraps with its arrow and a narrow card's table keeps its width.
+// Inline (not flex) with a space before the arrow: in a narrow card the arrow wraps under its
+// label instead of widening the column.
 const SORT_CONTROL =
   "rounded font-semibold tracking-wide uppercase hover:text-slate-900 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-500";
 
@@ -83,8 +84,8 @@ function HeaderCell({ column, sort, sortHref, onSort }: { column: Column } & Pic
   }
   const content = (
     <>
-      {column.label}
-      <span aria-hidden="true" className={`ml-1 ${state?.key === column.key ? "text-slate-900" : "text-slate-400"}`}>
+      {column.label}{" "}
+      <span aria-hidden="true" className={state?.key === column.key ? "text-slate-900" : "text-slate-400"}>
         {sortArrow(state, column.key)}
       </span>
     </>
