@@ -68,14 +68,12 @@ function normalizeTokenHash(entry: string): string {
   return /^[0-9a-f]{64}$/.test(t) ? t : sha256(t);
 }
 
-function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function json(res: http.ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "Content-Type": "application/json",
-    "Content-Length": Buffer.byteLength(text),
-    "Cache-Control": "no-store",
-    ...headers,
-  });
+  // A flat [name, value, …] list: node writes it as is, without merging an object per response.
+  const list: string[] = ["Content-Type", "application/json", "Content-Length", String(Buffer.byteLength(text)), "Cache-Control", "no-store"];
+  if (headers) for (const name in headers) list.push(name, headers[name]!);
+  res.writeHead(status, list);
   res.end(text);
 }
 
@@ -369,22 +367,26 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
       req.resume();
       return json(res, 405, errorBody("method_not_allowed", `use ${route.methods.join(", ")}`), { Allow: route.methods.join(", ") });
     }
-    Promise.resolve()
-      .then(() => route.handle(req, res))
-      .catch((error: unknown) => {
-        if (res.headersSent) {
-          res.destroy();
-          return;
-        }
-        if (error instanceof BodyTooLarge) {
-          json(res, 413, errorBody("payload_too_large", `body over ${MAX_BODY_BYTES} bytes`), { Connection: "close" });
-          req.destroy();
-          return;
-        }
-        if (error instanceof NotReadyError) return notReady(res);
-        log(`internal error on ${path}: ${error instanceof Error ? error.message : String(error)}`);
-        json(res, 500, errorBody("internal", "internal error"));
-      });
+    const fail = (error: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (error instanceof BodyTooLarge) {
+        json(res, 413, errorBody("payload_too_large", `body over ${MAX_BODY_BYTES} bytes`), { Connection: "close" });
+        req.destroy();
+        return;
+      }
+      if (error instanceof NotReadyError) return notReady(res);
+      log(`internal error on ${path}: ${error instanceof Error ? error.message : String(error)}`);
+      json(res, 500, errorBody("internal", "internal error"));
+    };
+    try {
+      const pending = route.handle(req, res);
+      if (pending) pending.catch(fail);
+    } catch (error) {
+      fail(error);
+    }
   });
   server.on("clientError", (_err, socket) => {
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"error\":{\"code\":\"invalid_request\",\"message\":\"malformed HTTP\"}}");
