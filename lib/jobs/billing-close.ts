@@ -6,7 +6,7 @@
  * (lib/jobs/rollup.ts). A crash anywhere leaves the month open or closed, never half closed.
  */
 import type { Db } from "../db/client";
-import { knownMonths, monthRangeMs } from "../db/billing-repo";
+import { knownMonths, monthOf, monthRangeMs } from "../db/billing-repo";
 import { BILLING_FORMATS, renderStatement, sha256Hex } from "../services/billing-format";
 import { buildStatement, computeLines } from "../services/billing-statement";
 import { tryJobLock } from "./lock";
@@ -60,10 +60,26 @@ export async function closePeriod(db: Db, month: string, { nowMs, graceMs }: { n
   );
 }
 
+/**
+ * The months to consider closing: every month with usage or a period row, and every month from the
+ * first of them to now — a month in which no tenant sent a single request still has its lines
+ * (used 0) and must close too. Months before the first known one are left alone: usage was not
+ * tracked then.
+ */
+export function monthsToClose(known: readonly string[], nowMs: number): string[] {
+  const months = new Set(known);
+  const first = [...known].sort()[0];
+  if (first !== undefined) {
+    const last = monthOf(nowMs);
+    for (let m = first; m < last; m = monthOf(monthRangeMs(m).endMs)) months.add(m);
+  }
+  return [...months].sort();
+}
+
 /** Closes every known month that is due. Returns the months closed by this call. */
 export async function closeDuePeriods(deps: CloseDeps, { nowMs, graceMs }: { nowMs: number; graceMs: number }): Promise<string[]> {
   const closed: string[] = [];
-  for (const month of await knownMonths(deps.db)) {
+  for (const month of monthsToClose(await knownMonths(deps.db), nowMs)) {
     if (await closePeriod(deps.db, month, { nowMs, graceMs })) {
       closed.push(month);
       await deps.onStep?.("closed", month);

@@ -9,8 +9,9 @@
  *     A decision server writing late to minute m after this creates a fresh hash: it is claimed in a
  *     later round with a new token, so late usage is never mixed into (or deleted with) this slice.
  *  2. COMMIT (one Postgres transaction): if RollupCursor `usage:<m>:<token>` exists, skip; else insert
- *     the slice's rows (minute, hour and day buckets, added to existing counts), the quota usage, the
- *     billing adjustments of closed periods, AND the cursor. All or nothing.
+ *     the slice's rows (minute, hour and day buckets, added to existing counts), the quota usage (used,
+ *     denied for any reason, and quotaDenied from the `q|` fields), the billing adjustments of closed
+ *     periods, AND the cursor. All or nothing.
  *  3. RELEASE (Lua): DEL `usage:claimed` only if `usage:seq` still holds our token (a slower worker
  *     must never delete a newer claim). Then SREM m from the set of minutes when no new hash exists.
  *

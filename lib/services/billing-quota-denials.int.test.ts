@@ -12,7 +12,7 @@ import { monthOf, monthRangeMs } from "../db/billing-repo";
 import { createDb, type Db } from "../db/client";
 import { compileFixture, writeFixturePolicy, type CompiledFixture } from "../decision/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "../decision/harness";
-import { closePeriod } from "../jobs/billing-close";
+import { closeDuePeriods, closePeriod } from "../jobs/billing-close";
 import { drainClosedMinutes } from "../jobs/rollup";
 import type { PolicyFileInput } from "../policy/policy-file";
 import { exportBilling } from "./billing-export";
@@ -200,5 +200,27 @@ describe("billing export: denied for quota, and a line for every tenant", () => 
       "q_old,*,month,8,block,8,0,7",
       "q_old,*,month,8,block,1,0,2",
     ]);
+  });
+
+  it("closes a month in which nobody sent a request, with a used-0 line per tenant and quota", async () => {
+    const other = await freshDatabase();
+    const odb = createDb(other.url);
+    try {
+      const v1 = compileFixture(policyFile(["meter", "idle"]), 1);
+      await publish(odb, v1, new Date(Date.UTC(2026, 8, 20)));
+      // Usage in September only; October has none at all.
+      const quotaId = v1.doc.tiers.metered!.quotas.find((q) => q.operation === "*")!.id;
+      await odb.quotaUsage.create({ data: { tenant: "meter", quotaId, period: "2026-09", used: 5n, quotaDenied: 1n } });
+      expect(await closeDuePeriods({ db: odb }, { nowMs: Date.UTC(2026, 10, 1, 2), graceMs: 3_600_000 })).toEqual(["2026-09", "2026-10"]);
+      const october = JSON.parse((await exportBilling(odb, { period: "2026-10", format: "json" })).body) as { status: string; lines: JsonLine[] };
+      expect(october.status).toBe("final");
+      const ids = v1.doc.tiers.metered!.quotas.map((q) => q.id).sort();
+      expect(october.lines.map((l) => [l.tenant, l.quotaId, l.used, l.denied])).toEqual(
+        ["idle", "meter"].flatMap((tenant) => ids.map((id) => [tenant, id, 0, 0])),
+      );
+    } finally {
+      await odb.$disconnect();
+      await other.drop();
+    }
   });
 });
