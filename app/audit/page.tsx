@@ -17,7 +17,7 @@ function Json({ value }: { value: unknown }) {
   const line = JSON.stringify(value);
   if (line.length <= 34) return <code className="font-mono text-xs break-all">{line}</code>;
   return (
-    <details className="max-w-52">
+    <details className="max-w-44">
       <summary className="cursor-pointer truncate font-mono text-xs text-slate-700">{line.slice(0, 30)}…</summary>
       <pre className="mt-1 max-h-60 overflow-auto rounded bg-slate-50 p-2 font-mono text-xs whitespace-pre-wrap">{JSON.stringify(value, null, 2)}</pre>
     </details>
