@@ -6,9 +6,10 @@
  * month — used or not — plus any tenant × quota with recorded usage. A tenant "exists in the month"
  * when it is in a policy version in force during the month (the one live at its start, or one
  * published before its end): so tenants published after the month ended get no line, suspended
- * tenants do (they are still customers; their decisions are denied before any quota is checked,
- * so their lines show used 0), and tenants deleted during the month do, for the quotas they had
- * while they existed. A tenant never published has no quota in force and so no line.
+ * tenants do (they are still customers; requests while suspended are answered 403 before any quota
+ * is checked, so they add to neither `used` nor `denied`), and tenants deleted during the month do,
+ * for the quotas they had while they existed. A tenant never published has no quota in force and
+ * so no line. docs/observability-and-billing.md states the same for finance.
  */
 import {
   adjustmentsOf,
