@@ -57,10 +57,10 @@ async function expectExact(prefix: string, expected: Expected): Promise<void> {
     `SELECT coalesce(sum("count"), 0)::bigint AS n FROM "UsageRollup" WHERE "granularity" = 'minute' AND "tenant" = '' AND "operation" LIKE 'latency:%'`,
   );
   expect(Number(latency[0]!.n)).toBe(expected.total);
-  // Nothing left behind in Redis but the claim sequence numbers (which expire).
+  // Nothing left behind in Redis but the claim sequence numbers and the flush ids (both expire).
   expect(await redis.scard(keys.usageMinutes(prefix))).toBe(0);
   const left = await redis.keys(`${prefix}{u:*}:usage*`);
-  expect(left.filter((k) => !k.endsWith(":usage:seq"))).toEqual([]);
+  expect(left.filter((k) => !k.endsWith(":usage:seq") && !k.endsWith(":usage:flushes"))).toEqual([]);
 }
 
 function runChild(env: Record<string, string>, killAfterMs: number | null): Promise<{ code: number | null; signal: string | null; out: string }> {

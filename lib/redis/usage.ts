@@ -37,11 +37,14 @@
  * seconds, since decision servers flush every second), writes it to Postgres idempotently, then
  * SREMs the member; the hash itself expires on its own.
  *
- * Decision servers aggregate in process and flush once a second (one pipeline of HINCRBYs per
- * second, not per decision): repeated denials answered from the deny cache then cost no Redis
- * command at all, and the Redis cost of accounting does not grow with traffic. The minute is the
- * store's clock (Redis TIME) when the store answered, else the local clock.
+ * Decision servers aggregate in process and flush once a second (one pipeline per second, not per
+ * decision: one script per minute touched): repeated denials answered from the deny cache then cost
+ * no Redis command at all, and the Redis cost of accounting does not grow with traffic. The minute
+ * is the store's clock (Redis TIME) when the store answered, else the local clock. Each flush is
+ * applied exactly once, also when it is resent after a lost reply: its id is recorded in
+ * `<p>{u:<minute>}:usage:flushes` (same TTL) by the script that adds its counts.
  */
+import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import { keys } from "./keys";
 
@@ -167,12 +170,34 @@ export async function markUsageMinuteDrained(redis: RedisLike, minute: number): 
 }
 
 /**
+ * Applies one flush of one minute exactly once: KEYS[1] the minute's hash, KEYS[2] the minute's
+ * flush ids (same slot); ARGV[1] the flush id, ARGV[2] the TTL, then field, count pairs. A flush id
+ * seen before is skipped, so resending a flush whose reply was lost counts nothing twice.
+ */
+const FLUSH_LUA = `if redis.call('HSETNX', KEYS[2], ARGV[1], 1) == 0 then return 0 end
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+for i = 3, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1`;
+
+type MinuteCounts = Map<number, Map<string, number>>;
+
+/**
  * In-process aggregation of usage, flushed to Redis by {@link UsageRecorder.flush} (the decision
- * server calls it every second and on shutdown). A failed flush keeps the counts and retries, but
- * drops minutes older than an hour so a long outage cannot grow memory without bound.
+ * server calls it every second and on shutdown).
+ *
+ * Exactly once, because billing counts on it: every flush carries an id, and each minute's counts
+ * are applied by one script that first records the id in the minute's `:usage:flushes` hash and
+ * skips a flush it has seen. A flush that fails (Redis down, a timeout whose reply was lost after
+ * Redis applied it) is resent later with the SAME id and the same counts; new counts wait in a new
+ * batch until it went through. Minutes older than an hour are dropped on failure so a long outage
+ * cannot grow memory without bound (those decisions are then missing from the dashboards, never
+ * counted twice).
  */
 export class UsageRecorder {
-  private pending = new Map<number, Map<string, number>>();
+  private pending: MinuteCounts = new Map();
+  /** A flush that failed: resent with its id before anything newer. */
+  private unsent: { id: string; counts: MinuteCounts } | null = null;
   private flushing: Promise<void> | null = null;
 
   constructor(
@@ -206,37 +231,55 @@ export class UsageRecorder {
     this.add(minuteStartMs(atMs), usageFields.error(error));
   }
 
-  /** The counts not yet flushed (for tests and single-node sinks). */
-  snapshot(): Map<number, Map<string, number>> {
-    return this.pending;
+  /** The counts not yet in Redis: new ones plus a failed flush's (for tests and single-node sinks). */
+  snapshot(): MinuteCounts {
+    if (!this.unsent) return this.pending;
+    const all: MinuteCounts = new Map();
+    for (const source of [this.unsent.counts, this.pending]) {
+      for (const [minute, fields] of source) {
+        const into = all.get(minute) ?? new Map<string, number>();
+        for (const [field, count] of fields) into.set(field, (into.get(field) ?? 0) + count);
+        all.set(minute, into);
+      }
+    }
+    return all;
+  }
+
+  /** Sends one flush (idempotent per id and minute). Exposed for the exactly-once test. */
+  async send(id: string, counts: MinuteCounts): Promise<void> {
+    const redis = this.redis;
+    if (!redis) return;
+    const p = this.prefix;
+    const pipeline = redis.pipeline();
+    for (const [minute, fields] of counts) {
+      const key = p === undefined ? keys.usageMinute(minute) : keys.usageMinute(minute, p);
+      const args: (string | number)[] = [id, USAGE_TTL_SECONDS];
+      for (const [field, count] of fields) args.push(field, count);
+      pipeline.eval(FLUSH_LUA, 2, key, `${key}:flushes`, ...args);
+      pipeline.sadd(p === undefined ? keys.usageMinutes() : keys.usageMinutes(p), String(minute));
+    }
+    const results = await pipeline.exec();
+    if (!results || results.some(([err]) => err)) throw new Error("usage flush failed");
   }
 
   async flush(): Promise<void> {
     if (this.flushing) return this.flushing;
-    if (!this.redis || this.pending.size === 0) return;
-    const batch = this.pending;
-    this.pending = new Map();
-    const redis = this.redis;
-    const p = this.prefix;
+    if (!this.redis || (this.pending.size === 0 && !this.unsent)) return;
+    let batch = this.unsent;
+    if (!batch) {
+      batch = { id: randomUUID(), counts: this.pending };
+      this.pending = new Map();
+    }
+    const current = batch;
     this.flushing = (async () => {
       try {
-        const pipeline = redis.pipeline();
-        for (const [minute, fields] of batch) {
-          const key = p === undefined ? keys.usageMinute(minute) : keys.usageMinute(minute, p);
-          for (const [field, count] of fields) pipeline.hincrby(key, field, count);
-          pipeline.expire(key, USAGE_TTL_SECONDS);
-          pipeline.sadd(p === undefined ? keys.usageMinutes() : keys.usageMinutes(p), String(minute));
-        }
-        const results = await pipeline.exec();
-        if (results?.some(([err]) => err)) throw new Error("usage flush failed");
+        await this.send(current.id, current.counts);
+        this.unsent = null;
       } catch {
-        // HINCRBY is not idempotent: a partially applied pipeline may count twice on retry. We
-        // accept that for dashboard aggregates (quotas are enforced by the counters, not by these).
         const cutoff = minuteStartMs(Date.now()) - 3_600_000;
-        for (const [minute, fields] of batch) {
-          if (minute < cutoff) continue;
-          for (const [field, count] of fields) this.add(minute, field, count);
-        }
+        for (const minute of current.counts.keys()) if (minute < cutoff) current.counts.delete(minute);
+        for (const minute of this.pending.keys()) if (minute < cutoff) this.pending.delete(minute);
+        this.unsent = current.counts.size > 0 ? current : null;
       } finally {
         this.flushing = null;
       }

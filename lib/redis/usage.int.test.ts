@@ -1,0 +1,60 @@
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testRedisPrefix } from "../../test/helpers";
+import { type OwnRedis, startOwnRedis } from "../net/redis-server";
+import { keys } from "./keys";
+import { UsageRecorder, minuteStartMs, usageFields } from "./usage";
+
+const MINUTE = minuteStartMs(Date.now());
+const decision = (tenant: string) => ({ atMs: MINUTE + 1_000, tenant, tier: "free", operation: "read", outcome: "allowed" as const, keyPrefix: "abcdef012345", latencyMs: 1 });
+
+describe("usage flush: exactly once (own redis-server: it is killed)", () => {
+  let own: OwnRedis;
+  let redis: Redis;
+  const prefix = `${testRedisPrefix()}uf${randomBytes(3).toString("hex")}:`;
+  const field = usageFields.decision("acme", "free", "read", "allowed");
+  const count = async () => Number((await redis.hget(keys.usageMinute(MINUTE, prefix), field)) ?? 0);
+
+  beforeAll(async () => {
+    own = await startOwnRedis();
+    redis = new Redis(own.url, { maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => 50 });
+    redis.on("error", () => undefined); // refused connections while it is killed
+    await new Promise((r) => redis.once("ready", r));
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await own.stop();
+  });
+
+  it("a flush sent twice with the same id (its reply lost) counts once", async () => {
+    const recorder = new UsageRecorder(redis, prefix);
+    const counts = new Map([[MINUTE, new Map([[field, 7]])]]);
+    await recorder.send("flush-1", counts);
+    await recorder.send("flush-1", counts);
+    expect(await count()).toBe(7);
+    await recorder.send("flush-2", counts);
+    expect(await count()).toBe(14);
+    expect(await redis.ttl(keys.usageMinute(MINUTE, prefix) + ":flushes")).toBeGreaterThan(0);
+    expect(await redis.sismember(keys.usageMinutes(prefix), String(MINUTE))).toBe(1);
+  });
+
+  it("a flush that fails keeps its counts and is delivered once Redis is back, exactly", async () => {
+    const recorder = new UsageRecorder(redis, prefix);
+    const before = await count();
+    for (let i = 0; i < 5; i++) recorder.record(decision("acme"));
+    await own.kill();
+    await recorder.flush(); // fails: Redis is down
+    for (let i = 0; i < 3; i++) recorder.record(decision("acme")); // newer counts wait behind it
+    expect(recorder.snapshot().get(MINUTE)?.get(field)).toBe(8);
+    await own.start();
+    await new Promise((r) => (redis.status === "ready" ? r(null) : redis.once("ready", r)));
+    await recorder.flush(); // the failed batch, same id
+    await recorder.flush(); // the newer counts
+    await recorder.flush(); // nothing left
+    expect(recorder.snapshot().size).toBe(0);
+    // own.start() brings an empty server back: only what was flushed after it counts.
+    expect(before).toBeGreaterThan(0);
+    expect(await count()).toBe(8);
+  });
+});
