@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { auditCells } from "@/components/audit-cells";
 import type { Column } from "@/components/data-table";
 import { SortableDataTable } from "@/components/sortable-data-table";
 import { EmptyState, formatTime, PageHeader, Section, Stat } from "@/components/ui";
@@ -62,17 +63,7 @@ export default async function OverviewPage() {
           rows={data.recent.map((r) => ({
             key: r.id,
             values: { at: r.at.getTime(), entity: `${r.entity} ${r.entityId ?? ""}` },
-            cells: {
-              at: formatTime(r.at),
-              actor: r.actor,
-              action: r.action,
-              entity: (
-                <>
-                  {r.entity}
-                  {r.entityId ? <span className="text-slate-500"> {r.entityId}</span> : null}
-                </>
-              ),
-            },
+            cells: auditCells(r),
           }))}
         />
       </Section>

@@ -1,7 +1,8 @@
 import Link from "next/link";
+import { auditCells } from "@/components/audit-cells";
 import { DataTable, type Column } from "@/components/data-table";
 import { queryHref } from "@/components/table-sort";
-import { EmptyState, Forbidden, formatTime, PageHeader } from "@/components/ui";
+import { EmptyState, Forbidden, PageHeader } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { AUDIT_DEFAULT_SORT, AUDIT_PAGE_SIZE, auditQuerySchema, listAuditEntities, listAuditEntries, type AuditQuery } from "@/lib/db/ui-policy";
@@ -98,15 +99,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         rows={rows.map((r) => ({
           key: r.id,
           cells: {
-            at: formatTime(r.at),
-            actor: r.actor,
-            action: r.action,
-            entity: (
-              <>
-                {r.entity}
-                {r.entityId && <div className="max-w-40 truncate font-mono text-xs text-slate-500" title={r.entityId}>{r.entityId}</div>}
-              </>
-            ),
+            ...auditCells(r),
             before: <Json value={r.before} />,
             after: <Json value={r.after} />,
           },
