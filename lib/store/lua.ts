@@ -7,8 +7,8 @@
  * base counter key of every check of every decision, in order. ARGV: [1] now override in ms (empty
  * in production: the clock is `redis.call('TIME')`; only tests pass it, to replay a scenario), [2]
  * the number of decisions, then per decision: cost, flags (0 commit, 1 dry run, 2 commit and return
- * undo commands, 3 dry run), the number of its checks, and 13 fields per check (see ARGS_PER_CHECK
- * in redis.ts). The Redis store sends the decisions that arrive in one event-loop turn as one call
+ * undo commands, 3 dry run), the number of its checks, and one limit string per check (13 fields
+ * joined by `|`, see checkSpec in redis.ts). The Redis store sends the decisions that arrive in one event-loop turn as one call
  * (lib/store/redis.ts). Keys with suffixes (window start, period label) are derived from the base
  * key and keep its hash tag, so they are in its slot.
  * The script text holds only the algorithms the decisions use (decideLua below): Lua defines every
@@ -51,7 +51,27 @@ local function pexpire(key, ms) redis.call('PEXPIRE', key, ms + ttlPad) end
 local function pexpireNew(key, ms, new) if new or ttlPad > 0 then pexpire(key, ms) end end
 -- The decision being evaluated (set by the loop at the end, read by every algorithm).
 local cost, dry, wantUndo
-local F = 13
+-- A check's limit as one ARGV string, 'alg|limit|window|burst|precision|mode|maxDelay|leaseTtl|
+-- period|overage|weight|member|token|' (checkSpec in redis.ts), parsed once per call: the
+-- decisions of one call mostly share their limits. The parsed table is shared, never written to.
+local specs = {}
+local function spec(s)
+  local c = specs[s]
+  if c then return c end
+  local f, n = {}, 0
+  for part in string.gmatch(s, '([^|]*)|') do
+    n = n + 1
+    f[n] = part
+  end
+  c = {
+    alg = f[1], limit = tonumber(f[2]), window = tonumber(f[3]),
+    -- the rest stay strings until an algorithm needs them (tonumber is not free)
+    burst = f[4], precision = f[5], mode = f[6], maxDelay = f[7], leaseTtl = f[8], period = f[9],
+    overage = f[10], weight = f[11], member = f[12], token = f[13],
+  }
+  specs[s] = c
+  return c
+end
 
 -- Each evaluator returns an outcome {allowed, reason, remaining, idle, resetAt, retry, delay, overage}
 -- and, when it allows, a commit function returning undo commands.
@@ -336,19 +356,12 @@ end
 `,
 };
 
-const MAIN = `-- One decision: checks n at KEYS[kb + 1 ..], fields at ARGV[ab + 1 ..] (F per check).
+const MAIN = `-- One decision: checks n at KEYS[kb + 1 ..], their limits at ARGV[ab + 1 ..].
 local function decide(kb, ab, n, reply)
   -- Phase 1: evaluate, reading only.
   local results, commits, allAllowed, activity = {}, {}, true, {}
   for i = 1, n do
-    local b = ab + (i - 1) * F
-    local c = {
-      alg = ARGV[b + 1], limit = tonumber(ARGV[b + 2]), window = tonumber(ARGV[b + 3]),
-      -- the rest stay strings until an algorithm needs them (tonumber is not free)
-      burst = ARGV[b + 4], precision = ARGV[b + 5], mode = ARGV[b + 6],
-      maxDelay = ARGV[b + 7], leaseTtl = ARGV[b + 8], period = ARGV[b + 9],
-      overage = ARGV[b + 10], weight = ARGV[b + 11], member = ARGV[b + 12], token = ARGV[b + 13],
-    }
+    local c = spec(ARGV[ab + i])
     local o, commit
     if c.member ~= '' then
       o, commit = fair_share(KEYS[kb + i], c, activity)
@@ -388,7 +401,8 @@ local function decide(kb, ab, n, reply)
     if committed then
       local u = commits[i]()
       if wantUndo then for _, cmd in ipairs(u) do undo[#undo + 1] = cmd end end
-      if ARGV[ab + (i - 1) * F + 1] == 'concurrency' then lease = ARGV[ab + (i - 1) * F + 13] end
+      local c = spec(ARGV[ab + i])
+      if c.alg == 'concurrency' then lease = c.token end
     end
     local remaining, overage = o[3], o[8]
     if not committed then remaining, overage = o[4], -1 end
@@ -405,7 +419,7 @@ local function decide(kb, ab, n, reply)
   reply[at + 2] = words
 end
 
--- ARGV[2] decisions, each as: cost, flags, number of checks, then F fields per check. Every
+-- ARGV[2] decisions, each as: cost, flags, number of checks, then one limit string per check. Every
 -- decision is all-or-nothing on its own; the script runs them one after the other, atomically.
 local reply = {now}
 local a, kb = 3, 0
@@ -424,7 +438,7 @@ for _ = 1, tonumber(ARGV[2]) do
     if type(err) == 'table' then err = err.err or 'ERR script error' end
     reply[at + 1], reply[at + 2] = -1, tostring(err)
   end
-  a = a + 3 + n * F
+  a = a + 3 + n
   kb = kb + n
 end
 return reply`;
