@@ -167,4 +167,15 @@ describe("LRU cache", () => {
     expect(c.get("a", 0)).toBe("1");
     expect(c.get("a", 100)).toBeUndefined();
   });
+
+  it("keeps a key that is looked up often, however many others pass through", () => {
+    const c = new LruCache<string>(100);
+    c.set("hot", "h", 1_000);
+    for (let i = 0; i < 10_000; i++) {
+      c.set(`k${i}`, "x", 1_000);
+      expect(c.get("hot", 0), `after ${i} inserts`).toBe("h");
+    }
+    expect(c.size).toBe(100);
+    expect(c.get("k0", 0)).toBeUndefined(); // the cold ones went
+  });
 });

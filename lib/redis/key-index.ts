@@ -16,9 +16,16 @@ export function sha256Hex(text: string): string {
   return hash("sha256", text, "hex");
 }
 
-/** A bounded LRU map with per-entry expiry (insertion order of a Map is the recency order). */
+/**
+ * A bounded LRU map with per-entry expiry (insertion order of a Map is the recency order). A hit
+ * moves its entry to the newest end only when it has fallen into the older half: hot keys then
+ * cost one Map lookup instead of a delete and a re-insert on every request, and nothing in the
+ * newer half can be evicted before it is looked at again.
+ */
 export class LruCache<V> {
-  private readonly map = new Map<string, { value: V; expiresAtMs: number }>();
+  private readonly map = new Map<string, { value: V; expiresAtMs: number; stamp: number }>();
+  /** Counts inserts and moves: an entry's stamp says how recently it was placed at the newest end. */
+  private tick = 0;
   constructor(private readonly maxEntries: number) {}
 
   get(key: string, nowMs: number): V | undefined {
@@ -28,14 +35,17 @@ export class LruCache<V> {
       this.map.delete(key);
       return undefined;
     }
-    this.map.delete(key);
-    this.map.set(key, entry);
+    if (this.tick - entry.stamp >= this.maxEntries / 2) {
+      this.map.delete(key);
+      entry.stamp = ++this.tick;
+      this.map.set(key, entry);
+    }
     return entry.value;
   }
 
   set(key: string, value: V, expiresAtMs: number): void {
     this.map.delete(key);
-    this.map.set(key, { value, expiresAtMs });
+    this.map.set(key, { value, expiresAtMs, stamp: ++this.tick });
     while (this.map.size > this.maxEntries) {
       const oldest = this.map.keys().next().value;
       if (oldest === undefined) break;
