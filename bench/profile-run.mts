@@ -24,19 +24,19 @@ const fixture = compileFixture({
   tenants: [{ slug: "bench", name: "Bench", tier: "bench" }, { slug: "denier", name: "Denier", tier: "deny" }],
 } as never);
 await writeFixturePolicy(redis, fixture, [sha256Hex(TOKEN)]);
-const benchKeys = Array.from({ length: 5000 }, (_, i) => `bk_${i.toString(36)}_bench`);
+const benchKeys = Array.from({ length: Number(process.env.KEYS ?? 5000) }, (_, i) => `bk_${i.toString(36)}_bench`);
 const denyKeys = Array.from({ length: 100 }, (_, i) => `dk_${i}_deny`);
 await redis.hset(keys.keyIndex(), Object.fromEntries(benchKeys.map((k) => [sha256Hex(k), "bench"])));
 await redis.hset(keys.keyIndex(), Object.fromEntries(denyKeys.map((k) => [sha256Hex(k), "denier"])));
 const port = await freePort();
-const child = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-dir=/tmp/pw/prof"] : []), "--import", "tsx", process.env.MODE === "hello" ? "bench/hello.ts" : "worker/decision-server.ts"], {
+const child = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-dir=/tmp/pw/prof"] : []), "--import", "tsx", MODE === "hello" ? "bench/hello.ts" : MODE === "peer" ? "bench/peer.ts" : "worker/decision-server.ts"], {
   cwd: "/work/main",
   env: { ...process.env, REDIS_URL: own.url, SLUICE_SERVICE_TOKENS: TOKEN, REDIS_TIMEOUT_MS: "2000", POLICY_POLL_MS: "5000", PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_DENY_CACHE: "1" },
   stdio: ["ignore", "ignore", "inherit"],
 });
 const url = `http://127.0.0.1:${port}`;
-for (let i = 0; i < 300; i++) { try { const r = await fetch(`${url}/readyz`); if (r.status === 200 || MODE === "hello") break; } catch {} await new Promise((r) => setTimeout(r, 100)); }
-if (MODE !== "hello") for (const k of denyKeys) await fetch(`${url}/v1/check`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ key: k, operation: "GET /v1/orders" }) });
+for (let i = 0; i < 300; i++) { try { const r = await fetch(`${url}/readyz`); if (r.status === 200 || MODE === "hello" || MODE === "peer") break; } catch {} await new Promise((r) => setTimeout(r, 100)); }
+if (MODE !== "hello" && MODE !== "peer") for (const k of denyKeys) await fetch(`${url}/v1/check`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ key: k, operation: "GET /v1/orders" }) });
 const rand = (n: number) => Math.floor(Math.random() * n);
 const list = MODE === "deny" ? denyKeys : benchKeys;
 const one = () => ({ key: list[rand(list.length)], operation: "GET /v1/orders/42" });
