@@ -69,10 +69,10 @@ export default async function BillingPage() {
                 reconciliation: !report ? (
                   <span className="text-slate-400">—</span>
                 ) : report.ok ? (
-                  <span className="text-green-700" data-testid="reconcile-ok">rollups = quota usage = export</span>
+                  <span className="text-green-700" data-testid="reconcile-ok">rollups = quota usage = export; quota denials = export</span>
                 ) : (
                   <span className="text-red-700" data-testid="reconcile-failed">
-                    {bad.length} tenant(s) differ: {bad.slice(0, 3).map((r) => `${r.tenant} (rollups ${r.rollups}, quota ${r.quotaUsage ?? "—"}, export ${r.exported ?? "—"})`).join("; ")}
+                    {bad.length} tenant(s) differ: {bad.slice(0, 3).map((r) => `${r.tenant} (rollups ${r.rollups}, quota ${r.quotaUsage ?? "—"}, export ${r.exported ?? "—"}, quota denials ${r.quotaDenials ?? "—"}, exported denied ${r.exportedDenied ?? "—"})`).join("; ")}
                   </span>
                 ),
               },

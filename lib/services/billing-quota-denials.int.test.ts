@@ -183,6 +183,18 @@ describe("billing export: denied for quota, and a line for every tenant", () => 
     // Frozen with the quota's figure and the any-reason one apart.
     const frozenLine = await db.billingLine.findUniqueOrThrow({ where: { period_tenant_quotaId: { period: month, tenant: "meter", quotaId: allQuota } } });
     expect([Number(frozenLine.quotaDenied), Number(frozenLine.denied)]).toEqual([6, 10]);
+    const report = await reconcileBilling(db, month);
+    expect(report.ok).toBe(true);
+    const meter = report.rows.find((r) => r.tenant === "meter")!;
+    expect([meter.quotaDenials, meter.exportedDenied]).toEqual([6, 6]);
+
+    // A quota denial counted but missing from the export (or the reverse) fails the check.
+    const key = { tenant_quotaId_period: { tenant: "meter", quotaId: allQuota, period: month } };
+    await db.quotaUsage.update({ where: key, data: { quotaDenied: 7n } });
+    const broken = await reconcileBilling(db, month);
+    expect(broken.ok).toBe(false);
+    expect(broken.rows.filter((r) => !r.ok).map((r) => [r.tenant, r.quotaDenials, r.exportedDenied])).toEqual([["meter", 7, 6]]);
+    await db.quotaUsage.update({ where: key, data: { quotaDenied: 6n } });
     expect((await reconcileBilling(db, month)).ok).toBe(true);
   }, 180_000);
 
@@ -200,6 +212,8 @@ describe("billing export: denied for quota, and a line for every tenant", () => 
       "q_old,*,month,8,block,8,0,7",
       "q_old,*,month,8,block,1,0,2",
     ]);
+    // Its denials were counted for any reason: reconciliation does not compare them.
+    expect((await reconcileBilling(db, old)).rows.map((r) => r.exportedDenied)).toEqual([null]);
   });
 
   it("closes a month in which nobody sent a request, with a used-0 line per tenant and quota", async () => {

@@ -2,7 +2,12 @@
  * Billing reconciliation for a month, per tenant: the decisions the decision servers counted as
  * passed (their per-minute aggregates, as drained into the rollups), the quota usage kept from
  * them, and the exported totals (usage lines + adjustments) of the tenant's all-operations monthly
- * quotas. Any difference fails the check and is shown on the Billing page.
+ * quotas. The same for the requests those quotas denied: the quota denials the decision servers
+ * counted (kept in QuotaUsage.quotaDenied) against the export's `denied`. Any difference fails the
+ * check and is shown on the Billing page.
+ *
+ * A month closed before quota denials were recorded (a frozen line or adjustment whose
+ * quotaDenied is null) exports its old any-reason `denied`: its denials are then not compared.
  */
 import type { Db } from "../db/client";
 import { monthRangeMs } from "../db/billing-repo";
@@ -17,6 +22,10 @@ export interface ReconcileRow {
   quotaUsage: number | null;
   /** Exported used of those quotas (lines + adjustments); null when it has none. */
   exported: number | null;
+  /** Requests those quotas denied, as counted (QuotaUsage.quotaDenied); null when it has none. */
+  quotaDenials: number | null;
+  /** The export's `denied` for those quotas; null when it has none or the month predates the count. */
+  exportedDenied: number | null;
   ok: boolean;
 }
 
@@ -34,6 +43,10 @@ export async function reconcileBilling(db: Db, month: string): Promise<{ period:
   const allOps = [...statement.lines, ...statement.adjustments].filter((l) => l.operation === "*" && l.quotaPeriod === "month");
   const quotaIds = new Set(allOps.map((l) => l.quotaId));
   const usage = await db.quotaUsage.findMany({ where: { period: month, quotaId: { in: [...quotaIds] } } });
+  const legacy =
+    (await db.billingLine.count({ where: { period: month, quotaDenied: null } })) +
+      (await db.billingAdjustment.count({ where: { period: month, quotaDenied: null } })) >
+    0;
   const tenants = new Set([...rollups.map((r) => r.tenant), ...allOps.map((l) => l.tenant)]);
   const rows: ReconcileRow[] = [...tenants].sort().map((tenant) => {
     const r = Number(rollups.find((x) => x.tenant === tenant)?.n ?? 0n);
@@ -41,8 +54,13 @@ export async function reconcileBilling(db: Db, month: string): Promise<{ period:
     const q = usage.filter((u) => u.tenant === tenant);
     const quotaUsage = lines.length || q.length ? q.reduce((s, u) => s + Number(u.used), 0) : null;
     const exported = lines.length ? lines.reduce((s, l) => s + l.used, 0) : null;
-    const ok = (quotaUsage === null || quotaUsage === r) && (exported === null || exported === r);
-    return { tenant, rollups: r, quotaUsage, exported, ok };
+    const quotaDenials = lines.length || q.length ? q.reduce((s, u) => s + Number(u.quotaDenied), 0) : null;
+    const exportedDenied = lines.length && !legacy ? lines.reduce((s, l) => s + l.denied, 0) : null;
+    const ok =
+      (quotaUsage === null || quotaUsage === r) &&
+      (exported === null || exported === r) &&
+      (exportedDenied === null || quotaDenials === null || exportedDenied === quotaDenials);
+    return { tenant, rollups: r, quotaUsage, exported, quotaDenials, exportedDenied, ok };
   });
   return { period: month, ok: rows.every((r) => r.ok), rows };
 }

@@ -22,6 +22,8 @@ function maybeCrash(): void {
 const db = createDb(process.env.DATABASE_URL);
 const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { lazyConnect: false });
 try {
+  // Tells a test that kills from outside that the work starts now (startup is not "during rollup").
+  process.stderr.write("sluice-drain-start\n");
   const report = await drainClosedMinutes({ db, redis, prefix, onStep: () => maybeCrash() }, { nowMs });
   let closed: string[] = [];
   if (process.env.CLOSE_BILLING === "1") {
