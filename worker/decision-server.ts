@@ -199,7 +199,10 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     onPolicy: (doc, previous) => {
       metrics.policyVersion.set(doc.version);
       denyCache?.clear();
-      if (previous) keyIndex.clear();
+      if (previous) {
+        keyIndex.clear();
+        void keyIndex.warm().catch(() => undefined);
+      }
       log(`policy v${doc.version} loaded`);
     },
     onKeyRevoked: (hash) => keyIndex.evict(hash),
@@ -411,6 +414,9 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
   }
   await policy.start();
   if (policy.current) metrics.policyVersion.set(policy.current.version);
+  // Small key indexes are loaded whole before the first request (bounded wait; lookups still work
+  // one by one if it fails or is too large).
+  await Promise.race([keyIndex.warm().catch(() => 0), new Promise((r) => setTimeout(r, 2_000).unref())]);
 
   const usageTimer = setInterval(() => void usage.flush(), 1_000);
   usageTimer.unref();

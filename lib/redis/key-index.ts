@@ -87,12 +87,16 @@ export class KeyIndex {
   private readonly positiveTtlMs: number;
   private readonly negativeTtlMs: number;
   private readonly now: () => number;
+  private readonly maxEntries: number;
+  /** Bumped by every eviction and clear: a warm-up that raced one is dropped. */
+  private generation = 0;
 
   constructor(
     private readonly redis: RedisLike,
     options: KeyIndexOptions = {},
   ) {
-    this.cache = new LruCache(options.maxEntries ?? 200_000);
+    this.maxEntries = options.maxEntries ?? 200_000;
+    this.cache = new LruCache(this.maxEntries);
     this.positiveTtlMs = options.positiveTtlMs ?? 300_000;
     this.negativeTtlMs = options.negativeTtlMs ?? 2_000;
     this.now = options.now ?? Date.now;
@@ -117,13 +121,39 @@ export class KeyIndex {
     return tenant;
   }
 
+  /**
+   * Loads the whole index into the cache when it holds at most `limit` keys (HLEN, then one
+   * HGETALL), so a fresh server, or one that just dropped its cache for a new policy, answers its
+   * first requests without a lookup each: on a loaded machine a cold lookup can miss the store
+   * budget and send a request down the failure path. Returns the number of keys loaded (0 when
+   * the index is too large, or when a revocation or clear arrived meanwhile: then nothing is kept).
+   */
+  async warm(limit = 50_000): Promise<number> {
+    const generation = this.generation;
+    const size = await this.redis.hlen(keys.keyIndex());
+    if (size === 0 || size > Math.min(limit, this.maxEntries)) return 0;
+    const all = await this.redis.hgetall(keys.keyIndex());
+    if (generation !== this.generation) return 0;
+    const expiresAtMs = this.now() + this.positiveTtlMs;
+    let loaded = 0;
+    for (const [keyHash, tenant] of Object.entries(all)) {
+      // A key looked up meanwhile keeps its fresher answer.
+      if (this.cache.get(keyHash, this.now()) !== undefined) continue;
+      this.cache.set(keyHash, tenant, expiresAtMs);
+      loaded++;
+    }
+    return loaded;
+  }
+
   /** Drops one key hash from the cache (a revocation message). */
   evict(keyHash: string): void {
+    this.generation++;
     this.cache.delete(keyHash);
   }
 
   /** Drops everything (a new policy version, or a lost subscription during which messages were missed). */
   clear(): void {
+    this.generation++;
     this.cache.clear();
   }
 
