@@ -122,21 +122,28 @@ export class KeyIndex {
   }
 
   /**
-   * Loads the whole index into the cache when it holds at most `limit` keys (HLEN, then one
-   * HGETALL), so a fresh server, or one that just dropped its cache for a new policy, answers its
-   * first requests without a lookup each: on a loaded machine a cold lookup can miss the store
-   * budget and send a request down the failure path. Returns the number of keys loaded (0 when
-   * the index is too large, or when a revocation or clear arrived meanwhile: then nothing is kept).
+   * Loads the whole index into the cache when it holds at most `limit` keys (HLEN, then HSCAN in
+   * pages of 1,000, so Redis is never blocked by one large reply), so a fresh server, or one that
+   * just dropped its cache for a new policy, answers its first requests without a lookup each: on a
+   * loaded machine a cold lookup can miss the store budget and send a request down the failure
+   * path. Returns the number of keys loaded (0 when the index is too large, or when a revocation
+   * or clear arrived meanwhile: then nothing is kept).
    */
   async warm(limit = 50_000): Promise<number> {
     const generation = this.generation;
     const size = await this.redis.hlen(keys.keyIndex());
     if (size === 0 || size > Math.min(limit, this.maxEntries)) return 0;
-    const all = await this.redis.hgetall(keys.keyIndex());
-    if (generation !== this.generation) return 0;
+    const all = new Map<string, string>();
+    let cursor = "0";
+    do {
+      const [next, flat] = await this.redis.hscan(keys.keyIndex(), cursor, "COUNT", 1_000);
+      for (let i = 0; i + 1 < flat.length; i += 2) all.set(flat[i]!, flat[i + 1]!);
+      cursor = next;
+      if (generation !== this.generation || all.size > limit) return 0;
+    } while (cursor !== "0");
     const expiresAtMs = this.now() + this.positiveTtlMs;
     let loaded = 0;
-    for (const [keyHash, tenant] of Object.entries(all)) {
+    for (const [keyHash, tenant] of all) {
       // A key looked up meanwhile keeps its fresher answer.
       if (this.cache.get(keyHash, this.now()) !== undefined) continue;
       this.cache.set(keyHash, tenant, expiresAtMs);
