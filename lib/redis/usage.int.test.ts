@@ -39,6 +39,18 @@ describe("usage flush: exactly once (own redis-server: it is killed)", () => {
     expect(await redis.sismember(keys.usageMinutes(prefix), String(MINUTE))).toBe(1);
   });
 
+  it("after SCRIPT FLUSH a flush reloads its script (SCRIPT LOAD, not EVAL) and counts once", async () => {
+    const recorder = new UsageRecorder(redis, prefix);
+    const before = await count();
+    await redis.script("FLUSH");
+    await redis.config("RESETSTAT");
+    await recorder.send("flush-after-script-flush", new Map([[MINUTE, new Map([[field, 3]])]]));
+    expect(await count()).toBe(before + 3);
+    const info = await redis.info("commandstats");
+    expect(info).not.toMatch(/cmdstat_eval:/); // a decision server's EVAL count stays the decisions' own
+    expect(info).toMatch(/cmdstat_script\|load:calls=1,/);
+  });
+
   it("a flush that fails keeps its counts and is delivered once Redis is back, exactly", async () => {
     const recorder = new UsageRecorder(redis, prefix);
     const before = await count();

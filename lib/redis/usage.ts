@@ -44,7 +44,7 @@
  * applied exactly once, also when it is resent after a lost reply: its id is recorded in
  * `<p>{u:<minute>}:usage:flushes` (same TTL) by the script that adds its counts.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import { keys } from "./keys";
 
@@ -179,6 +179,7 @@ redis.call('EXPIRE', KEYS[2], ARGV[2])
 for i = 3, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1`;
+const FLUSH_SHA = createHash("sha1").update(FLUSH_LUA).digest("hex");
 
 type MinuteCounts = Map<number, Map<string, number>>;
 
@@ -249,17 +250,31 @@ export class UsageRecorder {
   async send(id: string, counts: MinuteCounts): Promise<void> {
     const redis = this.redis;
     if (!redis) return;
+    // EVALSHA. After NOSCRIPT (a restart, SCRIPT FLUSH): SCRIPT LOAD and EVALSHA again, then (on a
+    // Cluster node the load did not reach) EVAL. Resending is safe: a minute that already took
+    // this id skips it.
+    for (const attempt of ["sha", "load", "eval"] as const) {
+      if (attempt === "load") await redis.script("LOAD", FLUSH_LUA).catch(() => undefined);
+      const results = await this.pipelineFor(redis, id, counts, attempt !== "eval").exec();
+      if (!results) throw new Error("usage flush failed");
+      const errors = results.map(([err]) => err).filter((err): err is Error => err !== null);
+      if (errors.length === 0) return;
+      if (attempt === "eval" || !errors.every((e) => e.message.startsWith("NOSCRIPT"))) throw new Error("usage flush failed");
+    }
+  }
+
+  private pipelineFor(redis: RedisLike, id: string, counts: MinuteCounts, useSha: boolean) {
     const p = this.prefix;
     const pipeline = redis.pipeline();
     for (const [minute, fields] of counts) {
       const key = p === undefined ? keys.usageMinute(minute) : keys.usageMinute(minute, p);
       const args: (string | number)[] = [id, USAGE_TTL_SECONDS];
       for (const [field, count] of fields) args.push(field, count);
-      pipeline.eval(FLUSH_LUA, 2, key, `${key}:flushes`, ...args);
+      if (useSha) pipeline.evalsha(FLUSH_SHA, 2, key, `${key}:flushes`, ...args);
+      else pipeline.eval(FLUSH_LUA, 2, key, `${key}:flushes`, ...args);
       pipeline.sadd(p === undefined ? keys.usageMinutes() : keys.usageMinutes(p), String(minute));
     }
-    const results = await pipeline.exec();
-    if (!results || results.some(([err]) => err)) throw new Error("usage flush failed");
+    return pipeline;
   }
 
   async flush(): Promise<void> {
