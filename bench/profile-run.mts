@@ -6,7 +6,8 @@ import { freePort } from "../lib/net/ports";
 import { startOwnRedis } from "../lib/net/redis-server";
 import { sha256Hex } from "../lib/redis/key-index";
 import { keys } from "../lib/redis/keys";
-const require = createRequire("/work/main/package.json");
+const ROOT = new URL("..", import.meta.url).pathname;
+const require = createRequire(import.meta.url);
 const autocannon = require("autocannon");
 const MODE = process.env.MODE ?? "deny";
 const PROF = process.env.PROF === "1";
@@ -30,7 +31,7 @@ await redis.hset(keys.keyIndex(), Object.fromEntries(benchKeys.map((k) => [sha25
 await redis.hset(keys.keyIndex(), Object.fromEntries(denyKeys.map((k) => [sha256Hex(k), "denier"])));
 const port = await freePort();
 const child = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-dir=/tmp/pw/prof"] : []), "--import", "tsx", MODE === "hello" ? "bench/hello.ts" : MODE === "peer" ? "bench/peer.ts" : "worker/decision-server.ts"], {
-  cwd: "/work/main",
+  cwd: ROOT,
   env: { ...process.env, REDIS_URL: own.url, SLUICE_SERVICE_TOKENS: TOKEN, REDIS_TIMEOUT_MS: "2000", POLICY_POLL_MS: "5000", PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_DENY_CACHE: "1" },
   stdio: ["ignore", "ignore", "inherit"],
 });

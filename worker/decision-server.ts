@@ -13,7 +13,6 @@
  * ApiToken table, refreshed on every policy poll) or in SLUICE_SERVICE_TOKENS; the decision path
  * never touches Postgres.
  */
-import { hash } from "node:crypto";
 import http from "node:http";
 import { pathToFileURL } from "node:url";
 import { Cluster, Redis, type RedisOptions } from "ioredis";
@@ -25,7 +24,7 @@ import { DecisionMetrics } from "../lib/decision/metrics";
 import { PolicySource } from "../lib/decision/policy-source";
 import { MAX_BATCH, parseCheckBody, parseReleaseBody, type FieldError } from "../lib/decision/request";
 import type { DecisionAnswer } from "../lib/decision/answer";
-import { KeyIndex } from "../lib/redis/key-index";
+import { KeyIndex, sha256Hex } from "../lib/redis/key-index";
 import { UsageRecorder } from "../lib/redis/usage";
 import { createMemoryStore } from "../lib/store/memory";
 import { createRedisStore } from "../lib/store/redis";
@@ -59,13 +58,9 @@ export interface DecisionServer {
   close(): Promise<void>;
 }
 
-function sha256(text: string): string {
-  return hash("sha256", text, "hex");
-}
-
 function normalizeTokenHash(entry: string): string {
   const t = entry.trim();
-  return /^[0-9a-f]{64}$/.test(t) ? t : sha256(t);
+  return /^[0-9a-f]{64}$/.test(t) ? t : sha256Hex(t);
 }
 
 function json(res: http.ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
@@ -234,7 +229,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     if (!token || token.length > MAX_FIELD_CHARS) return false;
     let hash = tokenHashes.get(token);
     if (hash === undefined) {
-      hash = sha256(token);
+      hash = sha256Hex(token);
       if (tokenHashes.size >= 64) tokenHashes.clear();
       tokenHashes.set(token, hash);
     }

@@ -110,7 +110,7 @@ export class DecisionEngine {
       keyHash = sha256Hex(req.key);
       const hit = this.deps.keyIndex.peek(keyHash);
       if (hit !== undefined) {
-        this.deps.metrics?.localCacheHits.inc({ cache: "key" });
+        this.deps.metrics?.cacheHit("key");
         slug = hit;
       } else {
         if (!this.deps.breaker.allow(startedMs)) {
@@ -147,7 +147,7 @@ export class DecisionEngine {
 
     const cached = this.fromDenyCache(ctx, planned, cost, startedMs, explain, dryRun);
     if (cached) {
-      this.deps.metrics?.localCacheHits.inc({ cache: "deny" });
+      this.deps.metrics?.cacheHit("deny");
       return this.finish(cached.answer, keyHash, startedMs, dryRun, null, cached.deniedQuota);
     }
 

@@ -61,6 +61,18 @@ export class DecisionMetrics {
   private readonly decisionChildren = new Map<string, { inc(): void }>();
   private readonly latencyChildren = new Map<string, { observe(value: number): void }>();
 
+  private readonly cacheHitChildren = new Map<"deny" | "key", { inc(): void }>();
+
+  /** An answer taken from a local cache instead of Redis. */
+  cacheHit(cache: "deny" | "key"): void {
+    let counter = this.cacheHitChildren.get(cache);
+    if (counter === undefined) {
+      counter = this.localCacheHits.labels({ cache });
+      this.cacheHitChildren.set(cache, counter);
+    }
+    counter.inc();
+  }
+
   /** One decision: its count by outcome, tier and operation, and its latency by outcome. */
   recordDecision(outcome: MetricOutcome, tier: string, operation: string, seconds: number): void {
     const id = `${outcome}|${tier}|${operation}`;

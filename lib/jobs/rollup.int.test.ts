@@ -1,14 +1,12 @@
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
 import { createDb, type Db } from "../db/client";
 import { keys } from "../redis/keys";
 import { drainClosedMinutes } from "./rollup";
+import { runDrainChild } from "./testing/drain-runner";
 import { emptyExpected, generateDecisions, publishTestPolicy, rng, writeDecisions, type Expected } from "./testing/fixtures";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
 
 let fresh: FreshDatabase;
 let db: Db;
@@ -63,34 +61,6 @@ async function expectExact(prefix: string, expected: Expected): Promise<void> {
   expect(left.filter((k) => !k.endsWith(":usage:seq") && !k.endsWith(":usage:flushes"))).toEqual([]);
 }
 
-function runChild(env: Record<string, string>, killAfterMs: number | null): Promise<{ code: number | null; signal: string | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    // node itself (not the tsx wrapper), so SIGKILL reaches the process doing the work.
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "lib/jobs/testing/drain-child.ts")], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    // Timed kills count from the moment the child starts working, not from its startup.
-    let timer: NodeJS.Timeout | null = null;
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-      if (killAfterMs !== null && timer === null && err.includes("sluice-drain-start")) {
-        timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
-      }
-    });
-    child.on("error", reject);
-    child.on("exit", (code, signal) => {
-      if (timer) clearTimeout(timer);
-      if (code !== 0 && signal === null) reject(new Error(`drain child failed (${code}): ${err}`));
-      else resolve({ code, signal, out });
-    });
-  });
-}
-
 describe("rollup worker", () => {
   it("drains N decisions into exactly N, at every granularity, and forgets the minutes", async () => {
     const prefix = `${testRedisPrefix()}r1:`;
@@ -120,7 +90,7 @@ describe("rollup worker", () => {
     for (; runs < 80; runs++) {
       // Half the kills stop exactly between two steps, half land anywhere (mid-transaction included).
       const between = random() < 0.5;
-      const result = await runChild(
+      const result = await runDrainChild(
         between && kills < 24 ? { ...env, CRASH_AT_STEP: String(1 + Math.floor(random() * 30)) } : env,
         !between && kills < 24 ? Math.floor(random() * 150) : null,
       );

@@ -141,11 +141,12 @@ export class KeyIndex {
       cursor = next;
       if (generation !== this.generation || all.size > limit) return 0;
     } while (cursor !== "0");
-    const expiresAtMs = this.now() + this.positiveTtlMs;
+    const nowMs = this.now();
+    const expiresAtMs = nowMs + this.positiveTtlMs;
     let loaded = 0;
     for (const [keyHash, tenant] of all) {
       // A key looked up meanwhile keeps its fresher answer.
-      if (this.cache.get(keyHash, this.now()) !== undefined) continue;
+      if (this.cache.get(keyHash, nowMs) !== undefined) continue;
       this.cache.set(keyHash, tenant, expiresAtMs);
       loaded++;
     }

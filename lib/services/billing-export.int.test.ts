@@ -1,5 +1,3 @@
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
@@ -7,12 +5,12 @@ import { createDb, type Db } from "../db/client";
 import { keys } from "../redis/keys";
 import { closeDuePeriods } from "../jobs/billing-close";
 import { drainClosedMinutes } from "../jobs/rollup";
+import { runDrainChild } from "../jobs/testing/drain-runner";
 import { emptyExpected, publishTestPolicy, quotaDenying, rng, seedTenants, TEST_TENANTS, writeDecisions, type Decision, type Expected } from "../jobs/testing/fixtures";
 import { exportBilling } from "./billing-export";
 import { sha256Hex } from "./billing-format";
 import { reconcileBilling } from "./billing-reconcile";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
 const NOV = Date.UTC(2026, 10, 1);
 const DAY = 86_400_000;
 /** Umbrella moves from free to pro at this instant. */
@@ -82,39 +80,15 @@ afterAll(async () => {
 });
 
 function runChild(world: World, env: Record<string, string>, killAfterMs: number | null): Promise<{ code: number | null; signal: string | null }> {
-  return new Promise((resolve, reject) => {
-    // node itself (not the tsx wrapper), so SIGKILL reaches the process doing the work.
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "lib/jobs/testing/drain-child.ts")], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: world.fresh.url,
-        REDIS_URL: testRedisUrl(),
-        SLUICE_REDIS_PREFIX: world.prefix,
-        NOW_MS: String(AFTER_CLOSE),
-        CLOSE_BILLING: "1",
-        BILLING_GRACE_MS: "3600000",
-        ...env,
-      },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let err = "";
-    // Timed kills count from the moment the child starts working (a fast machine drains a month in
-    // well under a second, and a kill during startup tests nothing).
-    let timer: NodeJS.Timeout | null = null;
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-      if (killAfterMs !== null && timer === null && err.includes("sluice-drain-start")) {
-        timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
-      }
-    });
-    child.on("error", reject);
-    child.on("exit", (code, signal) => {
-      if (timer) clearTimeout(timer);
-      if (code !== 0 && signal === null) reject(new Error(`child failed (${code}): ${err}`));
-      else resolve({ code, signal });
-    });
-  });
+  const base = {
+    DATABASE_URL: world.fresh.url,
+    REDIS_URL: testRedisUrl(),
+    SLUICE_REDIS_PREFIX: world.prefix,
+    NOW_MS: String(AFTER_CLOSE),
+    CLOSE_BILLING: "1",
+    BILLING_GRACE_MS: "3600000",
+  };
+  return runDrainChild({ ...base, ...env }, killAfterMs);
 }
 
 function passedIn(decisions: Decision[], tenant: string): number {

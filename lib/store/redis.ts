@@ -42,11 +42,6 @@ export interface RedisStoreOptions {
    * real time passes between the test clock's steps. Production never passes it: time is Redis time.
    */
   testClock?: () => number;
-  /**
-   * Send the decisions of one event-loop turn as one DECIDE call (default: on a standalone Redis;
-   * never on a Cluster, where a call must stay within one hash slot).
-   */
-  coalesce?: boolean;
 }
 
 export interface ScriptStats {
@@ -269,7 +264,7 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
       }
     });
   }
-  const coalesce = options.coalesce ?? !isCluster(redis);
+  const coalesce = !isCluster(redis);
 
   async function refund(undo: UndoCommand[]): Promise<void> {
     if (undo.length === 0) return;

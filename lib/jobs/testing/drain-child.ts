@@ -8,6 +8,7 @@ import { Redis } from "ioredis";
 import { createDb } from "../../db/client";
 import { closeDuePeriods } from "../billing-close";
 import { drainClosedMinutes } from "../rollup";
+import { DRAIN_START_MARKER } from "./drain-runner";
 
 const crashAt = Number(process.env.CRASH_AT_STEP ?? "0");
 const prefix = process.env.SLUICE_REDIS_PREFIX ?? "";
@@ -23,7 +24,7 @@ const db = createDb(process.env.DATABASE_URL);
 const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { lazyConnect: false });
 try {
   // Tells a test that kills from outside that the work starts now (startup is not "during rollup").
-  process.stderr.write("sluice-drain-start\n");
+  process.stderr.write(`${DRAIN_START_MARKER}\n`);
   const report = await drainClosedMinutes({ db, redis, prefix, onStep: () => maybeCrash() }, { nowMs });
   let closed: string[] = [];
   if (process.env.CLOSE_BILLING === "1") {
