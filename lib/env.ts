@@ -7,8 +7,18 @@ import { z } from "zod";
 const port = z.coerce.number().int().min(1).max(65535);
 const ms = z.coerce.number().int().min(1).max(600_000);
 
+/** `redis` (default): counters, policy and usage in Redis. `single-node`: no Redis at all (README "Single-node mode"). */
+export const SLUICE_MODES = ["redis", "single-node"] as const;
+export type SluiceMode = (typeof SLUICE_MODES)[number];
+const modeSchema = z.enum(SLUICE_MODES, `expected ${SLUICE_MODES.join(" or ")}`).default("redis");
+
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  /**
+   * `redis` (default) or `single-node`: one decision server with in-process counters, reading the
+   * published policy, keys and service tokens from Postgres and writing usage there; no Redis.
+   */
+  SLUICE_MODE: modeSchema,
   /** PostgreSQL. Unset: `npm run demo` starts an embedded PostgreSQL with its data in .data/. */
   DATABASE_URL: z.string().url().optional(),
   /** Redis. Unset: the demo starts redis-server from PATH, else runs single-node in-process. */
@@ -57,6 +67,16 @@ export function env(): Env {
   }
   cached = result.data;
   return cached;
+}
+
+/**
+ * SLUICE_MODE alone, validated like env() does, for code that must not require the rest of the
+ * environment to be valid (the control plane's Redis client, the CLI).
+ */
+export function sluiceMode(source: NodeJS.ProcessEnv = process.env): SluiceMode {
+  const result = modeSchema.safeParse(source.SLUICE_MODE);
+  if (!result.success) throw new Error(`Invalid environment:\n  SLUICE_MODE: ${result.error.issues[0]?.message ?? "invalid"}`);
+  return result.data;
 }
 
 /** For tests that change the environment between cases. */

@@ -3,7 +3,8 @@
  * A thin adapter over lib/services: parse arguments, call one use case, print the result. Errors
  * print as one clean message (and every policy issue with its path), never a stack; exit code 1.
  * Audit entries name the actor `cli:<os user>`. Needs DATABASE_URL; publish, rollback, keys and
- * service tokens also write Redis (REDIS_URL or REDIS_CLUSTER_NODES). `versions` lists published versions.
+ * service tokens also write Redis (REDIS_URL or REDIS_CLUSTER_NODES), except in single-node mode
+ * (SLUICE_MODE=single-node), where Postgres alone is written. `versions` lists published versions.
  */
 import "dotenv/config";
 import { readFile } from "node:fs/promises";
@@ -12,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Option } from "commander";
 import { createDb } from "../lib/db/client";
+import { sluiceMode } from "../lib/env";
 import type { PrismaClient } from "../lib/generated/prisma/client";
 import { formatIssue } from "../lib/policy/policy-file";
 import { ROLES } from "../lib/policy/types";
@@ -52,6 +54,8 @@ function database(): PrismaClient {
 }
 
 function redisClient(required: boolean): RedisClient | null {
+  // Single-node mode has no Redis: the services write Postgres only, which its decision server polls.
+  if (sluiceMode() === "single-node") return null;
   const url = process.env.REDIS_URL;
   const clusterNodes = process.env.REDIS_CLUSTER_NODES;
   if (!url && !clusterNodes) {
@@ -103,7 +107,7 @@ export function buildProgram(): Command {
     .description("compile the draft, validate it, and make it the live version")
     .option("--note <text>", "a note stored with the version")
     .action(async (opts: { note?: string }) => {
-      const r = await publishPolicy({ db: database(), redis: redisClient(true)! }, { actor: actor(), note: opts.note });
+      const r = await publishPolicy({ db: database(), redis: redisClient(true) }, { actor: actor(), note: opts.note });
       if (r.status === "unchanged") out(`Policy unchanged: v${r.version} is live (checksum ${r.checksum.slice(0, 12)}).`);
       else out(`Published v${r.version} (checksum ${r.checksum.slice(0, 12)})${r.previousVersion ? `, replacing v${r.previousVersion}` : ""}.`);
     });
@@ -113,7 +117,7 @@ export function buildProgram(): Command {
     .description("republish an earlier version as a new version")
     .requiredOption("--to <version>", "the version to restore", parseVersion)
     .action(async (opts: { to: number }) => {
-      const r = await rollbackPolicy({ db: database(), redis: redisClient(true)! }, { actor: actor(), toVersion: opts.to });
+      const r = await rollbackPolicy({ db: database(), redis: redisClient(true) }, { actor: actor(), toVersion: opts.to });
       out(`Rolled back: v${r.version} is live with the document of v${opts.to}.`);
     });
 

@@ -12,32 +12,56 @@
  * when sha256(token) is in the Redis set `keys.serviceTokens()` (written by publish from the
  * ApiToken table, refreshed on every policy poll) or in SLUICE_SERVICE_TOKENS; the decision path
  * never touches Postgres.
+ *
+ * Two backends behind the same HTTP code, chosen by SLUICE_MODE (DESIGN.md §7): `redis` (the
+ * default, any number of replicas) and `single-node` (no Redis: policy, API keys and service tokens
+ * polled from Postgres, counters in process, usage aggregates written to Postgres by the rollup's
+ * own code; exactly one replica, enforced by a Postgres advisory lock). See lib/single-node/.
  */
 import http from "node:http";
 import { pathToFileURL } from "node:url";
 import { Cluster, Redis, type RedisOptions } from "ioredis";
-import { env } from "../lib/env";
+import { createDb } from "../lib/db/client";
+import { env, type SluiceMode } from "../lib/env";
 import { CircuitBreaker } from "../lib/decision/breaker";
 import { DenyCache } from "../lib/decision/deny-cache";
-import { DecisionEngine, NotReadyError, type DecisionRequest } from "../lib/decision/engine";
+import { DecisionEngine, NotReadyError, type DecisionRequest, type EngineDeps, type UsageSink } from "../lib/decision/engine";
 import { DecisionMetrics } from "../lib/decision/metrics";
-import { PolicySource } from "../lib/decision/policy-source";
+import { PolicySource, type PolicyPort } from "../lib/decision/policy-source";
 import { MAX_BATCH, parseCheckBody, parseReleaseBody, type FieldError } from "../lib/decision/request";
 import type { DecisionAnswer } from "../lib/decision/answer";
+import type { CompiledPolicy } from "../lib/policy/compiled";
 import { KeyIndex, sha256Hex } from "../lib/redis/key-index";
 import { UsageRecorder } from "../lib/redis/usage";
 import { createMemoryStore } from "../lib/store/memory";
 import { createRedisStore } from "../lib/store/redis";
 import type { CounterStore } from "../lib/store/types";
+import { checkSingleNodeEnv, SingleNodeConfigError } from "../lib/single-node/config";
+import { acquireInstanceLock } from "../lib/single-node/instance-lock";
+import { PostgresKeyIndex } from "../lib/single-node/postgres-key-index";
+import { PostgresPolicySource } from "../lib/single-node/postgres-policy-source";
+import { PostgresUsageSink } from "../lib/single-node/postgres-usage-sink";
+import { seedQuotaCounters } from "../lib/single-node/seed-quotas";
+import { messageOf, withQueryTimeout } from "../lib/single-node/timeout";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 const MAX_FIELD_CHARS = 512;
 
+/** Single-node: how often Postgres is asked for a new policy version, key changes and service tokens. */
+export const SINGLE_NODE_POLL_MS = 500;
+
 export interface DecisionServerOptions {
   port: number;
   host: string;
-  redisUrl: string;
+  /** `redis` (default) or `single-node` (no Redis; needs databaseUrl). */
+  mode?: SluiceMode;
+  /** Redis mode: redis://… (default redis://127.0.0.1:6379). */
+  redisUrl?: string;
   clusterNodes?: string;
+  /** Single-node mode: the PostgreSQL holding the published policy, keys, tokens and usage. */
+  databaseUrl?: string;
+  /** Single-node mode: Postgres poll interval (ms) for policy, keys and tokens (default SINGLE_NODE_POLL_MS). */
+  changePollMs?: number;
   redisTimeoutMs: number;
   pollMs: number;
   instances: number;
@@ -45,7 +69,7 @@ export interface DecisionServerOptions {
   serviceTokens: string[];
   /** Disable the deny cache (the bench and a test compare with and without). */
   denyCache?: boolean;
-  /** Store override (tests); default the Redis store. */
+  /** Store override (tests); default the Redis store (single-node: the in-process store). */
   store?: CounterStore;
   log?: (message: string) => void;
 }
@@ -54,7 +78,7 @@ export interface DecisionServer {
   port: number;
   engine: DecisionEngine;
   metrics: DecisionMetrics;
-  policy: PolicySource;
+  policy: PolicyPort;
   close(): Promise<void>;
 }
 
@@ -163,16 +187,184 @@ function createRedis(options: DecisionServerOptions, role: "main" | "subscriber"
       clusterRetryStrategy: (times) => Math.min(100 * times, 1_000),
     });
   }
-  return new Redis(options.redisUrl, common);
+  return new Redis(options.redisUrl ?? "redis://127.0.0.1:6379", common);
 }
 
-export async function startDecisionServer(options: DecisionServerOptions): Promise<DecisionServer> {
-  const log = options.log ?? ((m: string) => process.stderr.write(`[decision] ${m}\n`));
+/** What differs between the modes: where policy, keys, tokens, counters and usage live. */
+interface Backend {
+  policy: PolicyPort;
+  /** The document decisions use (single-node: only once the key index is loaded as well). */
+  currentPolicy: () => CompiledPolicy | null;
+  keyIndex: EngineDeps["keyIndex"];
+  store: CounterStore;
+  usage: UsageSink;
+  /** Before listening: connect and load what the first request needs. */
+  start(): Promise<void>;
+  /** The /readyz answer. */
+  readiness(): { ready: boolean; body: Record<string, unknown> };
+  /** Every second. */
+  flushUsage(): Promise<unknown>;
+  /** After draining: stop following, write the last usage, close the store and connections. */
+  close(): Promise<void>;
+}
+
+interface BackendContext {
+  options: DecisionServerOptions;
+  log: (message: string) => void;
+  breaker: CircuitBreaker;
+  /** Shared reaction to a new document (metrics, deny cache, log). */
+  policyLoaded(doc: CompiledPolicy): void;
+  /** The published service tokens (sha256 hex), replacing the previous set. */
+  serviceTokens(hashes: Set<string>): void;
+}
+
+function redisBackend(ctx: BackendContext): Backend {
+  const { options, log, breaker } = ctx;
   const redis = createRedis(options, "main");
   const subscriber = createRedis(options, "subscriber");
   redis.on("error", () => undefined);
   subscriber.on("error", () => undefined);
+  const keyIndex = new KeyIndex(redis);
+  const usage = new UsageRecorder(redis);
+  const policy = new PolicySource({
+    redis,
+    subscriber,
+    pollMs: options.pollMs,
+    log,
+    onPolicy: (doc, previous) => {
+      if (previous) {
+        keyIndex.clear();
+        void keyIndex.warm().catch(() => undefined);
+      }
+      ctx.policyLoaded(doc);
+    },
+    onKeyRevoked: (hash) => keyIndex.evict(hash),
+    onResubscribed: () => keyIndex.clear(),
+    onServiceTokens: (hashes) => ctx.serviceTokens(hashes),
+  });
+  const store = options.store ?? createRedisStore(redis);
+  return {
+    policy,
+    currentPolicy: () => policy.current,
+    keyIndex,
+    store,
+    usage,
+    async start() {
+      // The decision path never queues commands while disconnected, so wait (briefly) for the
+      // connection before the first policy read; if Redis is down, polling keeps trying.
+      if (redis.status !== "ready") {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, 5_000);
+          t.unref();
+          redis.once("ready", () => {
+            clearTimeout(t);
+            resolve();
+          });
+        });
+      }
+      await policy.start();
+      // Small key indexes are loaded whole before the first request (bounded wait; lookups still work
+      // one by one if it fails or is too large).
+      await Promise.race([keyIndex.warm().catch(() => 0), new Promise((r) => setTimeout(r, 2_000).unref())]);
+    },
+    readiness() {
+      const doc = policy.current;
+      const redisUp = redis.status === "ready";
+      const ready = doc !== null && redisUp;
+      return { ready, body: { ready, policyVersion: doc?.version ?? null, redis: redisUp, breaker: breaker.state } };
+    },
+    flushUsage: () => usage.flush(),
+    async close() {
+      policy.stop();
+      await usage.flush().catch(() => undefined);
+      await store.close().catch(() => undefined);
+      redis.disconnect();
+      subscriber.disconnect();
+    },
+  };
+}
 
+/**
+ * Single-node (SLUICE_MODE=single-node): no Redis at all. Refuses to start without a database, with
+ * one that is not migrated, or while another single-node decision server holds the lock.
+ */
+async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
+  const { options, log } = ctx;
+  const { problems } = checkSingleNodeEnv({
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL: undefined,
+    REDIS_CLUSTER_NODES: options.clusterNodes,
+    SLUICE_INSTANCES: options.instances,
+  });
+  if (problems.length > 0) throw new SingleNodeConfigError(problems);
+  const databaseUrl = options.databaseUrl!;
+  const db = createDb(databaseUrl);
+  try {
+    await withQueryTimeout(db.$queryRawUnsafe(`SELECT 1 FROM "PolicyVersion" LIMIT 1`), "checking the database");
+  } catch (error) {
+    await db.$disconnect().catch(() => undefined);
+    throw new Error(`single-node: cannot read the PolicyVersion table at DATABASE_URL (${messageOf(error)}); is PostgreSQL up and migrated (npm run db:migrate)?`);
+  }
+  let lock: Awaited<ReturnType<typeof acquireInstanceLock>>;
+  try {
+    lock = await acquireInstanceLock(databaseUrl, log);
+  } catch (error) {
+    await db.$disconnect().catch(() => undefined);
+    throw error;
+  }
+  const pollMs = options.changePollMs ?? SINGLE_NODE_POLL_MS;
+  const keyIndex = new PostgresKeyIndex({ db, pollMs, log });
+  const usage = new PostgresUsageSink({ db, log });
+  const policy = new PostgresPolicySource({
+    db,
+    pollMs,
+    log,
+    onPolicy: (doc) => ctx.policyLoaded(doc),
+    onServiceTokens: (hashes) => ctx.serviceTokens(hashes),
+  });
+  const store = options.store ?? createMemoryStore();
+  const release = async () => {
+    policy.stop();
+    keyIndex.stop();
+    await lock.release();
+    await db.$disconnect().catch(() => undefined);
+  };
+  return {
+    policy,
+    // Not ready (503 not_ready) until the keys are loaded too: an unloaded index must not mean "unknown key" nor "fail open".
+    currentPolicy: () => (keyIndex.loaded ? policy.current : null),
+    keyIndex,
+    store,
+    usage,
+    async start() {
+      await Promise.all([policy.start(), keyIndex.start()]);
+      try {
+        // Quota counters are in process: seed this day's and month's from Postgres, or a restart would hand out fresh quotas.
+        const seeded = await seedQuotaCounters(db, store, { nowMs: Date.now() });
+        log(`single-node mode: no Redis; counters in process; ${seeded.counters} quota counters seeded from QuotaUsage`);
+      } catch (error) {
+        await release();
+        throw new Error(`single-node: seeding quota counters from QuotaUsage failed: ${messageOf(error)}`);
+      }
+    },
+    readiness() {
+      const doc = policy.current;
+      const ready = doc !== null && keyIndex.loaded;
+      return { ready, body: { ready, policyVersion: doc?.version ?? null, mode: "single-node", keysLoaded: keyIndex.loaded, postgres: policy.postgresOk } };
+    },
+    flushUsage: () => usage.flush(),
+    async close() {
+      policy.stop();
+      keyIndex.stop();
+      await usage.close().catch(() => undefined);
+      await store.close().catch(() => undefined);
+      await release();
+    },
+  };
+}
+
+export async function startDecisionServer(options: DecisionServerOptions): Promise<DecisionServer> {
+  const log = options.log ?? ((m: string) => process.stderr.write(`[decision] ${m}\n`));
   const metrics = new DecisionMetrics();
   const breaker = new CircuitBreaker();
   metrics.setBreaker("closed");
@@ -180,38 +372,32 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     metrics.setBreaker(state);
     log(`circuit breaker ${state}`);
   };
-  const keyIndex = new KeyIndex(redis);
   const denyCache = options.denyCache === false ? null : new DenyCache();
-  const usage = new UsageRecorder(redis);
   const staticTokens = new Set(options.serviceTokens.filter((t) => t.trim() !== "").map(normalizeTokenHash));
-  let redisTokens = new Set<string>();
+  /** Service tokens published from the ApiToken table (Redis set, or Postgres in single-node mode). */
+  let publishedTokens = new Set<string>();
 
-  const policy = new PolicySource({
-    redis,
-    subscriber,
-    pollMs: options.pollMs,
+  const context: BackendContext = {
+    options,
     log,
-    onPolicy: (doc, previous) => {
+    breaker,
+    policyLoaded: (doc) => {
       metrics.policyVersion.set(doc.version);
       denyCache?.clear();
-      if (previous) {
-        keyIndex.clear();
-        void keyIndex.warm().catch(() => undefined);
-      }
       log(`policy v${doc.version} loaded`);
     },
-    onKeyRevoked: (hash) => keyIndex.evict(hash),
-    onResubscribed: () => keyIndex.clear(),
-    onServiceTokens: (hashes) => {
-      redisTokens = hashes;
+    serviceTokens: (hashes) => {
+      publishedTokens = hashes;
     },
-  });
+  };
+  const backend = (options.mode ?? "redis") === "single-node" ? await singleNodeBackend(context) : redisBackend(context);
+  const { policy, store, usage } = backend;
+  const currentPolicy = backend.currentPolicy;
 
-  const store = options.store ?? createRedisStore(redis);
   const localStore = createMemoryStore();
   const engine = new DecisionEngine({
-    policy: () => policy.current,
-    keyIndex,
+    policy: currentPolicy,
+    keyIndex: backend.keyIndex,
     store,
     localStore,
     instances: options.instances,
@@ -233,7 +419,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
       if (tokenHashes.size >= 64) tokenHashes.clear();
       tokenHashes.set(token, hash);
     }
-    if (staticTokens.has(hash) || redisTokens.has(hash)) return true;
+    if (staticTokens.has(hash) || publishedTokens.has(hash)) return true;
     return false;
   }
 
@@ -278,7 +464,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     const forwarded = header(req, "x-forwarded-for")?.split(",")[0]?.trim();
     const ip = forwarded || header(req, "x-real-ip")?.trim() || undefined;
     if (apiKey === undefined || apiKey === "") {
-      const doc = policy.current;
+      const doc = currentPolicy();
       if (!doc) return notReady(res);
       const answer: DecisionAnswer = {
         allowed: false,
@@ -329,10 +515,8 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     "/readyz": {
       methods: ["GET", "HEAD"],
       handle: (_req, res) => {
-        const doc = policy.current;
-        const redisUp = redis.status === "ready";
-        const ready = doc !== null && redisUp;
-        json(res, ready ? 200 : 503, { ready, policyVersion: doc?.version ?? null, redis: redisUp, breaker: breaker.state });
+        const { ready, body } = backend.readiness();
+        json(res, ready ? 200 : 503, body);
       },
     },
     "/metrics": {
@@ -395,25 +579,10 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
   });
   server.maxHeadersCount = 100;
 
-  // The decision path never queues commands while disconnected, so wait (briefly) for the
-  // connection before the first policy read; if Redis is down, polling keeps trying.
-  if (redis.status !== "ready") {
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, 5_000);
-      t.unref();
-      redis.once("ready", () => {
-        clearTimeout(t);
-        resolve();
-      });
-    });
-  }
-  await policy.start();
+  await backend.start();
   if (policy.current) metrics.policyVersion.set(policy.current.version);
-  // Small key indexes are loaded whole before the first request (bounded wait; lookups still work
-  // one by one if it fails or is too large).
-  await Promise.race([keyIndex.warm().catch(() => 0), new Promise((r) => setTimeout(r, 2_000).unref())]);
 
-  const usageTimer = setInterval(() => void usage.flush(), 1_000);
+  const usageTimer = setInterval(() => void backend.flushUsage(), 1_000);
   usageTimer.unref();
 
   await new Promise<void>((resolve, reject) => {
@@ -437,13 +606,9 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
         });
       }
       server.closeAllConnections();
-      policy.stop();
       clearInterval(usageTimer);
-      await usage.flush().catch(() => undefined);
-      await store.close().catch(() => undefined);
+      await backend.close();
       await localStore.close().catch(() => undefined);
-      redis.disconnect();
-      subscriber.disconnect();
     })();
     return closing;
   }
@@ -454,9 +619,17 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
 /** `npm run decision`. */
 async function main(): Promise<void> {
   const e = env();
+  const singleNode = e.SLUICE_MODE === "single-node";
+  if (singleNode) {
+    const { problems, warnings } = checkSingleNodeEnv(e);
+    if (problems.length > 0) throw new SingleNodeConfigError(problems);
+    for (const warning of warnings) process.stderr.write(`[decision] ${warning}\n`);
+  }
   const server = await startDecisionServer({
     port: e.DECISION_PORT,
     host: e.DECISION_HOST,
+    mode: e.SLUICE_MODE,
+    databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL ?? "redis://127.0.0.1:6379",
     clusterNodes: e.REDIS_CLUSTER_NODES,
     redisTimeoutMs: e.REDIS_TIMEOUT_MS,
@@ -465,7 +638,8 @@ async function main(): Promise<void> {
     serviceTokens: (e.SLUICE_SERVICE_TOKENS ?? "").split(","),
     denyCache: e.SLUICE_DENY_CACHE === "1",
   });
-  process.stdout.write(`decision server listening on :${server.port} (policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH})\n`);
+  const modeNote = singleNode ? "single-node: no Redis, in-process counters, one replica only; " : "";
+  process.stdout.write(`decision server listening on :${server.port} (${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH})\n`);
   const stop = (signal: string) => {
     process.stdout.write(`${signal}: draining\n`);
     server.close().then(

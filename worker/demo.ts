@@ -2,7 +2,9 @@
  * `npm run demo`: the whole product on one machine, on embedded defaults.
  *
  *   DATABASE_URL unset → an embedded PostgreSQL with its data in .data/pg
- *   REDIS_URL unset    → a redis-server from PATH on a free port (data in memory only)
+ *   REDIS_URL unset    → a redis-server from PATH on a free port (data in memory only); with no
+ *                        redis-server on PATH (or SLUICE_MODE=single-node), single-node mode: no
+ *                        Redis at all, in-process counters, usage written to Postgres (README)
  *   then: migrations, the demo policy + users, a published version, the control plane (:3000),
  *   the decision server (:8787), the worker, and a traffic generator so the dashboards move.
  *
@@ -58,41 +60,47 @@ async function main(): Promise<void> {
     embedded = await startEmbeddedPostgres({ dataDir: path.join(DATA_DIR, "pg") });
     process.env.DATABASE_URL = embedded.url;
   }
-  if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES) {
+  let singleNode = process.env.SLUICE_MODE === "single-node";
+  if (singleNode) {
+    log("SLUICE_MODE=single-node: no Redis; one decision server with in-process counters, usage written to PostgreSQL");
+  } else if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES) {
     const redis = await startRedisServer(path.join(DATA_DIR, "redis"));
-    if (!redis) {
-      throw new Error(
-        "REDIS_URL is unset and there is no redis-server on PATH. Install one (apt-get install redis-server) " +
-          "or point REDIS_URL at a Redis.",
+    if (redis) {
+      log(`REDIS_URL unset: started redis-server at ${redis.url}`);
+      process.env.REDIS_URL = redis.url;
+    } else {
+      singleNode = true;
+      log(
+        "REDIS_URL unset and no redis-server on PATH: starting in SINGLE-NODE mode (SLUICE_MODE=single-node): " +
+          "no Redis, one decision server with in-process counters, usage written to PostgreSQL. " +
+          "Install redis-server (apt-get install redis-server) or set REDIS_URL for the normal mode.",
       );
     }
-    log(`REDIS_URL unset: started redis-server at ${redis.url}`);
-    process.env.REDIS_URL = redis.url;
   }
   const databaseUrl = process.env.DATABASE_URL;
-  const redisUrl = process.env.REDIS_URL ?? "";
+  const redisUrl = singleNode ? "" : (process.env.REDIS_URL ?? "");
 
   const migrated = await migrate(databaseUrl);
   log(migrated.applied.length ? `migrations applied: ${migrated.applied.join(", ")}` : "database schema up to date");
 
   const db = createDb(databaseUrl);
-  const redis = createRedisClient({ url: redisUrl || undefined, clusterNodes: process.env.REDIS_CLUSTER_NODES, commandTimeoutMs: 5_000, name: "demo-seed" });
+  const redis = singleNode
+    ? null
+    : createRedisClient({ url: redisUrl || undefined, clusterNodes: process.env.REDIS_CLUSTER_NODES, commandTimeoutMs: 5_000, name: "demo-seed" });
   const seeded = await seedDemo({ db, redis });
   log(`demo policy: ${seeded.policyChanges} changes applied, v${seeded.publish.version} ${seeded.publish.status}`);
   await db.$disconnect();
-  redis.disconnect();
+  redis?.disconnect();
 
   const controlPort = await freePort(Number(process.env.PORT ?? 3000));
   const decisionPort = await freePort(Number(process.env.DECISION_PORT ?? 8787));
   const controlUrl = `http://localhost:${controlPort}`;
   const decisionUrl = `http://127.0.0.1:${decisionPort}`;
-  const shared = {
-    NEXT_TELEMETRY_DISABLED: "1",
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    SLUICE_DEMO: "1",
-    SLUICE_SERVICE_TOKENS: [process.env.SLUICE_SERVICE_TOKENS, DEMO_SERVICE_TOKEN].filter(Boolean).join(","),
-  };
+  const tokens = [process.env.SLUICE_SERVICE_TOKENS, DEMO_SERVICE_TOKEN].filter(Boolean).join(",");
+  const shared: Record<string, string> = singleNode
+    ? // No REDIS_URL at all (an empty one would not validate); every child knows the mode.
+      { NEXT_TELEMETRY_DISABLED: "1", DATABASE_URL: databaseUrl, SLUICE_MODE: "single-node", SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens }
+    : { NEXT_TELEMETRY_DISABLED: "1", DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens };
 
   const nextBin = path.join(ROOT, "node_modules", ".bin", "next");
   const tsxBin = path.join(ROOT, "node_modules", ".bin", "tsx");
@@ -138,7 +146,7 @@ ${users}
       -d '{"key":"sk_test_acme_ci_0001","operation":"GET /v1/orders/42","ip":"203.0.113.7"}'
 
   PostgreSQL      ${embedded ? `embedded, data in ${path.join(DATA_DIR, "pg")}` : "DATABASE_URL"}
-  Redis           ${redisUrl}
+  Redis           ${singleNode ? "none: SINGLE-NODE mode (in-process counters, usage in PostgreSQL; one decision server only)" : redisUrl}
   Ctrl-C stops everything.
 `);
 

@@ -3,10 +3,15 @@
  * Postgres; less often it closes billing periods, evaluates alerts, reconciles quota counters and
  * downsamples old minute rows. Any number of workers may run: each job takes its own Postgres
  * advisory lock, and the rollup is exactly-once on its own (lib/jobs/rollup.ts).
+ *
+ * Single-node mode (SLUICE_MODE=single-node) has no Redis: the decision server writes its usage to
+ * Postgres itself (lib/single-node/postgres-usage-sink.ts), so the worker runs only the Postgres
+ * jobs (billing close, alerts, downsampling) and skips the Redis drain and quota reconciliation.
  */
 import { pathToFileURL } from "node:url";
 import { createDb, type Db } from "../lib/db/client";
 import { env } from "../lib/env";
+import { checkSingleNodeEnv, SingleNodeConfigError } from "../lib/single-node/config";
 import { closeDuePeriods } from "../lib/jobs/billing-close";
 import { downsampleMinutes } from "../lib/jobs/downsample";
 import { reconcileQuotas } from "../lib/jobs/reconcile";
@@ -30,7 +35,8 @@ function log(level: "info" | "warn" | "error", msg: string, extra: Record<string
 
 export interface JobsDeps {
   db: Db;
-  redis: RedisClient;
+  /** null in single-node mode: no Redis drain, no reconciliation against Redis counters. */
+  redis: RedisClient | null;
   billingGraceMs: number;
   downsampleAfterMs: number;
   webhookUrl?: string;
@@ -39,8 +45,10 @@ export interface JobsDeps {
 
 /** One pass of every job that is due (`last` remembers when each ran). */
 export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Record<keyof typeof EVERY, number>> = {}): Promise<void> {
-  const drained = await drainClosedMinutes({ db: deps.db, redis: deps.redis }, { nowMs });
-  if (drained.slices > 0 || drained.alreadyDrained > 0) log("info", "rollup", { ...drained });
+  if (deps.redis) {
+    const drained = await drainClosedMinutes({ db: deps.db, redis: deps.redis }, { nowMs });
+    if (drained.slices > 0 || drained.alreadyDrained > 0) log("info", "rollup", { ...drained });
+  }
   const due = (job: keyof typeof EVERY) => {
     if ((last[job] ?? 0) + EVERY[job] > nowMs) return false;
     last[job] = nowMs;
@@ -54,7 +62,7 @@ export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Recor
     const opened = await evaluateAlerts(deps.db, { nowMs, webhookUrl: deps.webhookUrl, allowPrivateWebhooks: deps.allowPrivateWebhooks });
     if (opened.length > 0) log("warn", "alerts opened", { alerts: opened.map((a) => a.message) });
   }
-  if (due("reconcile")) {
+  if (deps.redis && due("reconcile")) {
     const diffs = (await reconcileQuotas(deps.db, deps.redis, { nowMs })).filter((d) => d.difference !== 0);
     if (diffs.length > 0) log("warn", "quota counters differ from rollups (costs > 1 and degraded decisions explain some)", { diffs: diffs.slice(0, 20), count: diffs.length });
   }
@@ -66,8 +74,16 @@ export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Recor
 
 async function main(): Promise<void> {
   const e = env();
+  const singleNode = e.SLUICE_MODE === "single-node";
+  if (singleNode) {
+    // The worker runs beside the one decision server: only the database matters here.
+    const problems = checkSingleNodeEnv({ ...e, SLUICE_INSTANCES: 1 }).problems;
+    if (problems.length > 0) throw new SingleNodeConfigError(problems);
+  }
   const db = createDb();
-  const redis = createRedisClient({ url: e.REDIS_URL, clusterNodes: e.REDIS_CLUSTER_NODES, commandTimeoutMs: 5_000, name: "sluice-worker" });
+  const redis = singleNode
+    ? null
+    : createRedisClient({ url: e.REDIS_URL, clusterNodes: e.REDIS_CLUSTER_NODES, commandTimeoutMs: 5_000, name: "sluice-worker" });
   const deps: JobsDeps = {
     db,
     redis,
@@ -84,7 +100,10 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
-  log("info", "worker started", { tickMs: TICK_MS });
+  log("info", "worker started", { tickMs: TICK_MS, mode: e.SLUICE_MODE });
+  if (singleNode) {
+    log("info", "single-node mode: no Redis; the decision server writes usage to PostgreSQL itself, so the Redis usage drain and quota reconciliation are skipped; running billing close, alerts and downsampling");
+  }
   const last: Partial<Record<keyof typeof EVERY, number>> = {};
   while (!stopping) {
     const started = Date.now();
@@ -103,7 +122,7 @@ async function main(): Promise<void> {
     });
   }
   log("info", "worker stopping");
-  await redis.quit().catch(() => undefined);
+  await redis?.quit().catch(() => undefined);
   await db.$disconnect();
 }
 

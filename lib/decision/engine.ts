@@ -14,7 +14,7 @@ import { limitsFor } from "../policy/compile";
 import { resolveOperation } from "../policy/match";
 import type { FailureMode } from "../policy/types";
 import { sha256Hex } from "../redis/key-index";
-import { KEY_PREFIX_LENGTH, type UsageError, type UsageOutcome, UsageRecorder } from "../redis/usage";
+import { KEY_PREFIX_LENGTH, type UsageError, type UsageOutcome, type UsageRecorder } from "../redis/usage";
 import type { CounterStore, LimitCheck, StoreDecision } from "../store/types";
 import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer, secondsCeil } from "./answer";
 import type { CircuitBreaker } from "./breaker";
@@ -36,6 +36,12 @@ export interface DecisionRequest {
   explain?: boolean;
 }
 
+/**
+ * Where the engine reports each decision for the usage aggregates: the Redis UsageRecorder, or the
+ * single-node Postgres sink (lib/single-node/postgres-usage-sink.ts).
+ */
+export type UsageSink = Pick<UsageRecorder, "record" | "recordError">;
+
 export interface EngineDeps {
   /** The policy document in force (null until one is loaded). */
   policy: () => CompiledPolicy | null;
@@ -50,7 +56,7 @@ export interface EngineDeps {
   storeTimeoutMs: number;
   breaker: CircuitBreaker;
   denyCache: DenyCache | null;
-  usage: UsageRecorder | null;
+  usage: UsageSink | null;
   metrics: DecisionMetrics | null;
   /** Local clock (ms), for timeouts, the deny cache and latency; never for counters. */
   now?: () => number;

@@ -35,7 +35,21 @@ export interface PolicySourceOptions {
   log?: (message: string) => void;
 }
 
-export class PolicySource {
+/**
+ * What the decision server needs from a policy source: this Redis one, or the single-node
+ * Postgres one (lib/single-node/postgres-policy-source.ts). `current` is null until a valid
+ * document is loaded and never goes back to null.
+ */
+export interface PolicyPort {
+  readonly current: CompiledPolicy | null;
+  /** Loads once (never throws), then keeps following. */
+  start(): Promise<void>;
+  /** Loads the live version if it changed; never throws, never replaces a good doc with a bad one. */
+  refresh(): Promise<void>;
+  stop(): void;
+}
+
+export class PolicySource implements PolicyPort {
   private doc: CompiledPolicy | null = null;
   private timer: NodeJS.Timeout | null = null;
   private refreshing: Promise<void> | null = null;

@@ -3,13 +3,20 @@
  * command timeout (a publish MULTI carries the whole key index), unlike the decision path's 25 ms.
  */
 import { db } from "../db/client";
+import { sluiceMode } from "../env";
 import { createRedisClient, type RedisClient } from "../redis/client";
 
 const globalForRedis = globalThis as unknown as { sluiceControlRedis?: { key: string; client: RedisClient } };
 
 export const CONTROL_PLANE_REDIS_TIMEOUT_MS = 5_000;
 
-export function controlPlaneRedis(): RedisClient {
+/**
+ * The Redis client, or null in single-node mode (SLUICE_MODE=single-node): there is no Redis, and
+ * every service taking it (publish, rollback, keys, tokens) then writes Postgres only, which the
+ * single-node decision server polls.
+ */
+export function controlPlaneRedis(): RedisClient | null {
+  if (sluiceMode() === "single-node") return null;
   const url = process.env.REDIS_URL;
   const clusterNodes = process.env.REDIS_CLUSTER_NODES;
   if (!url && !clusterNodes) throw new Error("REDIS_URL is not set (npm run demo starts a redis-server and sets it)");

@@ -9,6 +9,11 @@
  * exist anywhere; Postgres commits only after Redis has the document. (If the commit itself then
  * fails, Redis holds a vN that Postgres lacks; the next publish overwrites it with a new document
  * and the same N, and readers compare checksums as well as versions.)
+ *
+ * Single-node mode (SLUICE_MODE=single-node, no Redis): `redis` is null and the Redis step is
+ * skipped; the committed PolicyVersion row is what the single-node decision server polls
+ * (lib/single-node/postgres-policy-source.ts), and its keys and service tokens come from the
+ * ApiKey and ApiToken tables directly.
  */
 import type { PrismaClient } from "../generated/prisma/client";
 import type { Tx } from "../db/client";
@@ -29,7 +34,8 @@ import { invalidPolicy, redisStep, ServiceError } from "./errors";
 
 export interface PublishDeps {
   db: PrismaClient;
-  redis: RedisLike;
+  /** null in single-node mode: Postgres alone is the record, there is no Redis to write. */
+  redis: RedisLike | null;
 }
 
 export interface PublishResult {
@@ -57,7 +63,7 @@ export async function compileDraft(db: PrismaClient | Tx): Promise<CompiledPolic
  */
 export async function publishBody(
   tx: Tx,
-  redis: RedisLike,
+  redis: RedisLike | null,
   body: CompiledPolicyBody,
   meta: { actor: string; note?: string | null; rolledBackFrom?: number | null; nowMs: number },
 ): Promise<{ doc: CompiledPolicy; previousVersion: number | null }> {
@@ -86,9 +92,11 @@ export async function publishBody(
     before: latest ? { version: latest.version, checksum: latest.checksum } : null,
     after: { version, checksum: doc.checksum, rolledBackFrom: meta.rolledBackFrom ?? null, note: meta.note ?? null },
   });
-  const keyIndex = await listKeyIndexEntries(tx);
-  const serviceTokens = await listServiceTokenHashes(tx);
-  await redisStep(`publishing v${version}`, () => writePublishedPolicy(redis, doc, { keyIndex, serviceTokens }));
+  if (redis) {
+    const keyIndex = await listKeyIndexEntries(tx);
+    const serviceTokens = await listServiceTokenHashes(tx);
+    await redisStep(`publishing v${version}`, () => writePublishedPolicy(redis, doc, { keyIndex, serviceTokens }));
+  }
   return { doc, previousVersion: latest?.version ?? null };
 }
 
@@ -107,9 +115,12 @@ export async function publishPolicy(
         // repairs a Redis that lost it and refreshes the key index; no new version, no audit entry.
         const stored = parseCompiledPolicy(latest.document);
         if (!stored.ok) throw new ServiceError("conflict", `stored policy v${latest.version} does not validate`);
-        const keyIndex = await listKeyIndexEntries(tx);
-        const serviceTokens = await listServiceTokenHashes(tx);
-        await redisStep(`rewriting v${latest.version}`, () => writePublishedPolicy(deps.redis, stored.value, { keyIndex, serviceTokens }));
+        const redis = deps.redis;
+        if (redis) {
+          const keyIndex = await listKeyIndexEntries(tx);
+          const serviceTokens = await listServiceTokenHashes(tx);
+          await redisStep(`rewriting v${latest.version}`, () => writePublishedPolicy(redis, stored.value, { keyIndex, serviceTokens }));
+        }
         return { status: "unchanged" as const, version: latest.version, checksum: latest.checksum, previousVersion: latest.version };
       }
       const { doc, previousVersion } = await publishBody(tx, deps.redis, body, { actor: options.actor, note: options.note, nowMs });

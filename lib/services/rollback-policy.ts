@@ -2,7 +2,8 @@
  * `sluice rollback --to N`: republish the document of version N as a new version N' (versions only
  * grow, so every decision server moves forward to it and the history says what happened). The draft
  * rows in Postgres are not touched: the next `publish` compiles the draft again; export the old
- * version's intent into the draft by editing it if the rollback should stick.
+ * version's intent into the draft by editing it if the rollback should stick. In single-node mode
+ * (`deps.redis` null) the new version is written to Postgres only, as publish does.
  */
 import { findPolicyVersion, lockPolicy } from "../db/policy-repo";
 import { bodyOf } from "../policy/compile";

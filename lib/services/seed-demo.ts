@@ -29,7 +29,8 @@ export interface SeedResult {
   publish: PublishResult;
 }
 
-export async function seedDemo(deps: { db: PrismaClient; redis: RedisLike }, actor = "demo-seed"): Promise<SeedResult> {
+/** `redis` null: single-node mode, the published version lives in Postgres only. */
+export async function seedDemo(deps: { db: PrismaClient; redis: RedisLike | null }, actor = "demo-seed"): Promise<SeedResult> {
   const file = await fs.readFile(DEMO_POLICY_PATH, "utf8");
   const applied = await applyPolicyFile(deps.db, file, { actor });
   const p = applied.plan;

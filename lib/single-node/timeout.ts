@@ -1,0 +1,33 @@
+/**
+ * Every Postgres read of the single-node decision server races a timeout (STYLE.md: every database
+ * call has one): a stalled connection must not hold a poll forever. The query itself is not
+ * cancelled; its late answer is ignored and the next poll asks again.
+ */
+export const QUERY_TIMEOUT_MS = 5_000;
+
+export class QueryTimeoutError extends Error {
+  constructor(what: string, ms: number) {
+    super(`${what}: no answer from PostgreSQL within ${ms} ms`);
+  }
+}
+
+export function withQueryTimeout<T>(promise: Promise<T>, what: string, ms = QUERY_TIMEOUT_MS): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new QueryTimeoutError(what, ms)), ms);
+    timer.unref();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
