@@ -233,7 +233,8 @@ function redisBackend(ctx: BackendContext): Backend {
     log,
     onPolicy: (doc, previous) => {
       if (previous) {
-        keyIndex.clear();
+        // Cached keys keep answering and are re-read in the background (no miss storm per publish).
+        keyIndex.markStale();
         void keyIndex.warm().catch(() => undefined);
       }
       ctx.policyLoaded(doc);

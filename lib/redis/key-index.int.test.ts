@@ -42,3 +42,71 @@ describe("key index warm-up", () => {
     expect(index.peek("a".repeat(64))).toBeUndefined();
   });
 });
+
+describe("key index after a new policy version (markStale)", () => {
+  const [a, b, gone] = ["d".repeat(64), "e".repeat(64), "f".repeat(64)];
+
+  async function settle(index: KeyIndex, hash: string, expected: string | null): Promise<void> {
+    const deadline = Date.now() + 2_000;
+    while (Date.now() < deadline) {
+      if (index.peek(hash) === expected) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`${hash.slice(0, 4)} never became ${expected}`);
+  }
+
+  it("keeps answering every cached key at once, then corrects them from Redis with batched HMGETs", async () => {
+    await indexKeys(redis, [
+      { keyHash: a, tenant: "acme" },
+      { keyHash: b, tenant: "globex" },
+      { keyHash: gone, tenant: "initech" },
+    ]);
+    const { client, calls } = await countingClient();
+    const index = new KeyIndex(client);
+    for (const h of [a, b, gone]) await index.fetch(h);
+    // The publish rewrote the index: b moved (a restored backup, say), `gone` was removed.
+    await redis.hset(keys.keyIndex(), b, "umbrella");
+    await redis.hdel(keys.keyIndex(), gone);
+    index.markStale();
+
+    // No request waits: every key still answers from the cache, synchronously.
+    expect([index.peek(a), index.peek(b), index.peek(gone)]).toEqual(["acme", "globex", "initech"]);
+    await settle(index, gone, null);
+    await settle(index, b, "umbrella");
+    expect(index.peek(a)).toBe("acme");
+    // The three keys queued in one turn went to Redis as one HMGET, after the three HGETs above.
+    expect(calls).toEqual(["hget", "hget", "hget", "hmget"]);
+    // Fresh again: no further re-read.
+    index.peek(a);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(calls).toHaveLength(4);
+    client.disconnect();
+  });
+
+  it("never lets a background re-read bring back a key revoked while it was in flight", async () => {
+    await indexKeys(redis, [{ keyHash: a, tenant: "acme" }]);
+    const index = new KeyIndex(redis);
+    await index.fetch(a);
+    index.markStale();
+    expect(index.peek(a)).toBe("acme"); // queues the re-read for the next turn
+    await redis.hdel(keys.keyIndex(), a);
+    index.evict(a); // the revocation message arrives first
+    await new Promise((r) => setTimeout(r, 50));
+    expect(index.peek(a)).toBeUndefined();
+  });
+});
+
+/** A connection of its own that records the key index commands it sends. */
+async function countingClient(): Promise<{ client: Redis; calls: string[] }> {
+  const client = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+  // Connected first: a command queued while connecting passes sendCommand twice.
+  await client.ping();
+  const calls: string[] = [];
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (command, stream) => {
+    // The key index's own commands (not the connection handshake's).
+    if (["hget", "hmget", "hlen", "hscan"].includes(command.name)) calls.push(command.name);
+    return send(command, stream);
+  };
+  return { client, calls };
+}

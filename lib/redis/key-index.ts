@@ -23,12 +23,17 @@ export function sha256Hex(text: string): string {
  * newer half can be evicted before it is looked at again.
  */
 export class LruCache<V> {
-  private readonly map = new Map<string, { value: V; expiresAtMs: number; stamp: number }>();
+  private readonly map = new Map<string, { value: V; expiresAtMs: number; stamp: number; epoch: number }>();
   /** Counts inserts and moves: an entry's stamp says how recently it was placed at the newest end. */
   private tick = 0;
   constructor(private readonly maxEntries: number) {}
 
   get(key: string, nowMs: number): V | undefined {
+    return this.getEntry(key, nowMs)?.value;
+  }
+
+  /** The live entry (value and the epoch it was stored in), refreshed in recency like get. */
+  getEntry(key: string, nowMs: number): { value: V; epoch: number } | undefined {
     const entry = this.map.get(key);
     if (!entry) return undefined;
     if (entry.expiresAtMs <= nowMs) {
@@ -40,12 +45,12 @@ export class LruCache<V> {
       entry.stamp = ++this.tick;
       this.map.set(key, entry);
     }
-    return entry.value;
+    return entry;
   }
 
-  set(key: string, value: V, expiresAtMs: number): void {
+  set(key: string, value: V, expiresAtMs: number, epoch = 0): void {
     this.map.delete(key);
-    this.map.set(key, { value, expiresAtMs, stamp: ++this.tick });
+    this.map.set(key, { value, expiresAtMs, stamp: ++this.tick, epoch });
     while (this.map.size > this.maxEntries) {
       const oldest = this.map.keys().next().value;
       if (oldest === undefined) break;
@@ -88,8 +93,15 @@ export class KeyIndex {
   private readonly negativeTtlMs: number;
   private readonly now: () => number;
   private readonly maxEntries: number;
-  /** Bumped by every eviction and clear: a warm-up that raced one is dropped. */
+  /** Bumped by every eviction and clear: a warm-up or refresh that raced one is dropped. */
   private generation = 0;
+  /** Bumped by markStale: entries stored in an older epoch are answered, then re-read in the background. */
+  private epoch = 0;
+  /** Stale key hashes to re-read with the next background HMGET. */
+  private readonly pending = new Set<string>();
+  private refreshScheduled = false;
+  /** After a failed refresh, none before this time (Redis down must not mean one HMGET per tick). */
+  private refreshPausedUntilMs = 0;
 
   constructor(
     private readonly redis: RedisLike,
@@ -109,16 +121,81 @@ export class KeyIndex {
     return { tenant: await this.fetch(keyHash), cached: false };
   }
 
-  /** The cached answer: a slug, null (known unknown), or undefined (not cached). No I/O. */
+  /**
+   * The cached answer: a slug, null (known unknown), or undefined (not cached). No I/O on the
+   * request's path: an entry from before the last markStale is still answered, and queued for a
+   * background re-read.
+   */
   peek(keyHash: string): string | null | undefined {
-    return this.cache.get(keyHash, this.now());
+    const entry = this.cache.getEntry(keyHash, this.now());
+    if (entry === undefined) return undefined;
+    if (entry.epoch !== this.epoch) this.queueRefresh(keyHash);
+    return entry.value;
   }
 
   /** Reads the index in Redis (one HGET) and caches the answer. */
   async fetch(keyHash: string): Promise<string | null> {
     const tenant = await this.redis.hget(keys.keyIndex(), keyHash);
-    this.cache.set(keyHash, tenant, this.now() + (tenant === null ? this.negativeTtlMs : this.positiveTtlMs));
+    this.store(keyHash, tenant, this.now());
     return tenant;
+  }
+
+  private store(keyHash: string, tenant: string | null, nowMs: number): void {
+    this.cache.set(keyHash, tenant, nowMs + (tenant === null ? this.negativeTtlMs : this.positiveTtlMs), this.epoch);
+  }
+
+  /**
+   * A new policy version rewrote the index in Redis (a deleted tenant's keys are gone; a key whose
+   * revocation message was lost is gone too). Instead of dropping every cached key — with an index
+   * too large to warm whole, each one would then wait on an HGET on its next request, a miss storm
+   * after every publish — every entry is marked stale: it still answers, and its first use queues
+   * it for a batched background HMGET that corrects it. Revocations announced by PUBLISH still
+   * evict at once (evict).
+   */
+  markStale(): void {
+    this.epoch++;
+    this.generation++;
+  }
+
+  private queueRefresh(keyHash: string): void {
+    this.pending.add(keyHash);
+    if (this.refreshScheduled) return;
+    this.refreshScheduled = true;
+    setImmediate(() => void this.refresh());
+  }
+
+  /** Re-reads the queued stale keys, up to 1,000 per HMGET, one batch after the other. */
+  private async refresh(): Promise<void> {
+    try {
+      while (this.pending.size > 0 && this.now() >= this.refreshPausedUntilMs) {
+        const batch: string[] = [];
+        for (const keyHash of this.pending) {
+          batch.push(keyHash);
+          this.pending.delete(keyHash);
+          if (batch.length === 1_000) break;
+        }
+        const generation = this.generation;
+        const epoch = this.epoch;
+        let tenants: (string | null)[];
+        try {
+          tenants = await this.redis.hmget(keys.keyIndex(), ...batch);
+        } catch {
+          // Stale entries keep answering; they queue again on their next use after the pause.
+          this.refreshPausedUntilMs = this.now() + 1_000;
+          this.pending.clear();
+          return;
+        }
+        // An eviction meanwhile may concern one of these: its fresh answer must not be overwritten,
+        // so this batch is dropped (its keys queue again on their next use). A newer markStale
+        // makes the answers stale already: also dropped.
+        if (generation !== this.generation || epoch !== this.epoch) continue;
+        const nowMs = this.now();
+        for (let i = 0; i < batch.length; i++) this.store(batch[i]!, tenants[i] ?? null, nowMs);
+      }
+    } finally {
+      this.refreshScheduled = false;
+      if (this.pending.size > 0 && this.now() >= this.refreshPausedUntilMs) this.queueRefresh(this.pending.values().next().value!);
+    }
   }
 
   /**
@@ -145,9 +222,10 @@ export class KeyIndex {
     const expiresAtMs = nowMs + this.positiveTtlMs;
     let loaded = 0;
     for (const [keyHash, tenant] of all) {
-      // A key looked up meanwhile keeps its fresher answer.
-      if (this.cache.get(keyHash, nowMs) !== undefined) continue;
-      this.cache.set(keyHash, tenant, expiresAtMs);
+      // A key looked up meanwhile keeps its fresher answer; a stale one takes this one.
+      const cached = this.cache.getEntry(keyHash, nowMs);
+      if (cached !== undefined && cached.epoch === this.epoch) continue;
+      this.cache.set(keyHash, tenant, expiresAtMs, this.epoch);
       loaded++;
     }
     return loaded;
