@@ -30,7 +30,10 @@ import { messageOf, withQueryTimeout } from "./timeout";
 export const GRACE_MS = 2_000;
 /** Sealed minutes older than this are dropped while Postgres stays unreachable. */
 export const MAX_UNSENT_MS = 3_600_000;
-const COMMIT_TIMEOUT_MS = 30_000;
+/** One slice's transaction normally takes milliseconds; past this it is retried (its cursor makes that safe). */
+const COMMIT_TIMEOUT_MS = 10_000;
+/** How long close() keeps retrying before giving up (a SIGTERM's grace period is typically 30 s). */
+const CLOSE_DEADLINE_MS = 15_000;
 
 export interface PostgresUsageSinkOptions {
   db: Db;
@@ -140,10 +143,11 @@ export class PostgresUsageSink implements UsageSink {
     }
   }
 
-  /** Seals everything, the open minute included, and commits (a few tries): for a clean stop. */
+  /** Seals everything, the open minute included, and commits (retrying for a while): for a clean stop. */
   async close(): Promise<UsageSinkReport> {
+    const deadline = Date.now() + CLOSE_DEADLINE_MS;
     let report = await this.flush(true);
-    for (let attempt = 1; attempt < 5 && report.waiting > 0; attempt++) {
+    for (let attempt = 1; report.waiting > 0 && Date.now() + 200 * attempt < deadline; attempt++) {
       await new Promise((r) => setTimeout(r, 200 * attempt));
       report = await this.flush(true);
     }
