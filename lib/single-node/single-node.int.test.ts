@@ -194,6 +194,17 @@ describe("single-node decision server (no Redis)", () => {
     expect(await rollbackPolicy({ db, redis: null }, { actor, toVersion: 1 })).toMatchObject({ status: "published", version: 3 });
     await within(5_000, async () => ((await (await fetch(`${server.url}/readyz`)).json()) as { policyVersion: number }).policyVersion === 3);
     expect((await check(KEYS.c)).answer).toMatchObject({ allowed: true, limit: 5, policyVersion: 3 });
+
+    // A version that does not validate (its checksum no longer matches its body) never replaces the last good one.
+    const good = (await db.policyVersion.findUniqueOrThrow({ where: { version: 3 } })).document as Record<string, unknown>;
+    const tampered = { ...good, version: 4, defaults: { failureMode: "open" } };
+    await db.policyVersion.create({ data: { version: 4, document: JSON.parse(JSON.stringify(tampered)), checksum: String(good.checksum), author: "test:tamper" } });
+    await within(5_000, async () => server.output().includes("policy v4 rejected"));
+    expect(await (await fetch(`${server.url}/readyz`)).json()).toMatchObject({ ready: true, policyVersion: 3 });
+    expect(server.output()).toContain("keeping v3");
+    // The next publish (v5) is taken.
+    expect(await publishPolicy({ db, redis: null }, { actor })).toMatchObject({ status: "published", version: 5 });
+    await within(5_000, async () => ((await (await fetch(`${server.url}/readyz`)).json()) as { policyVersion: number }).policyVersion === 5);
   });
 
   it("stops accepting a revoked key within ~1 s, and accepts a new key as fast", async () => {
