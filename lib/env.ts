@@ -73,7 +73,7 @@ export function env(): Env {
  * SLUICE_MODE alone, validated like env() does, for code that must not require the rest of the
  * environment to be valid (the control plane's Redis client, the CLI).
  */
-export function sluiceMode(source: NodeJS.ProcessEnv = process.env): SluiceMode {
+export function sluiceMode(source: Readonly<Record<string, string | undefined>> = process.env): SluiceMode {
   const result = modeSchema.safeParse(source.SLUICE_MODE);
   if (!result.success) throw new Error(`Invalid environment:\n  SLUICE_MODE: ${result.error.issues[0]?.message ?? "invalid"}`);
   return result.data;
