@@ -12,6 +12,7 @@
 import type { CompiledPolicy } from "../policy/compiled";
 import { limitsFor } from "../policy/compile";
 import { resolveOperation } from "../policy/match";
+import { withTimeout as raceTimeout } from "../net/timeout";
 import type { FailureMode } from "../policy/types";
 import { sha256Hex } from "../redis/key-index";
 import { KEY_PREFIX_LENGTH, type UsageError, type UsageOutcome, type UsageRecorder } from "../redis/usage";
@@ -75,19 +76,7 @@ class StoreTimeoutError extends Error {
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new StoreTimeoutError()), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
+  return raceTimeout(promise, ms, () => new StoreTimeoutError());
 }
 
 export class DecisionEngine {

@@ -16,6 +16,7 @@ import type { Cluster, Redis } from "ioredis";
 import type { CompiledPolicy } from "../policy/compiled";
 import { keys } from "../redis/keys";
 import { readCurrentVersion, readPolicyVersion } from "../redis/policy";
+import { Poller } from "./poller";
 
 type RedisLike = Redis | Cluster;
 
@@ -51,15 +52,21 @@ export interface PolicyPort {
 
 export class PolicySource implements PolicyPort {
   private doc: CompiledPolicy | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private refreshing: Promise<void> | null = null;
-  private again = false;
-  private stopped = false;
+  /** Reads once more after a run when a PUBLISH arrived during it (it may name a newer version). */
+  private readonly poller: Poller;
   /** The last version that failed to parse, so a bad document is reported once. */
   private rejectedVersion = 0;
   private retryTimer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly options: PolicySourceOptions) {}
+  constructor(private readonly options: PolicySourceOptions) {
+    this.poller = new Poller(
+      async () => {
+        if (!(await this.load())) this.retrySoon();
+      },
+      options.pollMs,
+      true,
+    );
+  }
 
   get current(): CompiledPolicy | null {
     return this.doc;
@@ -79,40 +86,16 @@ export class PolicySource implements PolicyPort {
       });
       await subscriber.subscribe(keys.policyChannel(), keys.keyChannel()).catch(() => undefined);
     }
-    await this.refresh();
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      void this.refresh().finally(() => this.schedule());
-    }, this.options.pollMs);
-    this.timer.unref();
+    await this.poller.start();
   }
 
   /** Loads the current version if it changed. Never throws; never replaces a good doc with a bad one. */
   refresh(): Promise<void> {
-    if (this.refreshing) {
-      // A message arrived while reading: read once more afterwards, it may name a newer version.
-      this.again = true;
-      return this.refreshing;
-    }
-    this.refreshing = (async () => {
-      let complete = true;
-      do {
-        this.again = false;
-        complete = await this.load();
-      } while (this.again && !this.stopped);
-      if (!complete) this.retrySoon();
-    })().finally(() => {
-      this.refreshing = null;
-    });
-    return this.refreshing;
+    return this.poller.refresh();
   }
 
   private retrySoon(): void {
-    if (this.stopped || this.retryTimer) return;
+    if (this.poller.stopped || this.retryTimer) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       void this.refresh();
@@ -151,8 +134,7 @@ export class PolicySource implements PolicyPort {
   }
 
   stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.poller.stop();
     if (this.retryTimer) clearTimeout(this.retryTimer);
   }
 }

@@ -15,6 +15,7 @@
  * 150 bytes per key, the signature a scan of ApiKey per poll (tens of ms at 100,000 keys).
  */
 import type { Db } from "../db/client";
+import { Poller } from "../decision/poller";
 import { messageOf, withQueryTimeout } from "./timeout";
 
 export interface PostgresKeyIndexOptions {
@@ -32,12 +33,12 @@ export class KeyIndexNotLoadedError extends Error {
 export class PostgresKeyIndex {
   private index: Map<string, string> | null = null;
   private signature: string | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private refreshing: Promise<void> | null = null;
-  private stopped = false;
+  private readonly poller: Poller;
   private reachable = true;
 
-  constructor(private readonly options: PostgresKeyIndexOptions) {}
+  constructor(private readonly options: PostgresKeyIndexOptions) {
+    this.poller = new Poller(() => this.load(), options.pollMs);
+  }
 
   /** True once the index has been loaded (the server is not ready before). */
   get loaded(): boolean {
@@ -64,25 +65,12 @@ export class PostgresKeyIndex {
   }
 
   async start(): Promise<void> {
-    await this.refresh();
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      void this.refresh().finally(() => this.schedule());
-    }, this.options.pollMs);
-    this.timer.unref();
+    await this.poller.start();
   }
 
   /** Reloads the index when the tables changed. Never throws. */
   refresh(): Promise<void> {
-    if (this.refreshing) return this.refreshing;
-    this.refreshing = this.load().finally(() => {
-      this.refreshing = null;
-    });
-    return this.refreshing;
+    return this.poller.refresh();
   }
 
   private async load(): Promise<void> {
@@ -120,7 +108,6 @@ export class PostgresKeyIndex {
   }
 
   stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.poller.stop();
   }
 }

@@ -16,6 +16,7 @@ import type { Db } from "../db/client";
 import type { PolicyPort } from "../decision/policy-source";
 import type { CompiledPolicy } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
+import { Poller } from "../decision/poller";
 import { messageOf, withQueryTimeout } from "./timeout";
 
 /** How many older versions a fresh process tries when the newest one is invalid. */
@@ -35,16 +36,16 @@ type Checked = { ok: true; doc: CompiledPolicy } | { ok: false; why: string };
 
 export class PostgresPolicySource implements PolicyPort {
   private doc: CompiledPolicy | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private refreshing: Promise<void> | null = null;
-  private stopped = false;
+  private readonly poller: Poller;
   /** Versions that failed validation, so each is reported once. */
   private readonly rejected = new Set<number>();
   /** False after a failed poll, so an outage is logged once, not twice a second. */
   private reachable = true;
   private lastOkAtMs = 0;
 
-  constructor(private readonly options: PostgresPolicySourceOptions) {}
+  constructor(private readonly options: PostgresPolicySourceOptions) {
+    this.poller = new Poller(() => this.load(), options.pollMs);
+  }
 
   get current(): CompiledPolicy | null {
     return this.doc;
@@ -56,24 +57,11 @@ export class PostgresPolicySource implements PolicyPort {
   }
 
   async start(): Promise<void> {
-    await this.refresh();
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      void this.refresh().finally(() => this.schedule());
-    }, this.options.pollMs);
-    this.timer.unref();
+    await this.poller.start();
   }
 
   refresh(): Promise<void> {
-    if (this.refreshing) return this.refreshing;
-    this.refreshing = this.load().finally(() => {
-      this.refreshing = null;
-    });
-    return this.refreshing;
+    return this.poller.refresh();
   }
 
   private async load(): Promise<void> {
@@ -137,7 +125,6 @@ export class PostgresPolicySource implements PolicyPort {
   }
 
   stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.poller.stop();
   }
 }

@@ -3,6 +3,8 @@
  * call has one): a stalled connection must not hold a poll forever. The query itself is not
  * cancelled; its late answer is ignored and the next poll asks again.
  */
+import { withTimeout } from "../net/timeout";
+
 export const QUERY_TIMEOUT_MS = 5_000;
 
 export class QueryTimeoutError extends Error {
@@ -12,20 +14,7 @@ export class QueryTimeoutError extends Error {
 }
 
 export function withQueryTimeout<T>(promise: Promise<T>, what: string, ms = QUERY_TIMEOUT_MS): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new QueryTimeoutError(what, ms)), ms);
-    timer.unref();
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
+  return withTimeout(promise, ms, () => new QueryTimeoutError(what, ms), { unref: true });
 }
 
 export function messageOf(error: unknown): string {
