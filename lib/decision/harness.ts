@@ -37,7 +37,9 @@ export async function spawnDecisionServer(env: Record<string, string>, options: 
   // One process (node with tsx's loader), not the tsx CLI: a signal reaches the server itself.
   const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
     cwd: ROOT,
-    env: { ...process.env, DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), ...env },
+    // A 500 ms store budget unless the test sets its own: under CI load a Redis reply can take over
+    // the production 25 ms, and an `open` failure mode would then count an extra allowed request.
+    env: { ...process.env, DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), REDIS_TIMEOUT_MS: "500", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
