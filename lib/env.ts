@@ -6,6 +6,8 @@ import { z } from "zod";
 
 const port = z.coerce.number().int().min(1).max(65535);
 const ms = z.coerce.number().int().min(1).max(600_000);
+/** A URL, where an empty value (`REDIS_URL=` in a .env file or a compose file) means unset. */
+const optionalUrl = z.preprocess((v) => (v === "" ? undefined : v), z.string().url().optional());
 
 /** `redis` (default): counters, policy and usage in Redis. `single-node`: no Redis at all (README "Single-node mode"). */
 export const SLUICE_MODES = ["redis", "single-node"] as const;
@@ -20,9 +22,9 @@ const envSchema = z.object({
    */
   SLUICE_MODE: modeSchema,
   /** PostgreSQL. Unset: `npm run demo` starts an embedded PostgreSQL with its data in .data/. */
-  DATABASE_URL: z.string().url().optional(),
+  DATABASE_URL: optionalUrl,
   /** Redis. Unset: the demo starts redis-server from PATH, else runs single-node in-process. */
-  REDIS_URL: z.string().url().optional(),
+  REDIS_URL: optionalUrl,
   /** host:port,host:port — switches every process to Redis Cluster. */
   REDIS_CLUSTER_NODES: z.string().optional(),
   /** Namespace of every Redis key (one deployment, or one test run). */
@@ -41,13 +43,13 @@ const envSchema = z.object({
   POLICY_POLL_MS: ms.default(5_000),
   /** next-auth: the session signing secret (required in production). */
   NEXTAUTH_SECRET: z.string().min(16).optional(),
-  NEXTAUTH_URL: z.string().url().optional(),
+  NEXTAUTH_URL: optionalUrl,
   /** Grace window before a month's billing period is closed. */
   BILLING_GRACE_MS: z.coerce.number().int().min(0).default(3_600_000),
   /** Minute rollups older than this are downsampled to hours. */
   ROLLUP_DOWNSAMPLE_AFTER_MS: z.coerce.number().int().min(3_600_000).default(7 * 86_400_000),
   /** HTTPS URL the worker POSTs newly opened alerts to (optional). */
-  ALERT_WEBHOOK_URL: z.string().url().optional(),
+  ALERT_WEBHOOK_URL: optionalUrl,
   /** Allow alert webhooks to private/loopback addresses (tests only). */
   ALERT_WEBHOOK_ALLOW_PRIVATE: z.enum(["0", "1"]).default("0"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
@@ -59,14 +61,18 @@ let cached: Env | undefined;
 
 /** Parses process.env once; a bad variable stops the process with a message naming it. */
 export function env(): Env {
-  if (cached) return cached;
-  const result = envSchema.safeParse(process.env);
+  cached ??= parseEnv(process.env);
+  return cached;
+}
+
+/** env() for any record: throws an error that names every bad variable. */
+export function parseEnv(source: Readonly<Record<string, string | undefined>>): Env {
+  const result = envSchema.safeParse(source);
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new Error(`Invalid environment:\n${lines.join("\n")}`);
   }
-  cached = result.data;
-  return cached;
+  return result.data;
 }
 
 /**

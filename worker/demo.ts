@@ -100,7 +100,8 @@ async function main(): Promise<void> {
   const shared: Record<string, string> = singleNode
     ? // No REDIS_URL at all (an empty one would not validate); every child knows the mode.
       { NEXT_TELEMETRY_DISABLED: "1", DATABASE_URL: databaseUrl, SLUICE_MODE: "single-node", SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens }
-    : { NEXT_TELEMETRY_DISABLED: "1", DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens };
+    : // With only REDIS_CLUSTER_NODES set there is no REDIS_URL to pass (an empty one would not validate).
+      { NEXT_TELEMETRY_DISABLED: "1", DATABASE_URL: databaseUrl, ...(redisUrl ? { REDIS_URL: redisUrl } : {}), SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens };
 
   const nextBin = path.join(ROOT, "node_modules", ".bin", "next");
   const tsxBin = path.join(ROOT, "node_modules", ".bin", "tsx");
