@@ -11,6 +11,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { Redis } from "ioredis";
@@ -63,6 +64,14 @@ function cpuTicks(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // fields[11] = utime, fields[12] = stime (fields 14 and 15 of the full line)
   return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Jiffies of the whole machine: [busy, total] (/proc/stat's first line). */
+function machineTicks(): [number, number] {
+  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.reduce((a, b) => a + b, 0);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0); // idle + iowait
+  return [total - idle, total];
 }
 
 async function redisUsec(redis: Redis): Promise<number> {
@@ -118,6 +127,10 @@ interface Row {
   non2xx: number;
   /** Share of decisions answered without the store (failure mode) — must be ~0 for a fair figure. */
   degradedShare: number;
+  /** CPU µs per request of autocannon itself (this process), which shares the machine's cores. */
+  loadgenUsPerRequest: number;
+  /** Share of the machine's CPU time that was busy during the run (every core, every process). */
+  machineBusy: number;
 }
 
 /** sluice_decisions_total by outcome, summed over every process that has the metric. */
@@ -143,6 +156,8 @@ async function measure(
   const outcomesBefore = await outcomes(procs);
   const ticksBefore = procs.map((p) => cpuTicks(p.child.pid!));
   const usecBefore = await redisUsec(redis);
+  const loadgenBefore = process.cpuUsage();
+  const machineBefore = machineTicks();
   const runs = await Promise.all(
     procs.map((p) =>
       autocannon({
@@ -154,6 +169,8 @@ async function measure(
       }),
     ),
   );
+  const loadgen = process.cpuUsage(loadgenBefore);
+  const machineAfter = machineTicks();
   const ticks = procs.reduce((sum, p, i) => sum + cpuTicks(p.child.pid!) - ticksBefore[i]!, 0);
   const usec = (await redisUsec(redis)) - usecBefore;
   const total = runs.reduce((s, r) => s + r.requests.total, 0);
@@ -173,9 +190,11 @@ async function measure(
     redisUsPerDecision: decisions > 0 ? usec / decisions : 0,
     non2xx: runs.reduce((s, r) => s + r.non2xx + r.errors, 0),
     degradedShare: counted > 0 ? (delta("degraded") + delta("unavailable")) / counted : 0,
+    loadgenUsPerRequest: total > 0 ? (loadgen.user + loadgen.system) / total : 0,
+    machineBusy: (machineAfter[0] - machineBefore[0]) / Math.max(1, machineAfter[1] - machineBefore[1]),
   };
   process.stdout.write(
-    `  ${label.padEnd(22)} ${target.padEnd(14)} ${row.reqPerSec.toFixed(0).padStart(7)} req/s ${row.decisionsPerSec.toFixed(0).padStart(8)} dec/s  p50 ${row.p50} ms  p99 ${row.p99} ms  cpu ${row.cpuUsPerDecision.toFixed(1)} µs  redis ${row.redisUsPerDecision.toFixed(1)} µs${row.degradedShare > 0 ? `  degraded ${(row.degradedShare * 100).toFixed(1)}%` : ""}${row.non2xx ? `  non2xx ${row.non2xx}` : ""}\n`,
+    `  ${label.padEnd(22)} ${target.padEnd(14)} ${row.reqPerSec.toFixed(0).padStart(7)} req/s ${row.decisionsPerSec.toFixed(0).padStart(8)} dec/s  p50 ${row.p50} ms  p99 ${row.p99} ms  cpu ${row.cpuUsPerDecision.toFixed(1)} µs  redis ${row.redisUsPerDecision.toFixed(1)} µs  loadgen ${row.loadgenUsPerRequest.toFixed(0)} µs/req  machine ${(row.machineBusy * 100).toFixed(0)}% busy${row.degradedShare > 0 ? `  degraded ${(row.degradedShare * 100).toFixed(1)}%` : ""}${row.non2xx ? `  non2xx ${row.non2xx}` : ""}\n`,
   );
   return row;
 }
@@ -290,6 +309,17 @@ async function main(): Promise<void> {
     process.stdout.write(`  2 instances / 1 instance      ${ratio(two.reqPerSec, s1.reqPerSec)}  (same 2 cores: no gain expected here)\n`);
     process.stdout.write(`  p99 at 5k: sluice / hello     ${ratio(s5.p99, h5.p99)}  [≤ 2.00]  (${s5.p99} ms vs ${h5.p99} ms)\n`);
     process.stdout.write(`  redis µs/decision: sluice ${s1.redisUsPerDecision.toFixed(1)}, peer ${p1.redisUsPerDecision.toFixed(1)}, deny ${sd.redisUsPerDecision.toFixed(2)}, batch ${b.redisUsPerDecision.toFixed(1)}\n`);
+    // Every process here shares the machine's cores, so a path's req/s is bounded by the sum of
+    // what each request costs all of them: the load generator, the server and Redis.
+    const cores = availableParallelism();
+    const costOf = (r: Row) => r.loadgenUsPerRequest + r.cpuUsPerDecision + r.redisUsPerDecision;
+    process.stdout.write(`\nCPU µs per request, all processes (${cores} cores: ceiling = ${cores} s / cost)\n`);
+    for (const [label, r] of [["single hello", h1], ["single peer", p1], ["single sluice", s1], ["deny hello", hd], ["deny sluice", sd]] as const) {
+      process.stdout.write(
+        `  ${label.padEnd(14)} loadgen ${r.loadgenUsPerRequest.toFixed(0).padStart(3)} + server ${r.cpuUsPerDecision.toFixed(0).padStart(3)} + redis ${r.redisUsPerDecision.toFixed(0).padStart(2)} = ${costOf(r).toFixed(0).padStart(3)} µs → ceiling ${((cores * 1e6) / costOf(r)).toFixed(0).padStart(6)} req/s, reached ${r.reqPerSec.toFixed(0)} (machine ${(r.machineBusy * 100).toFixed(0)}% busy)\n`,
+      );
+    }
+    process.stdout.write(`  server CPU per decision, hello / sluice: single ${ratio(h1.cpuUsPerDecision, s1.cpuUsPerDecision)}, deny ${ratio(hd.cpuUsPerDecision, sd.cpuUsPerDecision)}\n`);
     process.stdout.write(`\nwhole run ${((Date.now() - startedMs) / 1000).toFixed(0)} s\n`);
   } finally {
     for (const p of procs) p.child.kill("SIGTERM");
