@@ -641,15 +641,26 @@ async function main(): Promise<void> {
   });
   const modeNote = singleNode ? "single-node: no Redis, in-process counters, one replica only; " : "";
   process.stdout.write(`decision server listening on :${server.port} (${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH})\n`);
+  let outputLost = false;
   const stop = (signal: string) => {
-    process.stdout.write(`${signal}: draining\n`);
+    if (!outputLost) process.stdout.write(`${signal}: draining\n`);
     server.close().then(
       () => process.exit(0),
       () => process.exit(1),
     );
   };
+  // Whoever read our output is gone (a supervisor killed without its children, a closed pipe):
+  // nothing can be logged any more, so drain and exit. Without this, the failed write of the next
+  // log line was itself logged as uncaught, failed again, and the process spun at full CPU forever.
+  const onOutputError = (error: NodeJS.ErrnoException) => {
+    if (outputLost) return;
+    outputLost = true;
+    if (error.code === "EPIPE" || error.code === "ERR_STREAM_DESTROYED") stop("output closed");
+  };
+  process.stdout.on("error", onOutputError);
+  process.stderr.on("error", onOutputError);
   process.on("uncaughtException", (error) => {
-    process.stderr.write(`[decision] uncaught: ${error.message}\n`);
+    if (!outputLost) process.stderr.write(`[decision] uncaught: ${error.message}\n`);
   });
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));

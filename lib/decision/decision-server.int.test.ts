@@ -322,3 +322,18 @@ describe("decision server", () => {
     expect(code).toBe(0);
   });
 });
+
+describe("decision server whose output pipe closes", () => {
+  it("drains and exits 0 instead of spinning on the failed log write (its supervisor died)", async () => {
+    const orphan = await spawnDecisionServer({ REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: TOKEN, POLICY_POLL_MS: "200" }, { waitReady: true });
+    const exited = new Promise<number | null>((resolve) => orphan.child.once("exit", resolve));
+    // The reading ends go away, as when the process that read them is killed.
+    orphan.child.stdout?.destroy();
+    orphan.child.stderr?.destroy();
+    // A new policy makes the server log a line, into the closed pipe.
+    await writeFixturePolicy(redis, compileFixture(fixturePolicyFile(), 50));
+    const code = await Promise.race([exited, new Promise<"still running">((r) => setTimeout(() => r("still running"), 10_000))]);
+    if (code === "still running") await orphan.stop("SIGKILL");
+    expect(code).toBe(0);
+  });
+});
