@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix } from "../../test/helpers";
 import { type OwnRedis, startOwnRedis } from "../net/redis-server";
 import { keys } from "./keys";
-import { UsageRecorder, minuteStartMs, usageFields } from "./usage";
+import { FLUSH_CHUNK_FIELDS, UsageRecorder, minuteStartMs, usageFields } from "./usage";
 
 const MINUTE = minuteStartMs(Date.now());
 const decision = (tenant: string) => ({ atMs: MINUTE + 1_000, tenant, tier: "free", operation: "read", outcome: "allowed" as const, keyPrefix: "abcdef012345", latencyMs: 1 });
@@ -37,6 +37,18 @@ describe("usage flush: exactly once (own redis-server: it is killed)", () => {
     expect(await count()).toBe(14);
     expect(await redis.ttl(keys.usageMinute(MINUTE, prefix) + ":flushes")).toBeGreaterThan(0);
     expect(await redis.sismember(keys.usageMinutes(prefix), String(MINUTE))).toBe(1);
+  });
+
+  it("a flush of many fields goes in calls of at most FLUSH_CHUNK_FIELDS fields, each applied once when resent", async () => {
+    const recorder = new UsageRecorder(redis, prefix);
+    const fields = new Map(Array.from({ length: FLUSH_CHUNK_FIELDS * 3 + 10 }, (_, i) => [usageFields.key("big", i.toString(16).padStart(12, "0"), "allowed"), i + 1] as const));
+    await redis.config("RESETSTAT");
+    await recorder.send("flush-big", new Map([[MINUTE, fields]]));
+    await recorder.send("flush-big", new Map([[MINUTE, fields]])); // its reply lost: resent whole
+    const stored = await redis.hgetall(keys.usageMinute(MINUTE, prefix));
+    for (const [name, n] of fields) expect(Number(stored[name])).toBe(n);
+    const calls = Number(/cmdstat_evalsha:calls=(\d+),/.exec(await redis.info("commandstats"))?.[1]);
+    expect(calls).toBe(2 * 4); // 4 chunks per send
   });
 
   it("after SCRIPT FLUSH a flush reloads its script (SCRIPT LOAD, not EVAL) and counts once", async () => {
