@@ -87,6 +87,9 @@ function normalizeTokenHash(entry: string): string {
   return /^[0-9a-f]{64}$/.test(t) ? t : sha256Hex(t);
 }
 
+/** Also the prefix of Envoy ext_authz's requests: `/v1/forward-auth/<the client's path>`. */
+const FORWARD_AUTH_PATH = "/v1/forward-auth";
+
 function json(res: http.ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
   const text = JSON.stringify(body);
   // A flat [name, value, …] list: node writes it as is, without merging an object per response.
@@ -454,10 +457,21 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
       json(res, 401, errorBody("unauthorized", "missing or wrong X-Sluice-Token"));
       return;
     }
-    const method = header(req, "x-forwarded-method") ?? header(req, "x-original-method");
-    const uri = header(req, "x-forwarded-uri") ?? header(req, "x-original-uri");
+    let method = header(req, "x-forwarded-method") ?? header(req, "x-original-method");
+    let uri = header(req, "x-forwarded-uri") ?? header(req, "x-original-uri");
+    // Envoy's ext_authz (HTTP service) sends none of those: it repeats the client's method and
+    // appends the client's path to its `path_prefix`, so `/v1/forward-auth/v1/orders/42?x=1` asks
+    // about `GET /v1/orders/42?x=1` (examples/gateways/envoy.yaml).
+    const rest = (req.url ?? "").slice(FORWARD_AUTH_PATH.length);
+    if (!method && !uri && rest.startsWith("/")) {
+      method = req.method;
+      uri = rest;
+    }
     if (!method || !uri) {
-      return invalid(res, { field: "X-Forwarded-Uri", message: "X-Forwarded-Method and X-Forwarded-Uri (or X-Original-*) are required" });
+      return invalid(res, {
+        field: "X-Forwarded-Uri",
+        message: "X-Forwarded-Method and X-Forwarded-Uri (or X-Original-*) are required, or the client's path after /v1/forward-auth",
+      });
     }
     const operation = `${method} ${uri}`;
     if (operation.length > MAX_FIELD_CHARS) return invalid(res, { field: "X-Forwarded-Uri", message: "operation: at most 512 characters" });
@@ -510,7 +524,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
 
   const routes: Record<string, { methods: string[] | null; handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> | void }> = {
     "/v1/check": { methods: ["POST"], handle: handleCheck },
-    "/v1/forward-auth": { methods: null, handle: handleForwardAuth },
+    [FORWARD_AUTH_PATH]: { methods: null, handle: handleForwardAuth },
     "/v1/release": { methods: ["POST"], handle: handleRelease },
     "/healthz": { methods: ["GET", "HEAD"], handle: (_req, res) => json(res, 200, { ok: true }) },
     "/readyz": {
@@ -543,7 +557,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     const path = q === -1 ? url : url.slice(0, q);
-    const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
+    const route = Object.hasOwn(routes, path) ? routes[path] : path.startsWith(`${FORWARD_AUTH_PATH}/`) ? routes[FORWARD_AUTH_PATH] : undefined;
     if (draining) res.setHeader("Connection", "close");
     if (!route) {
       req.resume();

@@ -9,6 +9,13 @@
  *   client as it is (status, headers, body); on 2xx, `authResponseHeaders` are copied from the
  *   answer into the request the app receives. The headers middleware sets customRequestHeaders,
  *   an empty value removing the header.
+ * - examples/gateways/envoy.yaml replayed by a model of Envoy's ext_authz HTTP filter (Envoy is not
+ *   packaged for Debian either). The model follows envoy source/extensions/filters/common/ext_authz/
+ *   ext_authz_http_impl.cc: the client's method, `path_prefix` + the client's path, only the headers
+ *   `allowed_headers` matches plus Authorization and Host, then `headers_to_add`; a 200 answer copies
+ *   `allowed_upstream_headers` into the app's request and `allowed_client_headers_on_success` into
+ *   the client's response; a 5xx is an error (`status_on_error`, no body); any other status goes to
+ *   the client with every header but Host, and the body.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -31,6 +38,7 @@ const EXAMPLES = path.join(ROOT, "examples/gateways");
 const EXAMPLE_TOKEN = "sl_svc_gateway_test_token_0001";
 const NGINX_KEY = "sk_test_gateway_nginx_0001";
 const TRAEFIK_KEY = "sk_test_gateway_traefik_0001";
+const ENVOY_KEY = "sk_test_gateway_envoy_0001";
 /** The examples' addresses, replaced by this run's free ports. */
 const EXAMPLE_DECISION = "127.0.0.1:8788";
 const EXAMPLE_GATEWAY = "127.0.0.1:9080";
@@ -50,7 +58,7 @@ beforeAll(async () => {
     operations: [{ name: "orders-read", match: ["GET /v1/orders", "GET /v1/orders/*"] }],
     tiers: [{ name: "free", limits: [{ operation: "*", scope: "api_key", algorithm: "sliding_window_log", limit: 5, window: "1h" }] }],
     globalCaps: [],
-    tenants: [{ slug: "acme", name: "Acme", tier: "free", keys: [{ name: "nginx", key: NGINX_KEY }, { name: "traefik", key: TRAEFIK_KEY }] }],
+    tenants: [{ slug: "acme", name: "Acme", tier: "free", keys: [{ name: "nginx", key: NGINX_KEY }, { name: "traefik", key: TRAEFIK_KEY }, { name: "envoy", key: ENVOY_KEY }] }],
   });
   await writeFixturePolicy(redis, fixture);
   server = await spawnDecisionServer(
@@ -63,6 +71,20 @@ afterAll(async () => {
   await server?.stop();
   redis?.disconnect();
 });
+
+/** An app that answers every request, echoing the request headers it received (as JSON in X-App-Saw). */
+async function startEchoApp(): Promise<{ url: string; close(): Promise<void> }> {
+  const app = http.createServer((req, res) => {
+    const saw: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") saw[k] = v;
+    res.writeHead(200, { "x-app-saw": JSON.stringify(saw), "content-type": "text/plain" });
+    res.end("hello from the app\n");
+  });
+  await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
+  const address = app.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => app.close(() => resolve())) };
+}
 
 function hasNginx(): boolean {
   try {
@@ -215,28 +237,19 @@ function traefikModel(config: z.infer<typeof traefikConfig>, appUrl: string) {
 }
 
 describe("Traefik: examples/gateways/traefik.yml, replayed by a model of its forwardAuth", () => {
-  let app: http.Server;
+  let app: Awaited<ReturnType<typeof startEchoApp>>;
   let request: ReturnType<typeof traefikModel>;
 
   beforeAll(async () => {
-    // The app echoes the request headers it received (as JSON in a response header).
-    app = http.createServer((req, res) => {
-      const saw: Headers = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") saw[k] = v;
-      res.writeHead(200, { "x-app-saw": JSON.stringify(saw), "content-type": "text/plain" });
-      res.end("hello from the app\n");
-    });
-    await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
-    const address = app.address();
-    const appPort = typeof address === "object" && address ? address.port : 0;
+    app = await startEchoApp();
     const text = readFileSync(path.join(EXAMPLES, "traefik.yml"), "utf8").replaceAll(EXAMPLE_DECISION, `127.0.0.1:${server.port}`);
     const config = traefikConfig.parse(parseYaml(text));
     expect(config.http.routers.api.rule).toBe("PathPrefix(`/v1/`)");
-    request = traefikModel(config, `http://127.0.0.1:${appPort}`);
+    request = traefikModel(config, app.url);
   });
 
   afterAll(async () => {
-    await new Promise((resolve) => app?.close(resolve));
+    await app?.close();
   });
 
   it("lets 5 requests through with the decision's headers on the app's request, never the service token; the 6th gets Sluice's 429", async () => {
@@ -274,5 +287,128 @@ describe("Traefik: examples/gateways/traefik.yml, replayed by a model of its for
     });
     expect(noToken.status).toBe(401);
     expect(((await noToken.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
+  });
+});
+
+const stringMatcher = z.union([z.object({ exact: z.string() }), z.object({ prefix: z.string() })]);
+const matcherList = z.object({ patterns: z.array(stringMatcher) });
+const extAuthzConfig = z.object({
+  failure_mode_allow: z.boolean(),
+  status_on_error: z.object({ code: z.number().int() }).optional(),
+  http_service: z.object({
+    server_uri: z.object({ uri: z.string().url(), cluster: z.string(), timeout: z.string() }),
+    path_prefix: z.string(),
+    authorization_request: z.object({
+      allowed_headers: matcherList,
+      headers_to_add: z.array(z.object({ key: z.string(), value: z.string() })),
+    }),
+    authorization_response: z.object({ allowed_upstream_headers: matcherList, allowed_client_headers_on_success: matcherList }),
+  }),
+});
+const envoyConfig = z.object({
+  static_resources: z.object({
+    listeners: z.array(
+      z.object({
+        filter_chains: z.array(
+          z.object({
+            filters: z.array(
+              z.object({
+                typed_config: z.object({
+                  route_config: z.object({ virtual_hosts: z.array(z.object({ routes: z.array(z.object({ match: z.object({ prefix: z.string() }), route: z.object({ cluster: z.string() }) })) })) }),
+                  http_filters: z.array(z.object({ name: z.string(), typed_config: z.record(z.string(), z.unknown()) })),
+                }),
+              }),
+            ),
+          }),
+        ),
+      }),
+    ),
+  }),
+});
+
+function matches(list: z.infer<typeof matcherList>, name: string): boolean {
+  return list.patterns.some((m) => ("exact" in m ? name === m.exact : name.startsWith(m.prefix)));
+}
+
+/** The model of Envoy's listener: ext_authz (HTTP service), then the router to the app. */
+function envoyModel(authz: z.infer<typeof extAuthzConfig>, sluiceUrl: string, appUrl: string) {
+  const { http_service: service } = authz;
+  return async function request(method: string, pathAndQuery: string, clientHeaders: Headers) {
+    // use_remote_address: Envoy sets X-Forwarded-For to the client's address.
+    const req: Headers = { ...Object.fromEntries(Object.entries(clientHeaders).map(([k, v]) => [k.toLowerCase(), v])), "x-forwarded-for": "198.51.100.23" };
+    const authHeaders: Headers = {};
+    for (const [k, v] of Object.entries(req)) {
+      if (k === "authorization" || matches(service.authorization_request.allowed_headers, k)) authHeaders[k] = v;
+    }
+    for (const h of service.authorization_request.headers_to_add) authHeaders[h.key.toLowerCase()] = h.value;
+    const answer = await fetch(`${sluiceUrl}${service.path_prefix}${pathAndQuery}`, { method, headers: authHeaders, signal: AbortSignal.timeout(10_000) });
+    const answerBody = await answer.text();
+    if (answer.status >= 500) return { status: authz.status_on_error?.code ?? 403, headers: {} as Headers, body: "", app: null };
+    if (answer.status !== 200) {
+      const headers: Headers = {};
+      answer.headers.forEach((v, k) => {
+        if (k !== "host" && !HOP_HEADERS.includes(k)) headers[k] = v;
+      });
+      return { status: answer.status, headers, body: answerBody, app: null };
+    }
+    const toClient: Headers = {};
+    answer.headers.forEach((v, k) => {
+      if (matches(service.authorization_response.allowed_upstream_headers, k)) req[k] = v;
+      if (matches(service.authorization_response.allowed_client_headers_on_success, k)) toClient[k] = v;
+    });
+    const res = await fetch(`${appUrl}${pathAndQuery}`, { method, headers: req, signal: AbortSignal.timeout(10_000) });
+    const seen = JSON.parse(res.headers.get("x-app-saw") ?? "{}") as Headers;
+    return { status: res.status, headers: toClient, body: await res.text(), app: seen };
+  };
+}
+
+describe("Envoy: examples/gateways/envoy.yaml, replayed by a model of its ext_authz HTTP filter", () => {
+  let app: Awaited<ReturnType<typeof startEchoApp>>;
+  let request: ReturnType<typeof envoyModel>;
+
+  beforeAll(async () => {
+    app = await startEchoApp();
+    const config = envoyConfig.parse(parseYaml(readFileSync(path.join(EXAMPLES, "envoy.yaml"), "utf8")));
+    const manager = config.static_resources.listeners[0]!.filter_chains[0]!.filters[0]!.typed_config;
+    expect(manager.route_config.virtual_hosts[0]!.routes[0]).toEqual({ match: { prefix: "/v1/" }, route: { cluster: "app" } });
+    expect(manager.http_filters.map((f) => f.name)).toEqual(["envoy.filters.http.ext_authz", "envoy.filters.http.router"]);
+    const authz = extAuthzConfig.parse(manager.http_filters[0]!.typed_config);
+    expect(authz.http_service.server_uri.uri).toBe(`http://${EXAMPLE_DECISION}`);
+    request = envoyModel(authz, `http://127.0.0.1:${server.port}`, app.url);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("lets 5 requests through with the decision's headers on the app's request and the client's response; the 6th gets Sluice's 429", async () => {
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push(await request("GET", `/v1/orders/${i}?page=2`, { "X-Api-Key": ENVOY_KEY, Host: "api.example.test" }));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 429]);
+    const allowed = answers.slice(0, 5);
+    expect(allowed.map((a) => a.body)).toEqual(Array(5).fill("hello from the app\n"));
+    expect(allowed.map((a) => a.app?.["ratelimit-remaining"])).toEqual(["4", "3", "2", "1", "0"]);
+    expect(allowed.map((a) => a.headers["ratelimit-remaining"])).toEqual(["4", "3", "2", "1", "0"]);
+    for (const a of allowed) {
+      expect(a.app?.["x-sluice-tenant"]).toBe("acme");
+      expect(a.app?.["ratelimit-policy"]).toMatch(/;q=5;w=3600$/);
+      expect(a.app).not.toHaveProperty("x-sluice-token");
+    }
+    const denied = answers[5]!;
+    expect(denied.app).toBeNull();
+    expect(Number(denied.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect(denied.headers["ratelimit-remaining"]).toBe("0");
+    expect(JSON.parse(denied.body)).toMatchObject({ reason: "rate_limited", status: 429, tenant: "acme", operation: "orders-read" });
+  });
+
+  it("decides on the client's own method and path: a POST is its own operation, an unknown key 401 never reaches the app", async () => {
+    const post = await request("POST", "/v1/orders", { "X-Api-Key": ENVOY_KEY });
+    // The policy names only GET /v1/orders…, so the POST resolves to `*`: the same key's limit, already spent.
+    expect(post.status).toBe(429);
+    expect(JSON.parse(post.body)).toMatchObject({ operation: "*" });
+    const unknown = await request("GET", "/v1/orders/1", { "X-Api-Key": "sk_nobody_knows_this_key" });
+    expect(unknown.status).toBe(401);
+    expect(unknown.app).toBeNull();
+    expect(JSON.parse(unknown.body)).toMatchObject({ reason: "unknown_key" });
   });
 });
