@@ -12,13 +12,11 @@
  * quarter second, not a whole poll interval; an invalid one is reported once and skipped
  * (versions are immutable).
  */
-import type { Cluster, Redis } from "ioredis";
 import type { CompiledPolicy } from "../policy/compiled";
 import { keys } from "../redis/keys";
+import type { RedisClient as RedisLike } from "../redis/client";
 import { readCurrentVersion, readPolicyVersion } from "../redis/policy";
 import { Poller } from "./poller";
-
-type RedisLike = Redis | Cluster;
 
 /** Wait before re-reading after a failed or incomplete read. */
 const RETRY_MS = 250;

@@ -6,10 +6,10 @@
  * briefly so a flood of bad keys cannot hammer Redis, but short enough that a new key works fast.
  */
 import { hash } from "node:crypto";
-import type { Cluster, Redis } from "ioredis";
 import { keys } from "./keys";
+import type { RedisClient as RedisLike } from "./client";
 
-export type RedisLike = Redis | Cluster;
+export type { RedisLike };
 
 export function sha256Hex(text: string): string {
   // One-shot crypto.hash: same digest as createHash().update().digest(), without the Hash object.

@@ -6,13 +6,13 @@
  * the `{policy}` hash tag, so the MULTI is one slot on Redis Cluster too. None of these keys
  * expire: they are not counters, and losing them would mean "no policy".
  */
-import type { Cluster, Redis } from "ioredis";
 import type { CompiledPolicy } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import type { PolicyIssue } from "../policy/policy-file";
 import { keys } from "./keys";
+import type { RedisClient as RedisLike } from "./client";
 
-export type RedisLike = Redis | Cluster;
+export type { RedisLike };
 
 /** HSET / SADD arguments per command, so one huge key set never becomes one giant command. */
 const CHUNK = 1_000;

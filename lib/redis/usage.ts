@@ -45,10 +45,10 @@
  * `<p>{u:<minute>}:usage:flushes` (same TTL) by the script that adds its counts.
  */
 import { createHash, randomUUID } from "node:crypto";
-import type { Cluster, Redis } from "ioredis";
 import { keys } from "./keys";
+import type { RedisClient as RedisLike } from "./client";
 
-export type RedisLike = Redis | Cluster;
+export type { RedisLike };
 
 export const USAGE_TTL_SECONDS = 2 * 86_400;
 export const USAGE_OUTCOMES = ["allowed", "denied", "shadow_denied", "degraded"] as const;
