@@ -150,6 +150,24 @@ describe("decision server", () => {
     expect(noToken.status).toBe(401);
   });
 
+  it("forward-auth, Envoy's form: the request's own method and the path after /v1/forward-auth; headers win; bad forms are 400 or 404", async () => {
+    const auth = { "x-sluice-token": TOKEN, "x-api-key": FIXTURE_KEYS.big };
+    const envoy = await fetch(`${server.url}/v1/forward-auth/v1/orders/9?page=2`, { headers: auth });
+    // big's limits are spent by the test above: allowed or denied, the decision is about GET /v1/orders/9.
+    expect([200, 429]).toContain(envoy.status);
+    expect(((await envoy.json()) as { operation: string; tenant: string })).toMatchObject({ operation: "orders-read", tenant: "big" });
+    // X-Forwarded-* still decide when present, whatever the path says.
+    const both = await fetch(`${server.url}/v1/forward-auth/v1/orders/9`, { headers: { ...auth, "x-forwarded-method": "DELETE", "x-forwarded-uri": "/v1/other" } });
+    expect(((await both.json()) as { operation: string }).operation).toBe("*");
+    const long = await fetch(`${server.url}/v1/forward-auth/${"a".repeat(600)}`, { headers: auth });
+    expect(long.status).toBe(400);
+    expect(((await long.json()) as { error: { field: string } }).error.field).toBe("X-Forwarded-Uri");
+    const bare = await fetch(`${server.url}/v1/forward-auth?x=1`, { headers: auth });
+    expect(bare.status).toBe(400);
+    expect(((await bare.json()) as { error: { message: string } }).error.message).toMatch(/X-Forwarded-Method and X-Forwarded-Uri/);
+    expect((await fetch(`${server.url}/v1/forward-authx/v1/orders`, { headers: auth })).status).toBe(404);
+  });
+
   it("concurrency lease is released by POST /v1/release", async () => {
     const a = (await (await check({ key: FIXTURE_KEYS.conc, operation: "x" })).json()) as { leaseId: string; allowed: boolean };
     expect(a.allowed).toBe(true);
