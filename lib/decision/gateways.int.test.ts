@@ -178,6 +178,41 @@ const traefikConfig = z.object({
   }),
 });
 
+/** What a gateway model answers: the client's status, headers and body, and the app's request headers (null: not reached). */
+interface GatewayAnswer {
+  status: number;
+  headers: Headers;
+  body: string;
+  app: Headers | null;
+}
+
+/**
+ * Six requests of one key through a gateway model, against the 5-per-hour limit: the first five
+ * reach the app with the decision's headers and never the service token, the sixth gets Sluice's
+ * 429 with its headers and JSON body. Returns the answers for the gateway's own checks.
+ */
+async function fiveThenDenied(request: (method: string, uri: string, headers: Headers) => Promise<GatewayAnswer>, key: string): Promise<GatewayAnswer[]> {
+  const answers: GatewayAnswer[] = [];
+  for (let i = 0; i < 6; i++) answers.push(await request("GET", `/v1/orders/${i}?page=2`, { "X-Api-Key": key, Host: "api.example.test" }));
+  expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 429]);
+  const allowed = answers.slice(0, 5);
+  expect(allowed.map((a) => a.body)).toEqual(Array(5).fill("hello from the app\n"));
+  expect(allowed.map((a) => a.app?.["ratelimit-remaining"])).toEqual(["4", "3", "2", "1", "0"]);
+  for (const a of allowed) {
+    expect(a.app?.["ratelimit-limit"]).toBe("5");
+    expect(a.app?.["ratelimit-policy"]).toMatch(/;q=5;w=3600$/);
+    expect(a.app?.["x-sluice-tenant"]).toBe("acme");
+    expect(a.app).not.toHaveProperty("x-sluice-token");
+  }
+  const denied = answers[5]!;
+  expect(denied.app).toBeNull();
+  expect(denied.headers["ratelimit-remaining"]).toBe("0");
+  const retryAfter = Number(denied.headers["retry-after"]);
+  expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 3600).toBe(true);
+  expect(JSON.parse(denied.body)).toMatchObject({ reason: "rate_limited", status: 429, tenant: "acme", operation: "orders-read" });
+  return answers;
+}
+
 /** Go's forward.HopHeaders (vulcand/oxy), which Traefik strips from what it forwards. */
 const HOP_HEADERS = ["connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"];
 
@@ -253,27 +288,8 @@ describe("Traefik: examples/gateways/traefik.yml, replayed by a model of its for
   });
 
   it("lets 5 requests through with the decision's headers on the app's request, never the service token; the 6th gets Sluice's 429", async () => {
-    const answers = [];
-    for (let i = 0; i < 6; i++) answers.push(await request("GET", `/v1/orders/${i}?page=2`, { "X-Api-Key": TRAEFIK_KEY, Host: "api.example.test" }));
-    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 429]);
-    const allowed = answers.slice(0, 5);
-    expect(allowed.map((a) => a.body)).toEqual(Array(5).fill("hello from the app\n"));
-    expect(allowed.map((a) => a.app?.["ratelimit-remaining"])).toEqual(["4", "3", "2", "1", "0"]);
-    for (const a of allowed) {
-      expect(a.app?.["ratelimit-limit"]).toBe("5");
-      expect(a.app?.["ratelimit-policy"]).toMatch(/;q=5;w=3600$/);
-      expect(a.app?.["x-sluice-tenant"]).toBe("acme");
-      expect(a.app).not.toHaveProperty("x-sluice-token");
-    }
-
-    const denied = answers[5]!;
-    expect(denied.app).toBeNull();
-    expect(denied.headers["ratelimit-remaining"]).toBe("0");
-    const retryAfter = Number(denied.headers["retry-after"]);
-    expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 3600).toBe(true);
-    expect(denied.headers["content-type"]).toBe("application/json");
-    const body = JSON.parse(denied.body) as { reason: string; status: number; tenant: string; operation: string };
-    expect(body).toMatchObject({ reason: "rate_limited", status: 429, tenant: "acme", operation: "orders-read" });
+    const answers = await fiveThenDenied(request, TRAEFIK_KEY);
+    expect(answers[5]!.headers["content-type"]).toBe("application/json");
   });
 
   it("answers an unknown key 401 without reaching the app; a forward-auth without the service token is 401 unauthorized", async () => {
@@ -382,23 +398,9 @@ describe("Envoy: examples/gateways/envoy.yaml, replayed by a model of its ext_au
   });
 
   it("lets 5 requests through with the decision's headers on the app's request and the client's response; the 6th gets Sluice's 429", async () => {
-    const answers = [];
-    for (let i = 0; i < 6; i++) answers.push(await request("GET", `/v1/orders/${i}?page=2`, { "X-Api-Key": ENVOY_KEY, Host: "api.example.test" }));
-    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 429]);
-    const allowed = answers.slice(0, 5);
-    expect(allowed.map((a) => a.body)).toEqual(Array(5).fill("hello from the app\n"));
-    expect(allowed.map((a) => a.app?.["ratelimit-remaining"])).toEqual(["4", "3", "2", "1", "0"]);
-    expect(allowed.map((a) => a.headers["ratelimit-remaining"])).toEqual(["4", "3", "2", "1", "0"]);
-    for (const a of allowed) {
-      expect(a.app?.["x-sluice-tenant"]).toBe("acme");
-      expect(a.app?.["ratelimit-policy"]).toMatch(/;q=5;w=3600$/);
-      expect(a.app).not.toHaveProperty("x-sluice-token");
-    }
-    const denied = answers[5]!;
-    expect(denied.app).toBeNull();
-    expect(Number(denied.headers["retry-after"])).toBeGreaterThanOrEqual(1);
-    expect(denied.headers["ratelimit-remaining"]).toBe("0");
-    expect(JSON.parse(denied.body)).toMatchObject({ reason: "rate_limited", status: 429, tenant: "acme", operation: "orders-read" });
+    const answers = await fiveThenDenied(request, ENVOY_KEY);
+    // allowed_client_headers_on_success: the client sees its budget too.
+    expect(answers.slice(0, 5).map((a) => a.headers["ratelimit-remaining"])).toEqual(["4", "3", "2", "1", "0"]);
   });
 
   it("decides on the client's own method and path: a POST is its own operation, an unknown key 401 never reaches the app", async () => {
