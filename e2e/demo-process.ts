@@ -1,7 +1,7 @@
 /**
  * Stopping a demo the way a terminal's Ctrl-C does, and checking that nothing it started is left.
  * The demo is spawned `detached`, so it leads its own process group and every process it starts
- * (control plane, decision server, worker, embedded PostgreSQL, their tsx wrappers) belongs to it.
+ * (control plane, decision server, worker, traffic generator, embedded PostgreSQL) belongs to it.
  */
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";

@@ -21,6 +21,7 @@
 import http from "node:http";
 import { pathToFileURL } from "node:url";
 import { Cluster, Redis, type RedisOptions } from "ioredis";
+import type { RedisClient } from "../lib/redis/client";
 import { createDb } from "../lib/db/client";
 import { env, type SluiceMode } from "../lib/env";
 import { CircuitBreaker } from "../lib/decision/breaker";
@@ -164,7 +165,7 @@ function bearer(value: string | undefined): string | undefined {
   return m ? m[1]!.trim() : undefined;
 }
 
-function createRedis(options: DecisionServerOptions, role: "main" | "subscriber"): Redis | Cluster {
+function createRedis(options: DecisionServerOptions, role: "main" | "subscriber"): RedisClient {
   const common: RedisOptions = {
     // Decision path: fail fast instead of queueing while disconnected; reconnect with short backoff.
     enableOfflineQueue: role === "subscriber",

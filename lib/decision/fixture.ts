@@ -3,7 +3,7 @@
  * writer that publishes a compiled document to Redis the way publish does (document, current
  * pointer, key index, PUBLISH) — for tests, until lib/services' publishPolicy is used instead.
  */
-import type { Cluster, Redis } from "ioredis";
+import type { RedisClient } from "../redis/client";
 import { compilePolicy, finalizePolicy } from "../policy/compile";
 import type { CompiledPolicy } from "../policy/compiled";
 import { type PolicyFileInput, parsePolicyFile } from "../policy/policy-file";
@@ -100,7 +100,7 @@ export function compileFixture(file: PolicyFileInput = fixturePolicyFile(), vers
 
 /** Writes a document as publish does: policy:v<N>, current, key index, service tokens, PUBLISH. */
 export async function writeFixturePolicy(
-  redis: Redis | Cluster,
+  redis: RedisClient,
   fixture: CompiledFixture,
   serviceTokenHashes: string[] = [],
 ): Promise<void> {

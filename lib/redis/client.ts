@@ -21,6 +21,11 @@ export interface RedisClientOptions {
 
 export type RedisClient = Redis | Cluster;
 
+/** NOSCRIPT: the script was not loaded (a restart, a failover, SCRIPT FLUSH), so nothing ran. */
+export function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith("NOSCRIPT");
+}
+
 export function parseClusterNodes(text: string): ClusterNode[] {
   return text
     .split(",")

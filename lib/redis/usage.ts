@@ -46,7 +46,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { keys } from "./keys";
-import type { RedisClient as RedisLike } from "./client";
+import { isNoScript, type RedisClient as RedisLike } from "./client";
 
 export type { RedisLike };
 
@@ -282,20 +282,17 @@ export class UsageRecorder {
    * Cluster node the load did not reach) EVAL. A chunk id seen before is skipped by the script. */
   private async applyChunk(redis: RedisLike, key: string, chunkId: string, args: (string | number)[]): Promise<void> {
     const keysAndArgs = [key, `${key}:flushes`, chunkId, USAGE_TTL_SECONDS, ...args];
-    const noScript = (error: unknown) => error instanceof Error && error.message.startsWith("NOSCRIPT");
-    try {
-      await redis.evalsha(FLUSH_SHA, 2, ...keysAndArgs);
-      return;
-    } catch (error) {
-      if (!noScript(error)) throw error;
-    }
+    const bySha = () =>
+      redis.evalsha(FLUSH_SHA, 2, ...keysAndArgs).then(
+        () => true,
+        (error: unknown) => {
+          if (isNoScript(error)) return false;
+          throw error;
+        },
+      );
+    if (await bySha()) return;
     await redis.script("LOAD", FLUSH_LUA).catch(() => undefined);
-    try {
-      await redis.evalsha(FLUSH_SHA, 2, ...keysAndArgs);
-      return;
-    } catch (error) {
-      if (!noScript(error)) throw error;
-    }
+    if (await bySha()) return;
     await redis.eval(FLUSH_LUA, 2, ...keysAndArgs);
   }
 

@@ -30,7 +30,8 @@
  * (a key of the wrong type) fails alone: the script catches it per decision.
  */
 import { createHash } from "node:crypto";
-import type { Cluster, Redis } from "ioredis";
+import type { Cluster } from "ioredis";
+import { isNoScript, type RedisClient as Client } from "../redis/client";
 import { decideLua, luaParts, RELEASE_LUA, REFUND_LUA } from "./lua";
 import { newLeaseToken, parseLeaseId, formatLeaseId } from "./lease-id";
 import type { CheckOptions, CheckOutcome, CounterStore, LimitCheck, StoreDecision } from "./types";
@@ -54,7 +55,6 @@ export interface RedisCounterStore extends CounterStore {
   scriptStats(): ScriptStats;
 }
 
-type Client = Redis | Cluster;
 
 interface Script {
   source: string;
@@ -157,7 +157,7 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     try {
       return await redis.evalsha(s.sha, keys.length, ...keys, ...args);
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
+      if (!isNoScript(error)) throw error;
       stats.eval++;
       return await redis.eval(s.source, keys.length, ...keys, ...args);
     }
