@@ -93,7 +93,7 @@ describe("alert webhooks", () => {
       expect(refused.attempts).toBe(0);
       expect(calls).toBe(0);
       const refusedHttps = await deliverWebhook("https://127.0.0.1:1/x", {}, { allowPrivate: false, baseDelayMs: 10 });
-      expect(refusedHttps.error).toContain("private");
+      expect(refusedHttps.error).toContain("not globally reachable (loopback)");
       const ok = await deliverWebhook(url, { hello: 1 }, { allowPrivate: true, baseDelayMs: 10 });
       expect(ok).toMatchObject({ ok: true, attempts: 3, status: 204 });
       expect(JSON.parse(bodies[2]!)).toEqual({ hello: 1 });
