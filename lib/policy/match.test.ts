@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CompiledOperation, CompiledPolicyBody } from "./compiled";
-import { compileRoutes, pathSegments, resolveOperation, resolveOperationName, routeMatches } from "./match";
+import { compileRoutes, normalizePath, resolveOperation, resolveOperationName, routeMatches } from "./match";
 
 function doc(operations: { name: string; match: string[] }[]): Pick<CompiledPolicyBody, "routes" | "operations"> {
   const ops: Record<string, CompiledOperation> = {};
@@ -103,9 +103,107 @@ describe("resolveOperation fast paths", () => {
         for (const r of requests) {
           const space = r.indexOf(" ");
           const m = r.slice(0, space).toUpperCase();
-          const segs = pathSegments(r.slice(space + 1));
+          const segs = normalizePath(r.slice(space + 1));
           const reference = d.routes.find((route) => (route.method === "*" || route.method === m) && routeMatches(route, segs));
           expect(resolveOperationName(d, r)).toBe(reference?.operation ?? null);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe("path variants resolve to the operation of the path they spell (issue #17)", () => {
+  const widgets = doc([
+    { name: "catch-all", match: ["* /**"] },
+    { name: "widgets", match: ["GET /api/widgets", "GET /api/widgets/*"] },
+    { name: "widget-write", match: ["POST /api/widgets/*"] },
+    { name: "head-only", match: ["HEAD /api/gadgets"] },
+    { name: "gadgets", match: ["GET /api/gadgets", "GET /api/gadgets/*"] },
+  ]);
+
+  it("every spelling a backend serves as GET /api/widgets is the widgets operation, never the catch-all", () => {
+    const variants = [
+      "GET /api/widgets",
+      "GET /API/widgets",
+      "GET /Api/Widgets",
+      "GET /api/%77idgets",
+      "GET /api/%57IDGETS",
+      "GET /%61pi/widgets",
+      "GET /api/./widgets",
+      "GET /./api/widgets/.",
+      "GET /api/x/../widgets",
+      "GET /api/x/%2e%2e/widgets",
+      "GET /api/x/%2E%2E/widgets",
+      "GET /../api/widgets",
+      "GET /api/widgets;x=1",
+      "GET /api;v=2/widgets;jsessionid=abc",
+      "GET /api//widgets/",
+      "GET /api/widgets?x=1#f",
+      "HEAD /api/widgets",
+      "head /API/./widgets;x",
+      "get /api/widgets",
+    ];
+    for (const v of variants) expect(resolveOperationName(widgets, v), v).toBe("widgets");
+    expect(resolveOperationName(widgets, "HEAD /api/widgets/7")).toBe("widgets");
+    expect(resolveOperationName(widgets, "POST /API/Widgets/7;x=1")).toBe("widget-write");
+  });
+
+  it("decodes once, keeps an encoded slash inside its segment, and keeps invalid escapes as written", () => {
+    // %2577 is "%77" after one decoding: a literal segment "%77idgets", not "widgets".
+    expect(resolveOperationName(widgets, "GET /api/%2577idgets")).toBe("catch-all");
+    // An encoded slash is one segment "a/b", which `*` matches as one segment.
+    expect(resolveOperationName(widgets, "GET /api/widgets/a%2Fb")).toBe("widgets");
+    expect(normalizePath("/api/%zz/%ff%77/%E2%82%AC")).toEqual(["api", "%zz", "%ffw", "€"]);
+    expect(normalizePath("/V1/./Orders;jsessionid=x/%34%32/../42?x")).toEqual(["v1", "orders", "42"]);
+    expect(normalizePath("/..;/admin")).toEqual(["admin"]);
+  });
+
+  it("HEAD is matched like GET, and a pattern naming HEAD wins over GET for the same path", () => {
+    expect(resolveOperationName(widgets, "HEAD /api/gadgets")).toBe("head-only");
+    expect(resolveOperationName(widgets, "GET /api/gadgets")).toBe("gadgets");
+    expect(resolveOperationName(widgets, "HEAD /api/gadgets/1")).toBe("gadgets");
+    // GET is not matched like HEAD.
+    expect(resolveOperationName(doc([{ name: "h", match: ["HEAD /x/*"] }]), "GET /x/1")).toBeNull();
+    const wild = doc([
+      { name: "get-wild", match: ["GET /x/*"] },
+      { name: "head-wild", match: ["HEAD /x/*"] },
+    ]);
+    expect(resolveOperationName(wild, "HEAD /x/1")).toBe("head-wild");
+    expect(resolveOperationName(wild, "GET /x/1")).toBe("get-wild");
+  });
+
+  it("patterns are matched case-insensitively too", () => {
+    const d = doc([{ name: "orders", match: ["GET /V1/Orders/*"] }]);
+    expect(resolveOperationName(d, "GET /v1/orders/1")).toBe("orders");
+    expect(resolveOperationName(d, "GET /V1/ORDERS/1")).toBe("orders");
+  });
+
+  it("a spelled variant resolves exactly as its plain form (property)", () => {
+    const segment = fc.constantFrom("a", "b", "c", "*", "**");
+    const method = fc.constantFrom("GET", "POST", "HEAD", "*");
+    const pattern = fc.tuple(method, fc.array(segment, { maxLength: 4 })).map(([m, segs]) => `${m} /${segs.join("/")}`);
+    const ops = fc.array(fc.array(pattern, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 5 });
+    // One plain segment and the ways of spelling it that a backend treats as the same.
+    const spelled = fc.tuple(fc.constantFrom("a", "b", "c", "d"), fc.integer({ min: 0, max: 5 })).map(([seg, how]) => {
+      const plain = seg;
+      const variants = [plain, plain.toUpperCase(), `%${plain.charCodeAt(0).toString(16)}`, `${plain};m=1`, `./${plain}`, `zz/../${plain}`];
+      return { plain, spelled: variants[how]! };
+    });
+    const request = fc.tuple(fc.constantFrom("GET", "POST", "HEAD"), fc.array(spelled, { maxLength: 4 }), fc.constantFrom("", "/", "?q=1", "//"));
+    fc.assert(
+      fc.property(ops, fc.array(request, { minLength: 1, maxLength: 10 }), (matches, requests) => {
+        const d = doc(matches.map((match, i) => ({ name: `op${i}`, match })));
+        for (const [m, segs, tail] of requests) {
+          const plain = `${m} /${segs.map((s) => s.plain).join("/")}`;
+          const variant = `${m.toLowerCase()} /${segs.map((s) => s.spelled).join("/")}${tail}`;
+          expect(resolveOperationName(d, variant), variant).toBe(resolveOperationName(d, plain));
+          if (m === "HEAD") {
+            // HEAD answers as GET does unless a HEAD pattern claims the path.
+            const head = resolveOperationName(d, plain);
+            const viaGet = resolveOperationName(d, `GET /${segs.map((s) => s.plain).join("/")}`);
+            if (!d.routes.some((r) => r.method === "HEAD")) expect(head).toBe(viaGet);
+          }
         }
       }),
       { numRuns: 500 },

@@ -1,14 +1,28 @@
 /**
  * Operation matching: `METHOD /path` patterns → operations. `*` matches exactly one path segment,
  * `**` matches the rest of the path (zero or more segments; only meaningful last), method `*`
- * matches any method. Query strings and fragments are ignored, a trailing slash is tolerated and
- * empty segments (`//`) are collapsed.
+ * matches any method.
+ *
+ * A request path is normalised before it is matched (normalizePath), so that the spellings a
+ * backend treats as one resource cannot escape that resource's operation and fall through to `*`
+ * (issue #17: `/API/widgets`, `/%77idgets`, `/./widgets`, `/widgets;x=1`, `HEAD` all did):
+ * the query and fragment are dropped; the path is split on `/` and empty segments are dropped
+ * (`//`, a trailing slash); each segment loses its matrix parameters (from the first `;`, as
+ * Tomcat and Spring do), is percent-decoded once (`%77` → `w`; `%2577` → `%77`, not `w`; an
+ * encoded `%2F` stays inside its segment; an invalid escape is kept as written) and lower-cased;
+ * then `.` segments are dropped and `..` removes the segment before it (never above the root),
+ * after decoding, as WHATWG URLs and nginx resolve `%2e%2e`. Matching is case-insensitive on
+ * purpose: Express and ASP.NET route case-insensitively by default, so `/API/widgets` reaches the
+ * widgets handler there; two operations whose patterns differ only in case are one operation here.
+ * Methods are upper-cased; `HEAD` is matched like `GET` (a HEAD request is a GET without the
+ * body), and a pattern that names `HEAD` itself beats the `GET` pattern of the same path.
  *
  * When several patterns match, the most specific wins: paths compare segment by segment (a literal
  * beats `*`, `*` beats the end of a shorter pattern, which beats `**`), then a named method beats
  * `*`, then the earlier operation in the file wins. This is on the decision hot path, so each
  * document gets a precomputed index (an exact map for wildcard-free routes, ordered pattern lists
- * per method), cached in a WeakMap keyed by the document object.
+ * per method), cached in a WeakMap keyed by the document object; a path that needs no
+ * normalisation (the common case) skips it.
  */
 import type { CompiledOperation, CompiledPolicyBody, CompiledRoute } from "./compiled";
 
@@ -23,7 +37,7 @@ function rankAt(segments: readonly string[], i: number): number {
   return s === "**" ? REST : s === "*" ? ONE : SEGMENT;
 }
 
-/** Splits a path into segments: no query, no fragment, no empty segments. */
+/** Splits a path into segments: no query, no fragment, no empty segments (patterns; no decoding). */
 export function pathSegments(path: string): string[] {
   let end = path.length;
   const q = path.indexOf("?");
@@ -33,6 +47,46 @@ export function pathSegments(path: string): string[] {
   const out: string[] = [];
   for (const part of path.slice(0, end).split("/")) if (part !== "") out.push(part);
   return out;
+}
+
+/**
+ * Runs of `%XX` are decoded as UTF-8; in a run that is not valid UTF-8, the ASCII escapes are
+ * decoded one by one and the others kept as written.
+ */
+function decodeOnce(segment: string): string {
+  if (!segment.includes("%")) return segment;
+  return segment.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run.replace(/%[0-7][0-9a-fA-F]/g, (e) => String.fromCharCode(parseInt(e.slice(1), 16)));
+    }
+  });
+}
+
+/**
+ * A request path as the segments it is matched by (see the top of this file): no query or
+ * fragment, no empty segments, no matrix parameters, decoded once, lower-case, dot segments
+ * resolved. `/V1/./Orders;jsessionid=x/%34%32/../42?x` → ["v1", "orders", "42"].
+ */
+export function normalizePath(path: string): string[] {
+  const out: string[] = [];
+  for (const raw of pathSegments(path)) {
+    const semi = raw.indexOf(";");
+    const segment = decodeOnce(semi === -1 ? raw : raw.slice(0, semi)).toLowerCase();
+    if (segment === "" || segment === ".") continue;
+    if (segment === "..") out.pop();
+    else out.push(segment);
+  }
+  return out;
+}
+
+/**
+ * True when a path (query already cut) is its own normalised form apart from a trailing slash:
+ * no upper case, escapes, matrix parameters, empty or dot segments. The hot path's shortcut.
+ */
+function isPlainPath(path: string): boolean {
+  return path.startsWith("/") && !/[A-Z%;]|\/\/|\/\.\.?(?:\/|$)/.test(path);
 }
 
 /** `GET /v1/orders/*` → { method: "GET", segments: ["v1", "orders", "*"] }. */
@@ -93,7 +147,14 @@ interface RouteIndex {
 
 const indexes = new WeakMap<object, RouteIndex>();
 
-function buildIndex(routes: readonly CompiledRoute[]): RouteIndex {
+/** At equal specificity a HEAD pattern beats a GET pattern for a HEAD request. */
+function headFirst(a: CompiledRoute, b: CompiledRoute): number {
+  return (a.method === "HEAD" ? 0 : 1) - (b.method === "HEAD" ? 0 : 1);
+}
+
+function buildIndex(compiled: readonly CompiledRoute[]): RouteIndex {
+  // Literal segments are matched lower-case, like normalised request paths.
+  const routes = compiled.map((r) => ({ ...r, segments: r.segments.map((s) => s.toLowerCase()) }));
   const exact = new Map<string, string>();
   const wild: CompiledRoute[] = [];
   for (const route of routes) {
@@ -106,8 +167,16 @@ function buildIndex(routes: readonly CompiledRoute[]): RouteIndex {
     }
   }
   const methods = new Set(wild.map((r) => r.method).filter((m) => m !== "*"));
+  methods.add("HEAD");
   const byMethod = new Map<string, CompiledRoute[]>();
-  for (const m of methods) byMethod.set(m, wild.filter((r) => r.method === m || r.method === "*"));
+  for (const m of methods) {
+    if (m === "HEAD") {
+      const list = wild.filter((r) => r.method === "HEAD" || r.method === "GET" || r.method === "*");
+      byMethod.set(m, list.sort((a, b) => compareRoutes(a, b) || headFirst(a, b)));
+    } else {
+      byMethod.set(m, wild.filter((r) => r.method === m || r.method === "*"));
+    }
+  }
   return { exact, byMethod, anyMethod: wild.filter((r) => r.method === "*") };
 }
 
@@ -131,17 +200,19 @@ export function resolveOperationName(
   const rawMethod = text.slice(0, space);
   const method = /[a-z]/.test(rawMethod) ? rawMethod.toUpperCase() : rawMethod;
   const index = indexFor(doc);
-  // Fast path: a clean path (no query, no `//`, no trailing slash) is its own exact-map key.
+  // Fast path: a plain path (lower-case, nothing to decode or resolve) is its own exact-map key.
   let path = text.slice(space + 1).trimStart();
   const cut = path.search(/[?#]/);
   if (cut !== -1) path = path.slice(0, cut);
-  if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
   let segments: string[] | null = null;
-  if (path.includes("//") || !path.startsWith("/")) {
-    segments = pathSegments(path);
+  if (isPlainPath(path)) {
+    if (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
+  } else {
+    segments = normalizePath(path);
     path = `/${segments.join("/")}`;
   }
-  const exact = index.exact.get(`${method} ${path}`) ?? index.exact.get(`* ${path}`);
+  const exact =
+    index.exact.get(`${method} ${path}`) ?? (method === "HEAD" ? index.exact.get(`GET ${path}`) : undefined) ?? index.exact.get(`* ${path}`);
   if (exact !== undefined) return exact;
   segments ??= pathSegments(path);
   const candidates = index.byMethod.get(method) ?? index.anyMethod;
