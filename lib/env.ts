@@ -3,6 +3,7 @@
  * Import `env()` in adapters only (worker/, app/); lib/policy never reads the environment.
  */
 import { z } from "zod";
+import { CLIENT_ADDRESS_HEADERS, parseTrustedProxies } from "./decision/client-address";
 
 const port = z.coerce.number().int().min(1).max(65535);
 const ms = z.coerce.number().int().min(1).max(600_000);
@@ -37,6 +38,24 @@ const envSchema = z.object({
   SLUICE_INSTANCES: z.coerce.number().int().min(1).max(10_000).default(1),
   /** Service tokens the decision API accepts besides the Redis set (comma-separated sha256 hex or plaintexts). */
   SLUICE_SERVICE_TOKENS: z.string().optional(),
+  /** Forward-auth: the one header that names the client (README "Client addresses"). */
+  SLUICE_CLIENT_ADDRESS_HEADER: z.preprocess(
+    (v) => (typeof v === "string" ? v.trim().toLowerCase() : v),
+    z.enum(CLIENT_ADDRESS_HEADERS, `expected ${CLIENT_ADDRESS_HEADERS.join(" or ")}`).default("x-forwarded-for"),
+  ),
+  /** Forward-auth: X-Forwarded-For entries appended by trusted proxies in front of the gateway, skipped from the right. */
+  SLUICE_TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(32).default(0),
+  /** Forward-auth: comma-separated addresses or CIDRs of further trusted proxies, skipped from the right. */
+  SLUICE_TRUSTED_PROXIES: z
+    .string()
+    .default("")
+    .superRefine((v, ctx) => {
+      try {
+        parseTrustedProxies(v);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error) });
+      }
+    }),
   /** Decision server deny cache (0 disables it; the bench and a test compare both). */
   SLUICE_DENY_CACHE: z.enum(["0", "1"]).default("1"),
   /** Policy poll interval, a backup for the PUBLISH channel. */

@@ -1,0 +1,100 @@
+/**
+ * Client addresses as counter subjects (DESIGN.md §8, README "Client addresses"): one function
+ * for every way an address reaches the decision path — `ip` in /v1/check, the forwarding headers
+ * of forward-auth, `remote_address` over gRPC — so that every spelling of one address shares one
+ * counter and no spelling skips a per-IP limit.
+ *
+ * - Canonical form: lib/policy/ip-address.ts (an IPv4-mapped IPv6 address is its IPv4 address;
+ *   IPv6 lower-case and zero-compressed per RFC 5952).
+ * - Forwarding headers (forward-auth): exactly one header is read, `SLUICE_CLIENT_ADDRESS_HEADER`
+ *   (`x-forwarded-for`, the default, or `x-real-ip`); the other is ignored, whatever it says. In
+ *   X-Forwarded-For every proxy appends the address it received the request from, so only the
+ *   right end is trustworthy: the client is the entry `SLUICE_TRUSTED_PROXY_HOPS` places from the
+ *   right (0, the default: the rightmost, which the gateway itself appended), after which entries
+ *   inside `SLUICE_TRUSTED_PROXIES` (CIDRs) are skipped too (nginx `real_ip_recursive`). When the
+ *   list runs out, its leftmost entry is the client (nginx and Express do the same).
+ * - An entry may carry a port (`203.0.113.7:4711`, `[2001:db8::1]:443`) or brackets; both are
+ *   dropped. Anything else unparseable (`x`, `unknown`, `010.0.0.1`, a zone id), or a missing
+ *   header, is the one shared subject UNKNOWN_CLIENT_ADDRESS: every such request shares each per-IP
+ *   counter, so garbage in the header costs its sender the limit instead of lifting it.
+ */
+import { canonicalIpAddress, parseIpAddress, parseIpRange, type IpRange, ipInRange } from "../policy/ip-address";
+
+/** The counter subject of every request whose client address is missing or unparseable. */
+export const UNKNOWN_CLIENT_ADDRESS = "unknown";
+
+export const CLIENT_ADDRESS_HEADERS = ["x-forwarded-for", "x-real-ip"] as const;
+export type ClientAddressHeader = (typeof CLIENT_ADDRESS_HEADERS)[number];
+
+export interface ClientAddressRules {
+  /** The one forwarding header that names the client (lower-case). */
+  header: ClientAddressHeader;
+  /** X-Forwarded-For entries appended by trusted proxies, skipped from the right unconditionally. */
+  trustedHops: number;
+  /** Further entries skipped from the right while they lie in one of these ranges. */
+  trustedProxies: readonly IpRange[];
+}
+
+export const DEFAULT_CLIENT_ADDRESS_RULES: ClientAddressRules = { header: "x-forwarded-for", trustedHops: 0, trustedProxies: [] };
+
+/** `10.0.0.0/8, 2001:db8::/32` → ranges; throws naming the bad entry (env validation). */
+export function parseTrustedProxies(text: string): IpRange[] {
+  const out: IpRange[] = [];
+  for (const part of text.split(",")) {
+    const entry = part.trim();
+    if (entry === "") continue;
+    const r = parseIpRange(entry);
+    if (!r) throw new Error(`expected an address or CIDR range like 10.0.0.0/8, got ${JSON.stringify(entry)}`);
+    out.push(r);
+  }
+  return out;
+}
+
+/** The canonical address, or null when `text` is not exactly an address (the /v1/check `ip` rule). */
+export function canonicalClientAddress(text: string): string | null {
+  return canonicalIpAddress(text);
+}
+
+/** One forwarding entry (port and brackets allowed, as proxies write them) → canonical address or null. */
+function forwardedEntry(raw: string): string | null {
+  let text = raw.trim();
+  if (text.startsWith("[")) {
+    const close = text.indexOf("]");
+    if (close === -1) return null;
+    const rest = text.slice(close + 1);
+    if (rest !== "" && !/^:\d{1,5}$/.test(rest)) return null;
+    text = text.slice(1, close);
+  } else if (text.indexOf(":") !== -1 && text.indexOf(":") === text.lastIndexOf(":")) {
+    // One colon: IPv4 with a port (an IPv6 address has at least two).
+    const [host, port] = text.split(":") as [string, string];
+    if (!/^\d{1,5}$/.test(port)) return null;
+    text = host;
+  }
+  return canonicalIpAddress(text);
+}
+
+/**
+ * The counter subject for an address from a source that must always give one (forward-auth's
+ * headers, gRPC's `remote_address`): the canonical address, or UNKNOWN_CLIENT_ADDRESS.
+ */
+export function clientAddressOrUnknown(text: string | undefined): string {
+  return (text === undefined ? null : forwardedEntry(text)) ?? UNKNOWN_CLIENT_ADDRESS;
+}
+
+/** The client's address from a gateway's forwarding headers under `rules`, or UNKNOWN_CLIENT_ADDRESS. */
+export function clientAddressFromHeaders(header: (name: ClientAddressHeader) => string | undefined, rules: ClientAddressRules): string {
+  const value = header(rules.header);
+  if (value === undefined || value.trim() === "") return UNKNOWN_CLIENT_ADDRESS;
+  // X-Real-IP names one address; a list there (duplicated headers, joined) has no single meaning.
+  if (rules.header === "x-real-ip") return clientAddressOrUnknown(value);
+  const entries = value.split(",");
+  let i = entries.length - 1 - rules.trustedHops;
+  if (i < 0) return clientAddressOrUnknown(entries[0]);
+  while (i > 0 && rules.trustedProxies.length > 0) {
+    const parsed = forwardedEntry(entries[i]!);
+    const ip = parsed === null ? null : parseIpAddress(parsed);
+    if (ip === null || !rules.trustedProxies.some((r) => ipInRange(ip, r))) break;
+    i--;
+  }
+  return clientAddressOrUnknown(entries[i]);
+}
