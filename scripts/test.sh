@@ -7,6 +7,14 @@ cd "$(dirname "$0")/.."
 export DATABASE_URL="${DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/test}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 export NEXT_TELEMETRY_DISABLED=1
+# Debian puts nginx and rabbitmq-server in /usr/sbin, which a non-login shell may not have on PATH.
+case ":$PATH:" in *:/usr/sbin:*) ;; *) export PATH="$PATH:/usr/sbin" ;; esac
+
+# Chromium, nginx, wrk, redis-server, and PostgreSQL, Redis and RabbitMQ answering: installed and
+# started as root on Debian, else a stop here with the command to run (scripts/preflight.sh).
+echo "== preflight"; bash scripts/preflight.sh
+# Playwright drives the Chromium the preflight found.
+export CHROMIUM_PATH="${CHROMIUM_PATH:-$(command -v chromium)}"
 
 echo "== typecheck"; npx tsc --noEmit -p .
 echo "== lint"; npx eslint . --max-warnings=0

@@ -1,7 +1,8 @@
 /**
  * The README's gateway snippets, run against a real decision server and real Redis:
- * - examples/gateways/nginx.conf under Debian's nginx (`auth_request`). .ci/run installs nginx; a
- *   developer machine without it skips that part and says so (CI=true never skips).
+ * - examples/gateways/nginx.conf under Debian's nginx (`auth_request`). `npm test` makes sure nginx
+ *   is there (scripts/preflight.sh); vitest run on its own without it skips that part and says so
+ *   (CI=true never skips).
  * - examples/gateways/traefik.yml replayed by a model of Traefik's forwardAuth middleware. Traefik
  *   is not packaged for Debian, so it cannot run here; the model follows Traefik's
  *   pkg/middlewares/auth/forward.go: a GET to `address` with the client's headers (hop-by-hop ones
