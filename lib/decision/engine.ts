@@ -14,14 +14,13 @@ import { limitsFor } from "../policy/compile";
 import { resolveOperation } from "../policy/match";
 import { withTimeout as raceTimeout } from "../net/timeout";
 import type { FailureMode } from "../policy/types";
-import { sha256Hex } from "../redis/key-index";
-import { KEY_PREFIX_LENGTH, type UsageError, type UsageOutcome, type UsageRecorder } from "../redis/usage";
 import type { CounterStore, LimitCheck, StoreDecision } from "../store/types";
 import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer, secondsCeil } from "./answer";
 import type { CircuitBreaker } from "./breaker";
 import { localShare, planChecks, type PlannedCheck } from "./checks";
 import type { DenyCache } from "./deny-cache";
 import type { DecisionMetrics, MetricOutcome } from "./metrics";
+import { KEY_PREFIX_LENGTH, sha256KeyHash, type KeyHasher, type KeyIndexPort, type UsageError, type UsageOutcome, type UsageSink } from "./ports";
 import { deniedQuotaOf, quotaIdOf } from "./quota-denial";
 
 export interface DecisionRequest {
@@ -37,18 +36,14 @@ export interface DecisionRequest {
   explain?: boolean;
 }
 
-/**
- * Where the engine reports each decision for the usage aggregates: the Redis UsageRecorder, or the
- * single-node Postgres sink (lib/single-node/postgres-usage-sink.ts).
- */
-export type UsageSink = Pick<UsageRecorder, "record" | "recordError">;
-
 export interface EngineDeps {
   /** The policy document in force (null until one is loaded). */
   policy: () => CompiledPolicy | null;
-  /** sha256(key) hex → tenant slug: `peek` answers from the local cache (undefined: not cached),
-   * `fetch` asks Redis and throws when it cannot. */
-  keyIndex: { peek(keyHash: string): string | null | undefined; fetch(keyHash: string): Promise<string | null> };
+  /** hash(key) → tenant slug: `peek` answers from the local cache (undefined: not cached),
+   * `fetch` asks the index and throws when it cannot. */
+  keyIndex: KeyIndexPort;
+  /** How keys are hashed (default sha256 hex, the digest publish indexes by). */
+  hashKey?: KeyHasher;
   store: CounterStore;
   /** The in-process store used by failure mode `local`. */
   localStore: CounterStore;
@@ -81,9 +76,11 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 export class DecisionEngine {
   private readonly now: () => number;
+  private readonly hashKey: KeyHasher;
 
   constructor(private readonly deps: EngineDeps) {
     this.now = deps.now ?? (() => performance.timeOrigin + performance.now());
+    this.hashKey = deps.hashKey ?? sha256KeyHash;
   }
 
   /** Decides one request. Throws NotReadyError before a policy is loaded; never for a denial. */
@@ -102,7 +99,7 @@ export class DecisionEngine {
     let keyHash: string | null = null;
     let slug: string | null = null;
     if (req.key !== undefined) {
-      keyHash = sha256Hex(req.key);
+      keyHash = this.hashKey(req.key);
       const hit = this.deps.keyIndex.peek(keyHash);
       if (hit !== undefined) {
         this.deps.metrics?.cacheHit("key");

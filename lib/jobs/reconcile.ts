@@ -1,7 +1,7 @@
 /**
  * Reconciliation of quota usage: Postgres (QuotaUsage, from the rollups) against the Redis quota
  * counters the decision servers enforce (`keys.quota(tenant, quotaId)` + `:<period>`, see
- * lib/store/lua.ts). Usage still waiting in undrained minutes is added to the Postgres side first.
+ * lib/store/lua/). Usage still waiting in undrained minutes is added to the Postgres side first.
  * Expected, explained differences: costs above 1 (Redis counts units, rollups count decisions) and
  * degraded decisions (passed without Redis). Anything else is reported.
  */

@@ -22,7 +22,7 @@
  * owed its share from the first instant of the next window. A tenant appearing for the first time
  * mid-window gets what is left of that window, and its full share from the next one.
  * All comparisons are multiplied by W, so they are exact integers (weights are integers 1–1000),
- * and the Lua twin in lib/store/lua.ts agrees exactly. Cost: O(active tenants) per decision, read
+ * and the Lua twin in lib/store/lua/fair-share.ts agrees exactly. Cost: O(active tenants) per decision, read
  * from two hashes in the cap's own slot.
  * Redis twin: HASH `<key>:<windowStartMs>` {t: total, u:<member>: used} and HASH `<key>:a`
  * {<member>: "<weight>:<lastWindowStartMs>"}.

@@ -5,16 +5,14 @@
  * decision server evicts it on receipt (well within 1 s). Negative answers (unknown key) are cached
  * briefly so a flood of bad keys cannot hammer Redis, but short enough that a new key works fast.
  */
-import { hash } from "node:crypto";
 import { keys } from "./keys";
 import type { RedisClient as RedisLike } from "./client";
+import { sha256KeyHash, type KeyIndexPort } from "../decision/ports";
 
 export type { RedisLike };
 
-export function sha256Hex(text: string): string {
-  // One-shot crypto.hash: same digest as createHash().update().digest(), without the Hash object.
-  return hash("sha256", text, "hex");
-}
+/** The digest keys and service tokens are indexed by: the engine's key hash (lib/decision/ports.ts). */
+export const sha256Hex: (text: string) => string = sha256KeyHash;
 
 /**
  * A bounded LRU map with per-entry expiry (insertion order of a Map is the recency order). A hit
@@ -87,7 +85,7 @@ export interface KeyLookup {
   cached: boolean;
 }
 
-export class KeyIndex {
+export class KeyIndex implements KeyIndexPort {
   private readonly cache: LruCache<string | null>;
   private readonly positiveTtlMs: number;
   private readonly negativeTtlMs: number;

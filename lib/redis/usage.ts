@@ -47,17 +47,16 @@
 import { createHash, randomUUID } from "node:crypto";
 import { keys } from "./keys";
 import { isNoScript, type RedisClient as RedisLike } from "./client";
+import { USAGE_ERRORS, USAGE_OUTCOMES, type UsageError, type UsageEvent, type UsageOutcome, type UsageSink } from "../decision/ports";
 
 export type { RedisLike };
 
+// The engine's usage port (lib/decision/ports.ts) is what this recorder implements.
+export { KEY_PREFIX_LENGTH, USAGE_ERRORS, USAGE_OUTCOMES, type UsageError, type UsageEvent, type UsageOutcome } from "../decision/ports";
+
 export const USAGE_TTL_SECONDS = 2 * 86_400;
-export const USAGE_OUTCOMES = ["allowed", "denied", "shadow_denied", "degraded"] as const;
-export type UsageOutcome = (typeof USAGE_OUTCOMES)[number];
-export const USAGE_ERRORS = ["redis_error", "redis_timeout", "breaker_open"] as const;
-export type UsageError = (typeof USAGE_ERRORS)[number];
 /** Upper bounds (ms, inclusive) of the latency histogram buckets; one more bucket holds the rest. */
 export const LATENCY_BUCKETS_MS = [0.25, 0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000] as const;
-export const KEY_PREFIX_LENGTH = 12;
 
 export function minuteStartMs(ms: number): number {
   return Math.floor(ms / 60_000) * 60_000;
@@ -81,20 +80,6 @@ export const usageFields = {
   error: (error: UsageError) => `e|${error}`,
   quotaDenied: (tenant: string, quotaId: string) => `q|${clean(tenant)}|${clean(quotaId)}`,
 };
-
-/** One decision as the accounting sees it. */
-export interface UsageEvent {
-  atMs: number;
-  tenant: string | null;
-  tier: string | null;
-  operation: string | null;
-  outcome: UsageOutcome;
-  /** First KEY_PREFIX_LENGTH hex chars of the key hash; null for tenant-only calls. */
-  keyPrefix: string | null;
-  latencyMs: number;
-  /** The id of the quota that denied this decision (outcome `denied`, status 429); null or absent otherwise. */
-  deniedQuota?: string | null;
-}
 
 export interface UsageMinute {
   minuteStartMs: number;
@@ -197,7 +182,7 @@ type MinuteCounts = Map<number, Map<string, number>>;
  * cannot grow memory without bound (those decisions are then missing from the dashboards, never
  * counted twice).
  */
-export class UsageRecorder {
+export class UsageRecorder implements UsageSink {
   private pending: MinuteCounts = new Map();
   /** A flush that failed: resent with its id before anything newer. */
   private unsent: { id: string; counts: MinuteCounts } | null = null;

@@ -16,6 +16,7 @@
  */
 import type { Db } from "../db/client";
 import { Poller } from "../decision/poller";
+import type { KeyIndexPort } from "../decision/ports";
 import { messageOf, withQueryTimeout } from "./timeout";
 
 export interface PostgresKeyIndexOptions {
@@ -30,7 +31,7 @@ export class KeyIndexNotLoadedError extends Error {
   }
 }
 
-export class PostgresKeyIndex {
+export class PostgresKeyIndex implements KeyIndexPort {
   private index: Map<string, string> | null = null;
   private signature: string | null = null;
   private readonly poller: Poller;

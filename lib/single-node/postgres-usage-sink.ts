@@ -23,7 +23,7 @@ import type { Db } from "../db/client";
 import { commitSlice, type ClaimedSlice } from "../jobs/rollup";
 import { PolicyHistory } from "../jobs/quota-defs";
 import { minuteStartMs, UsageRecorder, type UsageError, type UsageEvent } from "../redis/usage";
-import type { UsageSink } from "../decision/engine";
+import type { UsageSink } from "../decision/ports";
 import { messageOf, withQueryTimeout } from "./timeout";
 
 /** A minute is sealed this long after it ended (decisions still in flight at the boundary). */

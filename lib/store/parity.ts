@@ -120,12 +120,43 @@ export function fixedScenarios(algorithm: ParityAlgorithm): Scenario[] {
 
 const normalise = (os: CheckOutcome[]) => os.map((o) => ({ ...o, leaseId: o.leaseId ? "lease" : undefined }));
 
+/**
+ * Scenarios for the run on Redis server time: real time passes between steps (the test sleeps
+ * dtMs), so windows are tens of ms and a scenario lasts well under a second.
+ */
+export function realTimeScenarioArbitrary(algorithm: ParityAlgorithm): fc.Arbitrary<Scenario> {
+  return fc
+    .tuple(scenarioArbitrary(algorithm), fc.constantFrom(7, 20, 50, 200), fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 10, max: 40 })), { minLength: 20, maxLength: 20 }))
+    .map(([scenario, windowMs, dts]) => ({
+      ...scenario,
+      // Leases outlive the scenario: a release then races no expiry between the two stores' clocks.
+      check: { ...scenario.check, windowMs, maxDelayMs: Math.min(scenario.check.maxDelayMs, windowMs), leaseTtlMs: 60_000 },
+      steps: scenario.steps.slice(0, 20).map((step, i) => ({ ...step, dtMs: dts[i]! })),
+    }));
+}
+
+export interface ParityOptions {
+  /**
+   * `scenario` (default): the Redis store runs on the scenario's clock (the `now` override, so its
+   * keys live a minute past their windows: `ttlPad`). `redis`: the Redis store runs exactly as in
+   * production, on Redis TIME with exact expiries (`ttlPad = 0`), the steps' dtMs are slept for
+   * real, and the memory store is given the time each Redis call reported, so an expiry set too
+   * short (or a field dropped too early) in the production branch shows up as a different answer.
+   */
+  clock?: "scenario" | "redis";
+}
+
 /** Replays one scenario through both stores and expects identical answers at every step. */
-export async function expectParity(redis: Redis, prefix: string, scenario: Scenario): Promise<void> {
+export async function expectParity(redis: Redis, prefix: string, scenario: Scenario, options: ParityOptions = {}): Promise<void> {
+  const onRedisTime = options.clock === "redis";
   let nowMs = scenario.startMs;
   const clock = () => nowMs;
   const memory = createMemoryStore({ clock });
-  const lua = createRedisStore(redis, { testClock: clock });
+  const lua = onRedisTime ? createRedisStore(redis) : createRedisStore(redis, { testClock: clock });
+  const redisNowMs = async () => {
+    const [s, us] = await redis.time();
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  };
   const run = randomBytes(4).toString("hex");
   const fair = scenario.check.kind === "global";
   // A fair-share cap is one key for every subject; a pair then checks a second cap (one decision
@@ -136,18 +167,25 @@ export async function expectParity(redis: Redis, prefix: string, scenario: Scena
       : { ...scenario.check, key: `${prefix}{t:p${run}}:c:l1:s${subject}` };
   const leases: { memory: string; redis: string }[] = [];
 
+  if (onRedisTime) nowMs = await redisNowMs();
+  const startMs = nowMs;
   for (const [n, step] of scenario.steps.entries()) {
-    nowMs += step.dtMs;
-    const where = `step ${n} at +${nowMs - scenario.startMs} ms`;
+    if (onRedisTime) {
+      if (step.dtMs > 0) await new Promise((r) => setTimeout(r, step.dtMs));
+    } else nowMs += step.dtMs;
+    const where = `step ${n} at +${nowMs - startMs} ms`;
     if (step.release && scenario.check.algorithm === "concurrency" && leases.length > 0) {
       const lease = leases.shift()!;
+      if (onRedisTime) nowMs = await redisNowMs();
       expect(await lua.release(lease.redis), where).toBe(await memory.release(lease.memory));
       continue;
     }
     const checks = step.pair ? [checkFor(step.subject), checkFor((step.subject + 1) % 3, 2)] : [checkFor(step.subject)];
     const options = { cost: step.cost, dryRun: step.dryRun };
-    const m = await memory.check(checks, options);
+    // On Redis time, Redis decides first and the memory store then decides at the instant it reported.
     const r = await lua.check(checks, options);
+    if (onRedisTime) nowMs = r.nowMs;
+    const m = await memory.check(checks, options);
     expect({ allowed: r.allowed, nowMs: r.nowMs, outcomes: normalise(r.outcomes) }, where).toEqual({
       allowed: m.allowed,
       nowMs: m.nowMs,

@@ -1,5 +1,5 @@
 /**
- * The Redis counter store: one Lua script per decision (lib/store/lua.ts), all checks in one round
+ * The Redis counter store: one Lua script per decision (lib/store/lua/decide.ts), all checks in one round
  * trip, Redis server TIME as the clock, every key with a TTL set in the same script.
  *
  * Scripts run by EVALSHA; only on NOSCRIPT (the script is not loaded, so nothing ran) is the call
@@ -32,7 +32,9 @@
 import { createHash } from "node:crypto";
 import type { Cluster } from "ioredis";
 import { isNoScript, type RedisClient as Client } from "../redis/client";
-import { decideLua, luaParts, RELEASE_LUA, REFUND_LUA } from "./lua";
+import { decideLua, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS } from "./lua/decide";
+import { REFUND_LUA } from "./lua/refund";
+import { RELEASE_LUA } from "./lua/release";
 import { newLeaseToken, parseLeaseId, formatLeaseId } from "./lease-id";
 import type { CheckOptions, CheckOutcome, CounterStore, LimitCheck, StoreDecision } from "./types";
 
@@ -118,9 +120,9 @@ function isCluster(redis: Client): redis is Cluster {
 }
 
 type UndoCommand = (string | number)[];
-/** DECIDE's reply: nowMs, then per decision: allowed, undo word count W, 10 fields per check, W words. */
+/** DECIDE's reply: nowMs, then per decision: allowed, undo word count W, the outcome fields of each check (OUTCOME_REPLY), W words. */
 type RawDecision = (string | number)[];
-const FIELDS_PER_OUTCOME = 10;
+const FIELDS_PER_OUTCOME = OUTCOME_REPLY_FIELDS.length;
 
 /** One decision as DECIDE takes it. flags: 0 commit, 1 dry run, 2 commit and return undo commands. */
 interface DecisionInput {
@@ -194,18 +196,19 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
       for (let i = 0; i < checks.length; i++, at += FIELDS_PER_OUTCOME) {
         const check = checks[i]!;
         const outcome: CheckOutcome = {
-          allowed: raw[at] === 1,
-          reason: raw[at + 1] as CheckOutcome["reason"],
+          allowed: raw[at + R.allowed] === 1,
+          reason: raw[at + R.reason] as CheckOutcome["reason"],
           limit: check.limit,
-          remaining: Number(raw[at + 2]),
-          resetAtMs: Number(raw[at + 4]),
-          retryAfterMs: Number(raw[at + 5]),
-          delayMs: Number(raw[at + 6]),
+          remaining: Number(raw[at + R.remaining]),
+          resetAtMs: Number(raw[at + R.resetAt]),
+          retryAfterMs: Number(raw[at + R.retry]),
+          delayMs: Number(raw[at + R.delay]),
         };
-        if (raw[at + 7] === 1) outcome.shadowDenied = true;
-        const overage = Number(raw[at + 8]);
+        if (raw[at + R.shadow] === 1) outcome.shadowDenied = true;
+        const overage = Number(raw[at + R.overage]);
         if (overage >= 0) outcome.overage = overage;
-        if (raw[at + 9]) outcome.leaseId = formatLeaseId(String(raw[at + 9]), cost, check.key);
+        const lease = raw[at + R.lease];
+        if (lease) outcome.leaseId = formatLeaseId(String(lease), cost, check.key);
         outcomes[i] = outcome;
       }
       const undo: UndoCommand[] = [];

@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../../test/helpers";
-import { expectParity, fixedScenarios, scenarioArbitrary, type ParityAlgorithm } from "../../store/parity";
+import { expectParity, fixedScenarios, realTimeScenarioArbitrary, scenarioArbitrary, type ParityAlgorithm } from "../../store/parity";
 
 export function paritySuite(algorithm: ParityAlgorithm, numRuns = 60): void {
   describe(`${algorithm}: the Lua twin answers exactly like the pure function`, () => {
@@ -25,6 +25,15 @@ export function paritySuite(algorithm: ParityAlgorithm, numRuns = 60): void {
       await fc.assert(
         fc.asyncProperty(scenarioArbitrary(algorithm), (scenario) => expectParity(redis, prefix, scenario)),
         { numRuns },
+      );
+    });
+
+    // The production branch (Redis TIME, exact expiries, ttlPad = 0): keys really expire and
+    // sub-windows really slide out, and the answers must still be the pure function's.
+    it("on Redis server time, as in production (exact expiries; real time between steps)", async () => {
+      await fc.assert(
+        fc.asyncProperty(realTimeScenarioArbitrary(algorithm), (scenario) => expectParity(redis, prefix, scenario, { clock: "redis" })),
+        { numRuns: 12 },
       );
     });
   });

@@ -10,7 +10,7 @@
  * admissions at small limits, for k + 1 counters per key.
  *
  * All comparisons are done on integers scaled by the sub-window length, so this file and its Lua
- * twin (lib/store/lua.ts) agree to the unit. Redis twin: a HASH `<key>` of sub-window index → count.
+ * twin (lib/store/lua/sliding-window-counter.ts) agree to the unit. Redis twin: a HASH `<key>` of sub-window index → count.
  */
 import { allow, deny, type AlgorithmContext, type AlgorithmLimit, type AlgorithmResult } from "./types";
 

@@ -1,0 +1,58 @@
+/**
+ * What the decision engine needs from the world, as its own types (DESIGN.md §4): the adapters
+ * implement them — the Redis ones (lib/redis/key-index.ts, lib/redis/usage.ts) and the single-node
+ * Postgres ones (lib/single-node/) — and the wiring (worker/decision/server.ts) plugs them in.
+ * The engine imports no adapter.
+ */
+import { hash } from "node:crypto";
+
+/** API key → tenant, by the key's hash ({@link KeyHasher}). */
+export interface KeyIndexPort {
+  /** The cached answer, without I/O: a slug, null (known unknown key), or undefined (not cached). */
+  peek(keyHash: string): string | null | undefined;
+  /** Asks the index itself (and caches the answer); throws when it cannot. */
+  fetch(keyHash: string): Promise<string | null>;
+}
+
+/**
+ * How an API key is named everywhere it is stored (the key index, the usage key prefix, counter
+ * subjects): lowercase hex. Must equal the digest publish indexes keys by.
+ */
+export type KeyHasher = (key: string) => string;
+
+/** sha256 hex (one-shot crypto.hash: the same digest as createHash().update().digest(), without the Hash object). */
+export const sha256KeyHash: KeyHasher = (key) => hash("sha256", key, "hex");
+
+export const USAGE_OUTCOMES = ["allowed", "denied", "shadow_denied", "degraded"] as const;
+/**
+ * allowed: passed (delay-mode passes included); denied: any non-200 status (401, 403, 429, 503);
+ * shadow_denied: passed, but a shadow limit would have denied; degraded: passed on the failure-mode
+ * path without the counter store (open or local).
+ */
+export type UsageOutcome = (typeof USAGE_OUTCOMES)[number];
+export const USAGE_ERRORS = ["redis_error", "redis_timeout", "breaker_open"] as const;
+/** A store failure seen on the decision path. */
+export type UsageError = (typeof USAGE_ERRORS)[number];
+/** Hex characters of the key hash that name a key in the usage aggregates (top consumers). */
+export const KEY_PREFIX_LENGTH = 12;
+
+/** One decision as the accounting sees it. */
+export interface UsageEvent {
+  /** When it was decided: the store's clock when the store answered, else the local clock (ms). */
+  atMs: number;
+  tenant: string | null;
+  tier: string | null;
+  operation: string | null;
+  outcome: UsageOutcome;
+  /** First KEY_PREFIX_LENGTH hex chars of the key hash; null for tenant-only calls. */
+  keyPrefix: string | null;
+  latencyMs: number;
+  /** The id of the quota that denied this decision (outcome `denied`, status 429); null or absent otherwise. */
+  deniedQuota?: string | null;
+}
+
+/** Where each decision is reported for usage and billing (exactly once per decision that is not a dry run). */
+export interface UsageSink {
+  record(event: UsageEvent): void;
+  recordError(atMs: number, error: UsageError): void;
+}

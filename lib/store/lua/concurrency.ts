@@ -1,0 +1,29 @@
+/**
+ * The Lua twin of lib/policy/algorithms/concurrency.ts. Redis: a ZSET `<key>` of lease units
+ * `<token>:<j>` scored by their expiry; RELEASE (release.ts) frees a lease.
+ */
+export const CONCURRENCY_LUA = `local function concurrency(key, c)
+  local used = redis.call('ZCOUNT', key, '(' .. fmt(now), '+inf')
+  local lastExp = now
+  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if top[2] and tonumber(top[2]) > now then lastExp = tonumber(top[2]) end
+  local idle = max(0, c.limit - used)
+  if used + cost > c.limit then
+    local nth = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now), '+inf', 'WITHSCORES', 'LIMIT', used + cost - c.limit - 1, 1)
+    local freeAt = lastExp
+    if nth[2] then freeAt = tonumber(nth[2]) end
+    return deny('concurrency_limited', idle, lastExp, freeAt - now)
+  end
+  local exp = now + tonumber(c.leaseTtl)
+  return pass(c.limit - used - cost, idle, max(lastExp, exp)), function()
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now))
+    local undo = {'ZREM', key}
+    for j = 1, cost do
+      redis.call('ZADD', key, fmt(exp), c.token .. ':' .. j)
+      undo[#undo + 1] = c.token .. ':' .. j
+    end
+    pexpire(key, max(lastExp, exp) - now)
+    return {undo}
+  end
+end
+`;

@@ -1,0 +1,164 @@
+/**
+ * DECIDE — decides one or more requests, each all-or-nothing, atomically, in one call (Lua 5.1,
+ * Redis ≥ 7.0, no `#!lua` shebang: Redis 7.0 rejects flags there). The algorithm twins it calls
+ * are the files beside this one, each mirroring the pure file of the same name in
+ * lib/policy/algorithms line for line; lib/policy/algorithms/*.int.test.ts replay scenarios
+ * through both (with a test clock, and on Redis server time).
+ *
+ * KEYS: the base counter key of every check of every decision, in order. ARGV: [1] now override
+ * in ms (empty in production: the clock is `redis.call('TIME')`; only tests pass it, to replay a
+ * scenario), [2] the number of decisions, then per decision: cost, flags (0 commit, 1 dry run,
+ * 2 commit and return undo commands, 3 dry run), the number of its checks, and one limit string
+ * per check (13 fields joined by `|`, see checkSpec in lib/store/redis.ts). The Redis store sends
+ * the decisions that arrive in one event-loop turn as one call. Keys with suffixes (window start,
+ * period label) are derived from the base key and keep its hash tag, so they are in its slot.
+ *
+ * The script text holds only the algorithms the decisions use (decideLua below): Lua defines every
+ * function of the chunk on every call, so fewer functions is less work per call.
+ * For each decision, phase 1 evaluates every check reading only; phase 2, if every check allows and
+ * it is not a dry run, commits them all, and every key written gets its PEXPIRE in the same call.
+ *
+ * Returns one flat array: nowMs, then per decision: allowed, the number of undo words W,
+ * {@link OUTCOME_REPLY_FIELDS} fields per check, then W words: the commands that take the commit
+ * back (only when the flags ask for them), used only for the cross-slot refund on Redis Cluster.
+ * A decision whose evaluation raised an error answers just `-1, message` instead, and the next
+ * decisions still run.
+ */
+import { CONCURRENCY_LUA } from "./concurrency";
+import { FAIR_SHARE_LUA } from "./fair-share";
+import { FIXED_WINDOW_LUA } from "./fixed-window";
+import { PRELUDE_LUA } from "./prelude";
+import { QUOTA_LUA } from "./quota";
+import { SLIDING_WINDOW_COUNTER_LUA } from "./sliding-window-counter";
+import { SLIDING_WINDOW_LOG_LUA } from "./sliding-window-log";
+import { TOKEN_BUCKET_LUA } from "./token-bucket";
+
+/**
+ * The fields DECIDE writes for each check, in this order (the store reads them by these offsets):
+ * allowed (1/0), reason, remaining (after this request, or idle when it consumed nothing), idle,
+ * resetAt (ms), retry (ms), delay (ms), shadow (1: a shadow limit that would have denied), overage
+ * (-1: none), lease (the concurrency token, '' if none).
+ */
+export const OUTCOME_REPLY_FIELDS = ["allowed", "reason", "remaining", "idle", "resetAt", "retry", "delay", "shadow", "overage", "lease"] as const;
+/** Offset of each field inside one check's slice of the reply. */
+export const OUTCOME_REPLY = Object.fromEntries(OUTCOME_REPLY_FIELDS.map((name, i) => [name, i])) as {
+  readonly [K in (typeof OUTCOME_REPLY_FIELDS)[number]]: number;
+};
+
+/** Each algorithm's Lua twin, by the name DECIDE dispatches on (leaky_bucket runs token_bucket). */
+const ALGORITHM_LUA: Record<string, string> = {
+  fixed_window: FIXED_WINDOW_LUA,
+  sliding_window_log: SLIDING_WINDOW_LOG_LUA,
+  sliding_window_counter: SLIDING_WINDOW_COUNTER_LUA,
+  token_bucket: TOKEN_BUCKET_LUA,
+  concurrency: CONCURRENCY_LUA,
+  quota: QUOTA_LUA,
+  fair_share: FAIR_SHARE_LUA,
+};
+
+const MAIN = `-- One decision: checks n at KEYS[kb + 1 ..], their limits at ARGV[ab + 1 ..].
+local function decide(kb, ab, n, reply)
+  -- Phase 1: evaluate, reading only.
+  local results, commits, allAllowed, activity = {}, {}, true, {}
+  for i = 1, n do
+    local c = spec(ARGV[ab + i])
+    local o, commit
+    if c.member ~= '' then
+      o, commit = fair_share(KEYS[kb + i], c, activity)
+    else
+      o, commit = algorithms[c.alg](KEYS[kb + i], c)
+    end
+    local maxCost = c.limit
+    if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = tonumber(c.burst) end
+    if c.alg == 'quota' and c.overage == 'bill' then maxCost = cost end
+    if c.member ~= '' then maxCost = c.limit end
+    if cost > maxCost then
+      -- can never pass under this limit: no wait to tell, nothing would be consumed
+      o.allowed, o.reason, o.retry, o.delay, o.remaining = false, 'cost_exceeds_limit', 0, 0, o.idle
+    end
+    -- consumes: whether committing writes this counter; shadow: a shadow limit that would have denied
+    o.consumes, o.shadow = o.allowed, 0
+    if not o.allowed and c.mode == 'shadow' then
+      o.allowed, o.reason, o.retry, o.delay, o.shadow = true, 'ok', 0, 0, 1
+    end
+    if not o.allowed then allAllowed = false end
+    results[i] = o
+    if o.consumes then commits[i] = commit end
+  end
+
+  -- Phase 2: commit all or nothing.
+  local undo = {}
+  local doCommit = allAllowed and not dry
+  if not dry then for _, f in ipairs(activity) do f() end end
+  -- Flat (nested tables cost Redis a conversion each): allowed, the count of undo words that
+  -- follow the outcomes, the outcome fields of every check (OUTCOME_REPLY_FIELDS), then each undo
+  -- command as its length and its words.
+  local at = #reply
+  reply[at + 1], reply[at + 2] = allAllowed and 1 or 0, 0
+  for i = 1, n do
+    local o = results[i]
+    local committed = doCommit and o.consumes
+    local lease = ''
+    if committed then
+      local u = commits[i]()
+      if wantUndo then for _, cmd in ipairs(u) do undo[#undo + 1] = cmd end end
+      local c = spec(ARGV[ab + i])
+      if c.alg == 'concurrency' then lease = c.token end
+    end
+    local remaining, overage = o.remaining, o.overage
+    if not committed then remaining, overage = o.idle, -1 end
+    local m = #reply
+    reply[m + 1], reply[m + 2], reply[m + 3], reply[m + 4], reply[m + 5] = o.allowed and 1 or 0, o.reason, remaining, o.idle, o.resetAt
+    reply[m + 6], reply[m + 7], reply[m + 8], reply[m + 9], reply[m + 10] = o.retry, o.delay, o.shadow, overage, lease
+  end
+  local words = 0
+  for _, cmd in ipairs(undo) do
+    reply[#reply + 1] = #cmd
+    for _, word in ipairs(cmd) do reply[#reply + 1] = word end
+    words = words + 1 + #cmd
+  end
+  reply[at + 2] = words
+end
+
+-- ARGV[2] decisions, each as: cost, flags, number of checks, then one limit string per check. Every
+-- decision is all-or-nothing on its own; the script runs them one after the other, atomically.
+local reply = {now}
+local a, kb = 3, 0
+for _ = 1, tonumber(ARGV[2]) do
+  cost = tonumber(ARGV[a])
+  -- flags: 0 commit, 1 dry run, 2 commit and return undo commands, 3 dry run and undo (none).
+  local flags = ARGV[a + 1]
+  dry = flags == '1' or flags == '3'
+  wantUndo = flags == '2' or flags == '3'
+  local n = tonumber(ARGV[a + 2])
+  -- A decision that fails (a key of the wrong type…) answers its own error, not its neighbours'.
+  local at = #reply
+  local ok, err = pcall(decide, kb, a + 2, n, reply)
+  if not ok then
+    for j = #reply, at + 1, -1 do reply[j] = nil end
+    if type(err) == 'table' then err = err.err or 'ERR script error' end
+    reply[at + 1], reply[at + 2] = -1, tostring(err)
+  end
+  a = a + 3 + n
+  kb = kb + n
+end
+return reply`;
+
+/** The names of the Lua functions a decision with these algorithms needs, sorted (the script's cache key). */
+export function luaParts(checks: readonly { algorithm: string; fairShare?: unknown }[]): string[] {
+  const names = new Set<string>();
+  for (const c of checks) names.add(c.fairShare ? "fair_share" : c.algorithm === "leaky_bucket" ? "token_bucket" : c.algorithm);
+  return [...names].filter((n) => n in ALGORITHM_LUA).sort();
+}
+
+/** The DECIDE script for a decision whose checks use these Lua parts (see luaParts). */
+export function decideLua(parts: readonly string[]): string {
+  const table = parts
+    .filter((p) => p !== "fair_share")
+    .map((p) => `${p} = ${p}`)
+    .concat(parts.includes("token_bucket") ? ["leaky_bucket = token_bucket"] : []);
+  return [PRELUDE_LUA, ...parts.map((p) => ALGORITHM_LUA[p]), `local algorithms = { ${table.join(", ")} }`, MAIN].join("\n");
+}
+
+/** DECIDE with every algorithm (documentation and tests; the store sends the smaller scripts). */
+export const DECIDE_LUA = decideLua(Object.keys(ALGORITHM_LUA).sort());

@@ -1,0 +1,78 @@
+/**
+ * The top of every DECIDE script (lib/store/lua/decide.ts): the clock, integer formatting, the
+ * parsed limit strings and the two outcome constructors every algorithm twin returns.
+ *
+ * An outcome is a table with named fields (never positional slots):
+ *   allowed   whether this check lets the request through
+ *   reason    'ok', or why it denies ('rate_limited', 'quota_exhausted', 'concurrency_limited')
+ *   remaining units left once this request is committed (what the answer shows when it consumes)
+ *   idle      units left if this request consumes nothing (what the answer shows otherwise)
+ *   resetAt   absolute ms (store clock) when the counter is back to full / the window resets
+ *   retry     ms after which the same request passes if nothing else consumes (0 when allowed)
+ *   delay     shaping wait of delay-mode limits (ms; 0 otherwise)
+ *   overage   units billed beyond an `overage: bill` quota by this request (-1: not such a quota)
+ * An evaluator that allows also returns its commit function, which writes the counter and returns
+ * the commands that would take the write back (the Cluster cross-slot refund).
+ */
+export const PRELUDE_LUA = `local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
+-- Integer → string for field names and arguments, remembered for the call: the decisions of one
+-- call share the clock, so they format the same window starts again and again.
+local fmtCache = {}
+local function fmt(n)
+  local s = fmtCache[n]
+  if s == nil then
+    s = string.format('%.0f', n)
+    fmtCache[n] = s
+  end
+  return s
+end
+local now
+-- Tests replaying a scenario pass their clock; real time still runs between their steps, so keys
+-- then live a minute longer than their windows. Expiry is only garbage collection: no algorithm
+-- reads it, each one checks its window itself, so the answers are the same.
+local ttlPad = 0
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
+  ttlPad = 60000
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+local function pexpire(key, ms) redis.call('PEXPIRE', key, ms + ttlPad) end
+-- For a key whose expiry is a fixed instant (a window's end): only the write that creates it needs
+-- to set it; later writes in the same window would set the same instant again. With a test clock
+-- the expiry is relative to real time, so it is set on every write there.
+local function pexpireNew(key, ms, new) if new or ttlPad > 0 then pexpire(key, ms) end end
+-- The decision being evaluated (set by the loop at the end, read by every algorithm).
+local cost, dry, wantUndo
+-- A check's limit as one ARGV string, 'alg|limit|window|burst|precision|mode|maxDelay|leaseTtl|
+-- period|overage|weight|member|token|' (checkSpec in lib/store/redis.ts), parsed once per call: the
+-- decisions of one call mostly share their limits. The parsed table is shared, never written to.
+local specs = {}
+local function spec(s)
+  local c = specs[s]
+  if c then return c end
+  local f, n = {}, 0
+  for part in string.gmatch(s, '([^|]*)|') do
+    n = n + 1
+    f[n] = part
+  end
+  c = {
+    alg = f[1], limit = tonumber(f[2]), window = tonumber(f[3]),
+    -- the rest stay strings until an algorithm needs them (tonumber is not free)
+    burst = f[4], precision = f[5], mode = f[6], maxDelay = f[7], leaseTtl = f[8], period = f[9],
+    overage = f[10], weight = f[11], member = f[12], token = f[13],
+  }
+  specs[s] = c
+  return c
+end
+
+-- A check that denies: nothing would be consumed, so remaining is the idle count.
+local function deny(reason, idle, resetAt, retry)
+  return {allowed = false, reason = reason, remaining = idle, idle = idle, resetAt = resetAt, retry = retry, delay = 0, overage = -1}
+end
+-- A check that allows (delay and overage are optional: 0 and -1).
+local function pass(remaining, idle, resetAt, delay, overage)
+  return {allowed = true, reason = 'ok', remaining = remaining, idle = idle, resetAt = resetAt, retry = 0, delay = delay or 0, overage = overage or -1}
+end
+`;

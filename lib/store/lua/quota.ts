@@ -1,0 +1,60 @@
+/**
+ * The Lua twin of lib/policy/algorithms/quota.ts and lib/policy/quota-period.ts (calendar day or
+ * month, UTC). Redis: a STRING `<key>:<YYYY-MM-DD | YYYY-MM>`.
+ */
+export const QUOTA_LUA = `local function civil_from_days(days)
+  local z = days + 719468
+  local era = floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = floor((doe - floor(doe / 1460) + floor(doe / 36524) - floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + floor(yoe / 4) - floor(yoe / 100))
+  local mp = floor((5 * doy + 2) / 153)
+  local d = doy - floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400
+  if m <= 2 then y = y + 1 end
+  return y, m, d
+end
+
+local function days_from_civil(y, m, d)
+  if m <= 2 then y = y - 1 end
+  local era = floor(y / 400)
+  local yoe = y - era * 400
+  local mp = m > 2 and m - 3 or m + 9
+  local doy = floor((153 * mp + 2) / 5) + d - 1
+  local doe = yoe * 365 + floor(yoe / 4) - floor(yoe / 100) + doy
+  return era * 146097 + doe - 719468
+end
+
+local function quota(key, c)
+  local DAY = 86400000
+  local days = floor(now / DAY)
+  local y, m, d = civil_from_days(days)
+  local periodEnd, label
+  if c.period == 'day' then
+    periodEnd = (days + 1) * DAY
+    label = string.format('%d-%02d-%02d', y, m, d)
+  else
+    local ny, nm = y, m + 1
+    if m == 12 then ny, nm = y + 1, 1 end
+    periodEnd = days_from_civil(ny, nm, 1) * DAY
+    label = string.format('%d-%02d', y, m)
+  end
+  local k = key .. ':' .. label
+  local used = tonumber(redis.call('GET', k) or '0')
+  local idle = max(0, c.limit - used)
+  local function commit()
+    redis.call('INCRBY', k, cost)
+    pexpireNew(k, periodEnd - now, used == 0)
+    return {{'DECRBY', k, cost}}
+  end
+  if c.overage == 'bill' then
+    local overage = max(0, used + cost - c.limit) - max(0, used - c.limit)
+    return pass(max(0, c.limit - used - cost), idle, periodEnd, 0, overage), commit
+  end
+  if used + cost > c.limit then
+    return deny('quota_exhausted', idle, periodEnd, periodEnd - now)
+  end
+  return pass(c.limit - used - cost, idle, periodEnd), commit
+end
+`;

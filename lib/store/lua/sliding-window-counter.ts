@@ -1,0 +1,79 @@
+/**
+ * The Lua twin of lib/policy/algorithms/sliding-window-counter.ts. Redis: a HASH `<key>` of
+ * sub-window index → count.
+ */
+export const SLIDING_WINDOW_COUNTER_LUA = `-- counts of sub-windows j (absent: 0), the newest k of them up to m, and the fit test
+local function swc_newest(cnt, k, m)
+  local newest = 0
+  for j = m - k + 1, m do newest = newest + (cnt[j] or 0) end
+  return newest
+end
+local function swc_fits(cnt, k, sub, L, m, e)
+  return (cnt[m - k] or 0) * (sub - e) + (swc_newest(cnt, k, m) + cost - 1) * sub < L * sub
+end
+local function swc_remaining(cnt, k, sub, L, i, extra)
+  return max(0, ceil((L * sub - (cnt[i - k] or 0) * (sub - (now - i * sub))) / sub) - swc_newest(cnt, k, i) - extra)
+end
+local function sliding_window_counter(key, c)
+  local k = max(1, tonumber(c.precision))
+  local sub = max(1, floor(c.window / k))
+  local i = floor(now / sub)
+  local L = c.limit
+  -- With Redis time, a live key's last write was in a sub-window w >= i - k (its expiry is
+  -- (w + k + 1) * sub), and that sub-window's first write dropped every field < w - k: the only
+  -- fields that can have slid out are i - 2k .. i - k - 1, so they are read here too and dropped
+  -- by name below, instead of listing the whole hash (HKEYS), which test clocks still need.
+  local lo = i - k
+  if ttlPad == 0 then lo = i - 2 * k end
+  local fields = {}
+  for j = lo, i do fields[j - lo + 1] = fmt(j) end
+  local vals = redis.call('HMGET', key, unpack(fields))
+  local cnt, stale = {}, nil
+  for j = 1, #fields do
+    if lo + j - 1 < i - k then
+      if vals[j] then
+        stale = stale or {}
+        stale[#stale + 1] = fields[j]
+      end
+    elseif vals[j] then
+      cnt[lo + j - 1] = tonumber(vals[j])
+    end
+  end
+  local reset_from = now
+  for j = i, i - k, -1 do if (cnt[j] or 0) > 0 then reset_from = (j + k + 1) * sub break end end
+  local idle = swc_remaining(cnt, k, sub, L, i, 0)
+  if swc_fits(cnt, k, sub, L, i, now - i * sub) then
+    local fresh = (cnt[i] or 0) == 0
+    return pass(swc_remaining(cnt, k, sub, L, i, cost), idle, (i + k + 1) * sub), function()
+      local field = fmt(i)
+      redis.call('HINCRBY', key, field, cost)
+      if fresh then
+        -- a new sub-window: drop the ones that slid out (once per sub-window, not per request)
+        if ttlPad == 0 then
+          if stale then redis.call('HDEL', key, unpack(stale)) end
+        else
+          local names = redis.call('HKEYS', key)
+          for _, f in ipairs(names) do if tonumber(f) < i - k then redis.call('HDEL', key, f) end end
+        end
+      end
+      -- the expiry, (i + k + 1) * sub, is the same for every write in sub-window i
+      pexpireNew(key, (i + k + 1) * sub - now, fresh)
+      return {{'HINCRBY', key, field, -cost}}
+    end
+  end
+  local retry = (i + k + 1) * sub - now
+  for m = i, i + k + 1 do
+    local room = L + 1 - cost - swc_newest(cnt, k, m)
+    if room > 0 then
+      local oldest = cnt[m - k] or 0
+      local startE = 0
+      if m == i then startE = now - i * sub end
+      local e = 0
+      if oldest * sub - room * sub >= 0 then e = floor(((oldest - room) * sub) / oldest) + 1 end
+      e = max(e, startE)
+      if e < sub and swc_fits(cnt, k, sub, L, m, e) then retry = m * sub + e - now break end
+    end
+  end
+  return deny('rate_limited', idle, reset_from, retry)
+end
+`;

@@ -1,0 +1,40 @@
+/**
+ * What differs between the two modes of the decision server (DESIGN.md §7): where policy, API
+ * keys, service tokens, counters and usage live. `redis` (redis-backend.ts, the default, any
+ * number of replicas) and `single-node` (single-node-backend.ts: no Redis, Postgres polled,
+ * counters in process, exactly one replica). The HTTP adapter and the engine are the same for both.
+ */
+import type { CircuitBreaker } from "../../lib/decision/breaker";
+import type { PolicyPort } from "../../lib/decision/policy-source";
+import type { KeyIndexPort, UsageSink } from "../../lib/decision/ports";
+import type { CompiledPolicy } from "../../lib/policy/compiled";
+import type { CounterStore } from "../../lib/store/types";
+import type { DecisionServerOptions } from "./options";
+
+export interface Backend {
+  policy: PolicyPort;
+  /** The document decisions use (single-node: only once the key index is loaded as well). */
+  currentPolicy: () => CompiledPolicy | null;
+  keyIndex: KeyIndexPort;
+  store: CounterStore;
+  usage: UsageSink;
+  /** Before listening: connect and load what the first request needs. */
+  start(): Promise<void>;
+  /** The /readyz answer. */
+  readiness(): { ready: boolean; body: Record<string, unknown> };
+  /** Every second. */
+  flushUsage(): Promise<unknown>;
+  /** After draining: stop following, write the last usage, close the store and connections. */
+  close(): Promise<void>;
+}
+
+/** What the wiring gives a backend: its options and the reactions shared by both modes. */
+export interface BackendContext {
+  options: DecisionServerOptions;
+  log: (message: string) => void;
+  breaker: CircuitBreaker;
+  /** Shared reaction to a new document (metrics, deny cache, log). */
+  policyLoaded(doc: CompiledPolicy): void;
+  /** The published service tokens (sha256 hex), replacing the previous set. */
+  serviceTokens(hashes: Set<string>): void;
+}

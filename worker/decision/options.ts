@@ -1,0 +1,27 @@
+/** How a decision server is started (worker/decision-server.ts reads them from the environment). */
+import type { SluiceMode } from "../../lib/env";
+import type { CounterStore } from "../../lib/store/types";
+
+export interface DecisionServerOptions {
+  port: number;
+  host: string;
+  /** `redis` (default) or `single-node` (no Redis; needs databaseUrl). */
+  mode?: SluiceMode;
+  /** Redis mode: redis://… (default redis://127.0.0.1:6379). */
+  redisUrl?: string;
+  clusterNodes?: string;
+  /** Single-node mode: the PostgreSQL holding the published policy, keys, tokens and usage. */
+  databaseUrl?: string;
+  /** Single-node mode: Postgres poll interval (ms) for policy, keys and tokens (default SINGLE_NODE_POLL_MS). */
+  changePollMs?: number;
+  redisTimeoutMs: number;
+  pollMs: number;
+  instances: number;
+  /** Extra accepted service tokens: sha256 hex or plaintext. */
+  serviceTokens: string[];
+  /** Disable the deny cache (the bench and a test compare with and without). */
+  denyCache?: boolean;
+  /** Store override (tests); default the Redis store (single-node: the in-process store). */
+  store?: CounterStore;
+  log?: (message: string) => void;
+}

@@ -1,0 +1,100 @@
+/**
+ * The decision server's wiring: one backend (Redis or single-node), the engine with its breaker,
+ * deny cache, metrics and local store, the service tokens, and the HTTP adapter in front. Every
+ * protocol adapter calls the same `engine.decide(request) → DecisionAnswer`.
+ *
+ * Following one decision: http.ts parses the request (lib/decision/request.ts) → engine.decide
+ * (lib/decision/engine.ts: key → tenant → limits → checks) → the counter store (lib/store/redis.ts,
+ * one DECIDE script per event-loop turn, lib/store/lua/decide.ts) → the answer and its headers
+ * (lib/decision/answer.ts) → http.ts writes it.
+ */
+import { CircuitBreaker } from "../../lib/decision/breaker";
+import { DenyCache } from "../../lib/decision/deny-cache";
+import { DecisionEngine } from "../../lib/decision/engine";
+import { DecisionMetrics } from "../../lib/decision/metrics";
+import type { PolicyPort } from "../../lib/decision/policy-source";
+import { createMemoryStore } from "../../lib/store/memory";
+import type { Backend, BackendContext } from "./backend";
+import { createDecisionHttp } from "./http";
+import type { DecisionServerOptions } from "./options";
+import { redisBackend } from "./redis-backend";
+import { ServiceTokens } from "./service-tokens";
+import { singleNodeBackend } from "./single-node-backend";
+
+export type { DecisionServerOptions } from "./options";
+
+export interface DecisionServer {
+  port: number;
+  engine: DecisionEngine;
+  metrics: DecisionMetrics;
+  policy: PolicyPort;
+  close(): Promise<void>;
+}
+
+export async function startDecisionServer(options: DecisionServerOptions): Promise<DecisionServer> {
+  const log = options.log ?? ((m: string) => process.stderr.write(`[decision] ${m}\n`));
+  const metrics = new DecisionMetrics();
+  const breaker = new CircuitBreaker();
+  metrics.setBreaker("closed");
+  breaker.onChange = (state) => {
+    metrics.setBreaker(state);
+    log(`circuit breaker ${state}`);
+  };
+  const denyCache = options.denyCache === false ? null : new DenyCache();
+  const tokens = new ServiceTokens(options.serviceTokens);
+
+  const context: BackendContext = {
+    options,
+    log,
+    breaker,
+    policyLoaded: (doc) => {
+      metrics.policyVersion.set(doc.version);
+      denyCache?.clear();
+      log(`policy v${doc.version} loaded`);
+    },
+    serviceTokens: (hashes) => tokens.replacePublished(hashes),
+  };
+  const backend: Backend = (options.mode ?? "redis") === "single-node" ? await singleNodeBackend(context) : redisBackend(context);
+
+  const localStore = createMemoryStore();
+  const engine = new DecisionEngine({
+    policy: backend.currentPolicy,
+    keyIndex: backend.keyIndex,
+    store: backend.store,
+    localStore,
+    instances: options.instances,
+    storeTimeoutMs: options.redisTimeoutMs,
+    breaker,
+    denyCache,
+    usage: backend.usage,
+    metrics,
+  });
+
+  const http = createDecisionHttp({ engine, tokens, currentPolicy: backend.currentPolicy, readiness: () => backend.readiness(), metrics, log });
+
+  await backend.start();
+  if (backend.policy.current) metrics.policyVersion.set(backend.policy.current.version);
+
+  const usageTimer = setInterval(() => void backend.flushUsage(), 1_000);
+  usageTimer.unref();
+
+  await new Promise<void>((resolve, reject) => {
+    http.server.once("error", reject);
+    http.server.listen(options.port, options.host, () => resolve());
+  });
+  const address = http.server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+
+  let closing: Promise<void> | null = null;
+  function close(): Promise<void> {
+    closing ??= (async () => {
+      await http.drain();
+      clearInterval(usageTimer);
+      await backend.close();
+      await localStore.close().catch(() => undefined);
+    })();
+    return closing;
+  }
+
+  return { port, engine, metrics, policy: backend.policy, close };
+}
