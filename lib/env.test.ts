@@ -26,4 +26,11 @@ describe("parseEnv", () => {
     expect(() => parseEnv({ SLUICE_TRUSTED_PROXIES: "10.0.0.0/8, 10.0.0.0/33" })).toThrow(/SLUICE_TRUSTED_PROXIES: .*10\.0\.0\.0\/33/);
     expect(() => parseEnv({ SLUICE_TRUSTED_PROXY_HOPS: "-1" })).toThrow(/SLUICE_TRUSTED_PROXY_HOPS/);
   });
+
+  it("serves Envoy's rate limit protocol on 8081 for domain sluice by default; SLUICE_GRPC_PORT=0 turns it off", () => {
+    expect(parseEnv({})).toMatchObject({ SLUICE_GRPC_PORT: 8081, SLUICE_RLS_DOMAIN: "sluice" });
+    expect(parseEnv({ SLUICE_GRPC_PORT: "0", SLUICE_RLS_DOMAIN: "edge" })).toMatchObject({ SLUICE_GRPC_PORT: 0, SLUICE_RLS_DOMAIN: "edge" });
+    expect(() => parseEnv({ SLUICE_GRPC_PORT: "65536" })).toThrow(/SLUICE_GRPC_PORT/);
+    expect(() => parseEnv({ SLUICE_RLS_DOMAIN: "" })).toThrow(/SLUICE_RLS_DOMAIN/);
+  });
 });

@@ -34,6 +34,10 @@ const envSchema = z.object({
   REDIS_TIMEOUT_MS: ms.default(25),
   DECISION_PORT: port.default(8787),
   DECISION_HOST: z.string().default("0.0.0.0"),
+  /** Envoy's rate limit service protocol (gRPC, h2c) on this port of DECISION_HOST; 0 turns it off. */
+  SLUICE_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  /** The only `domain` the rate limit service answers (Envoy's ratelimit filter `domain`). */
+  SLUICE_RLS_DOMAIN: z.string().min(1).max(256).default("sluice"),
   /** Number of decision server replicas; `local` failure mode enforces limit / this. */
   SLUICE_INSTANCES: z.coerce.number().int().min(1).max(10_000).default(1),
   /** Service tokens the decision API accepts besides the Redis set (comma-separated sha256 hex or plaintexts). */
