@@ -4,7 +4,9 @@
  *
  * Request → decisions. Each descriptor is one decision of the engine `/v1/check` uses:
  * - `api_key` is the client's key, `tenant` a tenant slug (one of them, not both);
- * - `remote_address` / `masked_remote_address` the client's address (lib/rls/client-address.ts);
+ * - `remote_address` the client's address, canonical (lib/decision/client-address.ts, the rule
+ *   forward-auth follows), `masked_remote_address` (`203.0.113.0/24`) the client's network; an
+ *   unparseable one is the shared `unknown` subject, never "no IP limit";
  * - `operation` an operation name (or `METHOD /path`), or `method` + `path` (`:method`, `:path`);
  * - the cost is the descriptor's `hits_addend`, else the request's; 0 (what Envoy sends when
  *   nothing sets one) means the operation's own cost, which is 1 unless the policy sets `cost`;
@@ -25,7 +27,8 @@ import type { DecisionAnswer } from "../decision/answer";
 import type { DecisionRequest } from "../decision/engine";
 import { MAX_BATCH, MAX_COST, MAX_FIELD_CHARS, type FieldError } from "../decision/request";
 import type { Reason } from "../policy/types";
-import { canonicalAddress, canonicalNetwork } from "./client-address";
+import { clientAddressOrUnknown, UNKNOWN_CLIENT_ADDRESS } from "../decision/client-address";
+import { formatIpAddress, parseIpRange } from "../policy/ip-address";
 import type { RlsDescriptorStatus, RlsHeader, RlsRateLimit, RlsRequestMessage, RlsResponseMessage, RlsUnit } from "./protos";
 
 /** The descriptor entry keys Sluice reads; every other key is ignored. */
@@ -46,6 +49,21 @@ export const DELAY_HEADER = "x-sluice-delay-ms";
 export const REASON_HEADER = "x-sluice-reason";
 
 export type RlsPlan = { ok: true; requests: DecisionRequest[] } | { ok: false; error: FieldError };
+
+/**
+ * Envoy's `masked_remote_address` (`a.b.c.d/len`, `v6/len`) as one counter subject: the network
+ * with its host bits cleared, canonical, then `/len`, so `203.0.113.7/24` and `203.0.113.0/24`
+ * share one counter. An IPv4-mapped network (`::ffff:203.0.113.7/120`) is its IPv4 network
+ * (`203.0.113.0/24`). Anything else is the shared unknown subject.
+ */
+export function clientNetworkOrUnknown(text: string): string {
+  const range = text.includes("/") ? parseIpRange(text) : null;
+  if (!range) return UNKNOWN_CLIENT_ADDRESS;
+  const network = formatIpAddress(range.address);
+  const mapped = range.address.family === 6 && !network.includes(":");
+  if (mapped && range.bits < 96) return UNKNOWN_CLIENT_ADDRESS;
+  return `${network}/${mapped ? range.bits - 96 : range.bits}`;
+}
 
 function fail(field: string, message: string): { ok: false; error: FieldError } {
   return { ok: false, error: { field, message: `${field}: ${message}` } };
@@ -106,10 +124,6 @@ export function planRateLimit(message: RlsRequestMessage, options: { domain: str
       if (seen[k] !== undefined) return fail(`${at}.entries[${j}].key`, `${shown(key)} appears twice in one descriptor`);
       seen[k] = value;
       const field = `${at}.entries[${j}].value`;
-      if (k === "remote_address" && canonicalAddress(value) === null) return fail(field, `remote_address: expected an IP address, got ${shown(value)}`);
-      if (k === "masked_remote_address" && canonicalNetwork(value) === null) {
-        return fail(field, `masked_remote_address: expected an address/prefix length like 203.0.113.0/24, got ${shown(value)}`);
-      }
       if (k === "operation" && (value === "" || value.length > MAX_FIELD_CHARS)) {
         return fail(field, `operation: expected an operation name of 1 to ${MAX_FIELD_CHARS} characters`);
       }
@@ -142,8 +156,8 @@ export function planRateLimit(message: RlsRequestMessage, options: { domain: str
     // engine answers unknown_key), never "no limit".
     const request: DecisionRequest = seen.tenant !== undefined ? { tenant: seen.tenant, operation } : { key: seen.api_key ?? "", operation };
     if (cost !== undefined) request.cost = cost;
-    if (seen.remote_address !== undefined) request.ip = canonicalAddress(seen.remote_address)!;
-    else if (seen.masked_remote_address !== undefined) request.ip = canonicalNetwork(seen.masked_remote_address)!;
+    if (seen.remote_address !== undefined) request.ip = clientAddressOrUnknown(seen.remote_address);
+    else if (seen.masked_remote_address !== undefined) request.ip = clientNetworkOrUnknown(seen.masked_remote_address);
     requests.push(request);
   }
   return { ok: true, requests };
