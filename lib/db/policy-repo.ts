@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { formatDurationMs } from "../policy/duration";
 import type { PolicySpec } from "../policy/compile";
 import type { LimitSpec, OperationSpec, OverrideSpec, QuotaSpec } from "../policy/policy-file";
+import { requirementsSchema } from "../policy/requirements";
 import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "../policy/types";
 import type { Tx } from "./client";
 
@@ -102,8 +103,17 @@ export function overrideRowToSpec(o: OverrideRow): OverrideSpec {
   };
 }
 
+/** The stored `requirements` block (written by apply, which validated it); undefined when absent. */
+export function requirementsRowToSpec(settings: PolicyRows["settings"]): PolicySpec["requirements"] {
+  if (settings?.requirements === null || settings?.requirements === undefined) return undefined;
+  const parsed = requirementsSchema.safeParse(settings.requirements);
+  if (!parsed.success) throw new Error(`PolicySettings.requirements does not validate: ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
+}
+
 /** The rows as a policy in the file's shape (no keys): what export prints and publish compiles. */
 export function rowsToSpec(rows: PolicyRows): PolicySpec {
+  const requirements = requirementsRowToSpec(rows.settings);
   return {
     version: 1,
     defaults: { failureMode: (rows.settings?.defaultFailureMode ?? "open") as FailureMode },
@@ -127,6 +137,7 @@ export function rowsToSpec(rows: PolicyRows): PolicySpec {
       status: t.status as TenantStatus,
       overrides: t.overrides.map(overrideRowToSpec),
     })),
+    ...(requirements ? { requirements } : {}),
   };
 }
 

@@ -32,6 +32,7 @@ import {
   type QuotaSpec,
   type TenantSpec,
 } from "./policy-file";
+import { compileRequirements } from "./requirements";
 import { ANY_OPERATION } from "./types";
 
 /** A tenant as the compiler sees it: everything but its API keys (those never enter the document). */
@@ -208,6 +209,7 @@ export function compilePolicy(input: PolicySpec): CompiledPolicyBody {
     tiers,
     globalCaps,
     tenants,
+    ...(spec.requirements ? { requirements: compileRequirements(spec.requirements) } : {}),
   };
 }
 
@@ -216,7 +218,10 @@ export function policyChecksum(body: CompiledPolicyBody): string {
   return sha256Hex(canonicalJson(bodyOf(body)));
 }
 
-/** The body of a document (drops version, checksum, createdAt). */
+/**
+ * The body of a document (drops version, checksum, createdAt). `requirements` is there only when
+ * the policy has the block, so documents without one keep the checksums they always had.
+ */
 export function bodyOf(doc: CompiledPolicyBody): CompiledPolicyBody {
   return {
     schemaVersion: doc.schemaVersion,
@@ -226,6 +231,7 @@ export function bodyOf(doc: CompiledPolicyBody): CompiledPolicyBody {
     tiers: doc.tiers,
     globalCaps: doc.globalCaps,
     tenants: doc.tenants,
+    ...(doc.requirements ? { requirements: doc.requirements } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { policyChecksum } from "./compile";
 import { COMPILED_SCHEMA_VERSION, type CompiledPolicy } from "./compiled";
 import { issuesFromZod, type ParseResult } from "./policy-file";
+import { BOUNDARY_BURSTS } from "./requirements";
 import { ALGORITHMS, FAILURE_MODES, MODES, OVERAGES, PERIODS, SCOPES, SHARES, TENANT_STATUSES } from "./types";
 
 const count = z.number().int().min(0);
@@ -52,6 +53,19 @@ const compiledOverrideSchema = z.discriminatedUnion("kind", [
   }),
 ]);
 
+const fraction = z.number().min(0).max(1);
+const requirementFields = { accuracy: fraction.optional(), boundaryBurst: z.enum(BOUNDARY_BURSTS).optional() };
+const compiledRequirementsSchema = z.strictObject({
+  ...requirementFields,
+  rejectP95Ms: count.optional(),
+  operations: z.array(
+    z.strictObject({ operation: z.string(), ...requirementFields, rejectP95Ms: count.optional(), failureMode: z.enum(FAILURE_MODES).optional() }),
+  ),
+  limits: z.array(
+    z.strictObject({ tier: z.string(), operation: z.string(), scope: z.enum(SCOPES), algorithm: z.enum(ALGORITHMS).optional(), ...requirementFields }),
+  ),
+});
+
 export const compiledPolicySchema = z.strictObject({
   schemaVersion: z.literal(COMPILED_SCHEMA_VERSION),
   defaults: z.strictObject({ failureMode: z.enum(FAILURE_MODES) }),
@@ -82,6 +96,7 @@ export const compiledPolicySchema = z.strictObject({
       overrides: z.array(compiledOverrideSchema),
     }),
   ),
+  requirements: compiledRequirementsSchema.optional(),
   version: positive,
   checksum: z.string().regex(/^[0-9a-f]{64}$/),
   createdAt: z.string(),

@@ -3,6 +3,7 @@
  * decision server evaluates. Pure data (JSON), versioned and checksummed, indexed for the decision
  * path. It never contains API keys: those live in the Redis hash `keys` (sha256(key) → tenant).
  */
+import type { CompiledRequirements } from "./requirements";
 import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "./types";
 
 export const COMPILED_SCHEMA_VERSION = 1;
@@ -85,6 +86,8 @@ export interface CompiledPolicyBody {
   tiers: Record<string, CompiledTier>;
   globalCaps: CompiledGlobalCap[];
   tenants: Record<string, CompiledTenant>;
+  /** The policy file's `requirements` block, parsed; absent when the file has none (defaults apply). */
+  requirements?: CompiledRequirements;
 }
 
 export interface CompiledPolicy extends CompiledPolicyBody {

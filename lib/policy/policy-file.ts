@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { parseDurationMs } from "./duration";
+import { checkRequirementRefs, requirementsSchema } from "./requirements";
 import {
   ALGORITHMS,
   ANY_OPERATION,
@@ -152,6 +153,8 @@ export const policyFileSchema = z
     tiers: z.array(tierSchema).max(100).default([]),
     globalCaps: z.array(globalCapSchema).max(100).default([]),
     tenants: z.array(tenantSchema).max(100_000).default([]),
+    /** What `sluice certify` must prove (lib/policy/requirements.ts); optional, with defaults. */
+    requirements: requirementsSchema.optional(),
   })
   .superRefine((file, ctx) => {
     const unique = <T>(items: T[], key: (t: T) => string, path: (string | number)[], field: string) => {
@@ -193,6 +196,7 @@ export const policyFileSchema = z
       tenant.overrides.forEach((o, i) => knownOperation(o.operation, ["tenants", t, "overrides", i]));
       unique(tenant.keys, (k) => k.name, ["tenants", t, "keys"], "name");
     });
+    if (file.requirements) for (const issue of checkRequirementRefs(file.requirements, file)) ctx.addIssue({ code: "custom", ...issue });
   });
 
 export type PolicyFile = z.output<typeof policyFileSchema>;

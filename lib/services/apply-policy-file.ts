@@ -14,7 +14,7 @@
  * Applying changes the draft only: decision servers see it after `publish`.
  */
 import { parse as parseYaml, YAMLParseError } from "yaml";
-import type { PrismaClient } from "../generated/prisma/client";
+import { Prisma, type PrismaClient } from "../generated/prisma/client";
 import { writeAuditMany, type AuditInput, type AuditJson } from "../db/audit";
 import {
   limitRowToSpec,
@@ -23,6 +23,7 @@ import {
   newId,
   overrideRowToSpec,
   quotaRowToSpec,
+  requirementsRowToSpec,
   rowsToSpec,
   type PolicyRows,
 } from "../db/policy-repo";
@@ -34,7 +35,7 @@ import { formatPath, parsePolicyFile, type PolicyFile, type PolicyIssue } from "
 import { invalidPolicy } from "./errors";
 import { displayPrefix, generateSecret, hashSecret } from "./secrets";
 
-export type PlanEntity = "settings" | "operation" | "tier" | "limit" | "quota" | "globalCap" | "tenant" | "override" | "key";
+export type PlanEntity = "settings" | "requirements" | "operation" | "tier" | "limit" | "quota" | "globalCap" | "tenant" | "override" | "key";
 
 /** One planned change. `before`/`after` are in the file's notation; keys never show a secret. */
 export interface PlanChange {
@@ -94,6 +95,7 @@ type Rec = Record<string, AuditJson>;
 
 interface State {
   settings: Map<string, Rec>;
+  requirements: Map<string, Rec>;
   operation: Map<string, Rec>;
   tier: Map<string, Rec>;
   limit: Map<string, Rec>;
@@ -122,7 +124,7 @@ function overrideKey(tenant: string, o: { operation: string; scope?: string | nu
 
 function emptyState(): State {
   return {
-    settings: new Map(), operation: new Map(), tier: new Map(), limit: new Map(), quota: new Map(),
+    settings: new Map(), requirements: new Map(), operation: new Map(), tier: new Map(), limit: new Map(), quota: new Map(),
     globalCap: new Map(), tenant: new Map(), override: new Map(),
   };
 }
@@ -130,6 +132,7 @@ function emptyState(): State {
 function desiredState(file: PolicyFile): State {
   const s = emptyState();
   s.settings.set("defaults", rec({ failureMode: file.defaults.failureMode }));
+  if (file.requirements) s.requirements.set("block", rec(file.requirements));
   file.operations.forEach((o, position) =>
     s.operation.set(o.name, rec({ name: o.name, match: o.match, cost: o.cost, failureMode: o.failureMode, position })),
   );
@@ -184,6 +187,8 @@ function currentState(rows: PolicyRows): { state: State; ids: RowIds } {
     tenant: new Map(), override: new Map(),
   };
   if (rows.settings) s.settings.set("defaults", rec({ failureMode: rows.settings.defaultFailureMode }));
+  const requirements = requirementsRowToSpec(rows.settings);
+  if (requirements) s.requirements.set("block", rec(requirements));
   for (const o of rows.operations) {
     s.operation.set(o.name, rec({ name: o.name, match: o.match, cost: o.cost, failureMode: o.failureMode, position: o.position }));
     ids.operation.set(o.name, o.id);
@@ -220,7 +225,7 @@ function currentState(rows: PolicyRows): { state: State; ids: RowIds } {
   return { state: s, ids };
 }
 
-const ENTITY_ORDER: (keyof State)[] = ["settings", "operation", "tier", "limit", "quota", "globalCap", "tenant", "override"];
+const ENTITY_ORDER: (keyof State)[] = ["settings", "requirements", "operation", "tier", "limit", "quota", "globalCap", "tenant", "override"];
 
 function diff(current: State, desired: State, plan: PolicyPlan): void {
   for (const entity of ENTITY_ORDER) {
@@ -351,6 +356,13 @@ async function write(tx: Tx, plan: PolicyPlan, ids: RowIds, keyPlan: KeyPlan, ac
     const failureMode = str(c.after!.failureMode) ?? "open";
     await tx.policySettings.upsert({ where: { id: 1 }, create: { id: 1, defaultFailureMode: failureMode }, update: { defaultFailureMode: failureMode } });
     log(c.before ? "update" : "create", c, "1");
+  }
+  // the requirements block, stored as the file states it (validated above)
+  const req = changes("requirements");
+  for (const c of [...req.created, ...req.changed, ...req.deleted]) {
+    const requirements = c.after ? (c.after as Prisma.InputJsonObject) : Prisma.DbNull;
+    await tx.policySettings.upsert({ where: { id: 1 }, create: { id: 1, requirements }, update: { requirements } });
+    log(c.after ? (c.before ? "update" : "create") : "delete", c, "1");
   }
 
   // operations
