@@ -1,57 +1,113 @@
 /**
- * The deny cache: a counter known to deny a request of cost c until time T denies every request
- * of cost ≥ c on it until T, whatever else that request checks (all checks must pass). Such
- * requests are answered in process until T — the counter's exact next-allowed time from the
- * store, not the window's end — with no Redis call. Requests of a smaller cost still go to the
- * store (they might fit earlier). Concurrency denials are never cached (a release frees a slot at
- * any time), nor shadow ones. The cache is cleared when a new policy version is loaded, since
- * limits may have changed.
+ * The deny cache answers a repeated denial without a store call, and never changes a decision:
+ * with and without it, the same requests get the same decisions, reasons and Retry-After (to the
+ * second), as long as this server is the only one consuming the counters it involves
+ * (lib/decision/deny-cache.test.ts holds that property over random policies and traffic).
  *
- * Times here are the local monotonic-ish clock: T is computed as (when the store call was sent) +
- * retryAfterMs, which is never later than the store's own T, so the cache never denies a request
- * the store would have passed.
+ * What it knows, per counter key, from the store's answers this server saw:
+ * - `denied`: this counter denied a request of cost c, which will pass after retryAfterMs if
+ *   nothing else consumes: until then a request of exactly cost c is denied by it, with the wait
+ *   left. (A larger cost waits longer, a smaller one may fit: both go to the store.)
+ * - `room`: the units this counter had left (after that answer's commit). Nothing but a commit
+ *   lowers it — time only frees units, in every algorithm — and every commit this server makes
+ *   goes through the store, whose answer updates it. So a request of cost ≤ room passes it.
+ * A request is answered here only when one of its counters is denied for its cost AND every other
+ * counter is known to let it pass (room ≥ cost). Then the store would deny it too, for the same
+ * reason, and the answer is built as the store's would be (the denying counter that frees last).
+ * Anything unknown — a counter not seen yet, a cost it cannot hold (cost_exceeds_limit: its answer
+ * comes from the store), a shadow limit that might report — goes to the store.
+ *
+ * Never cached: concurrency denials (a release frees a slot at any time), shadow denials, and any
+ * request that checks a weighted global cap (fair share): the store records every such request's
+ * activity on the cap, denied or not, and the other tenants' shares depend on it — answering one
+ * locally would change another tenant's decisions. Cleared when a new policy version is loaded.
+ *
+ * Other decision servers consuming the same counters only make counters deny more: a cached
+ * denial stays a denial the store would give, but its Retry-After or reason can then understate
+ * (another server exhausted another of the request's counters); the next request after the wait
+ * goes to the store and gets the full answer.
+ *
+ * Times are the local monotonic clock: an entry ends at (when the store call was sent) +
+ * retryAfterMs, never later than the store's own instant, so the cache never denies a request the
+ * store would pass.
  */
-import type { CheckOutcome } from "../store/types";
+import type { CheckOutcome, LimitCheck, StoreDecision } from "../store/types";
 
-export interface DeniedEntry {
+interface DeniedEntry {
   untilMs: number;
   cost: number;
   outcome: CheckOutcome;
-  index: number;
 }
 
 export class DenyCache {
-  private readonly map = new Map<string, DeniedEntry>();
+  private readonly denied = new Map<string, DeniedEntry>();
+  private readonly room = new Map<string, number>();
   constructor(private readonly maxEntries = 100_000) {}
 
-  /** Remembers that `key` denies cost ≥ `cost` until `untilMs`. */
-  remember(key: string, cost: number, untilMs: number, outcome: CheckOutcome, index: number): void {
-    const existing = this.map.get(key);
-    if (existing && existing.untilMs >= untilMs && existing.cost <= cost) return;
-    this.map.delete(key);
-    this.map.set(key, { untilMs, cost, outcome, index });
-    if (this.map.size > this.maxEntries) {
-      const oldest = this.map.keys().next().value;
-      if (oldest !== undefined) this.map.delete(oldest);
+  /** Learns from one store decision on `checks` (sent at `sentAtMs`, local clock). */
+  observe(checks: readonly LimitCheck[], decision: StoreDecision, cost: number, sentAtMs: number): void {
+    const outcomes = decision.outcomes;
+    for (let i = 0; i < checks.length; i++) {
+      const c = checks[i]!;
+      if (c.fairShare) continue;
+      const o = outcomes[i]!;
+      if (o.shadowDenied) this.room.delete(c.key);
+      else this.bounded(this.room, c.key, o.remaining);
+      if (!o.allowed && c.mode !== "shadow" && c.algorithm !== "concurrency" && o.reason !== "cost_exceeds_limit" && o.retryAfterMs > 0) {
+        this.bounded(this.denied, c.key, { untilMs: sentAtMs + o.retryAfterMs, cost, outcome: o });
+      } else if (this.denied.size > 0) {
+        this.denied.delete(c.key);
+      }
     }
   }
 
-  /** The live entry denying `cost` on `key` at `nowMs`, if any. */
-  lookup(key: string, cost: number, nowMs: number): DeniedEntry | undefined {
-    const entry = this.map.get(key);
-    if (!entry) return undefined;
-    if (entry.untilMs <= nowMs) {
-      this.map.delete(key);
-      return undefined;
+  /**
+   * The store decision these checks would get at `nowMs` for `cost`, when the cache knows it (a
+   * denial); null when the store must be asked. Its outcomes carry the cached waits.
+   */
+  decide(checks: readonly LimitCheck[], cost: number, nowMs: number): StoreDecision | null {
+    if (this.denied.size === 0) return null;
+    let denying = 0;
+    for (let i = 0; i < checks.length; i++) {
+      const key = checks[i]!.key;
+      const entry = this.denied.get(key);
+      if (entry === undefined) continue;
+      if (entry.untilMs <= nowMs) this.denied.delete(key);
+      else if (entry.cost === cost) denying++;
     }
-    return cost >= entry.cost ? entry : undefined;
+    if (denying === 0) return null;
+    const outcomes = new Array<CheckOutcome>(checks.length);
+    for (let i = 0; i < checks.length; i++) {
+      const c = checks[i]!;
+      if (c.fairShare) return null;
+      const entry = this.denied.get(c.key);
+      if (entry !== undefined && entry.cost === cost) {
+        const waitMs = entry.untilMs - nowMs;
+        outcomes[i] = { ...entry.outcome, remaining: 0, retryAfterMs: waitMs, resetAtMs: nowMs + waitMs, delayMs: 0 };
+        continue;
+      }
+      const room = this.room.get(c.key);
+      if (room === undefined || room < cost) return null;
+      outcomes[i] = { allowed: true, reason: "ok", limit: c.limit, remaining: room, resetAtMs: nowMs, retryAfterMs: 0, delayMs: 0 };
+    }
+    return { nowMs, allowed: false, outcomes };
+  }
+
+  private bounded<V>(map: Map<string, V>, key: string, value: V): void {
+    map.set(key, value);
+    if (map.size > this.maxEntries) {
+      const oldest = map.keys().next().value;
+      if (oldest !== undefined) map.delete(oldest);
+    }
   }
 
   clear(): void {
-    this.map.clear();
+    this.denied.clear();
+    this.room.clear();
   }
 
+  /** Live and expired denial entries (0: nothing to look up). */
   get size(): number {
-    return this.map.size;
+    return this.denied.size;
   }
 }

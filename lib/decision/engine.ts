@@ -15,13 +15,13 @@ import { resolveOperation } from "../policy/match";
 import { withTimeout as raceTimeout } from "../net/timeout";
 import type { FailureMode } from "../policy/types";
 import type { CounterStore, LimitCheck, StoreDecision } from "../store/types";
-import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer, secondsCeil } from "./answer";
+import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer } from "./answer";
 import type { CircuitBreaker } from "./breaker";
 import { localShare, planChecks, type PlannedCheck } from "./checks";
 import type { DenyCache } from "./deny-cache";
 import type { DecisionMetrics, MetricOutcome } from "./metrics";
 import { KEY_PREFIX_LENGTH, sha256KeyHash, type KeyHasher, type KeyIndexPort, type UsageError, type UsageOutcome, type UsageSink } from "./ports";
-import { deniedQuotaOf, quotaIdOf } from "./quota-denial";
+import { deniedQuotaOf } from "./quota-denial";
 
 export interface DecisionRequest {
   /** The end client's API key (plaintext; hashed here, never stored). */
@@ -137,10 +137,12 @@ export class DecisionEngine {
       return this.finish(answer, keyHash, startedMs, dryRun, null);
     }
 
-    const cached = this.fromDenyCache(ctx, planned, cost, startedMs, explain, dryRun);
+    // Explain answers list every counter as the store sees it: those always ask the store.
+    const cached = explain ? null : (this.deps.denyCache?.decide(checks, cost, startedMs) ?? null);
     if (cached) {
       this.deps.metrics?.cacheHit("deny");
-      return this.finish(cached.answer, keyHash, startedMs, dryRun, null, cached.deniedQuota);
+      const answer = answerFromStore(ctx, cached, planned, { explain, dryRun });
+      return this.finish(answer, keyHash, startedMs, dryRun, null, deniedQuotaOf(cached, planned));
     }
 
     if (!this.deps.breaker.allow(startedMs)) {
@@ -154,7 +156,7 @@ export class DecisionEngine {
       const kind = this.storeFailed(error, startedMs);
       return this.failurePath(ctx, failureMode, planned, keyHash, cost, dryRun, startedMs, kind, explain);
     }
-    if (!decision.allowed) this.rememberDenials(decision, planned, cost, startedMs);
+    this.deps.denyCache?.observe(checks, decision, cost, startedMs);
     const answer = answerFromStore(ctx, decision, planned, { explain, dryRun });
     return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, deniedQuotaOf(decision, planned));
   }
@@ -241,53 +243,6 @@ export class DecisionEngine {
     answer.degraded = true;
     if (dryRun) answer.dryRun = true;
     return this.finish(answer, keyHash, startedMs, dryRun, null);
-  }
-
-  private rememberDenials(decision: StoreDecision, planned: readonly PlannedCheck[], cost: number, sentAtMs: number): void {
-    const cache = this.deps.denyCache;
-    if (!cache) return;
-    decision.outcomes.forEach((o, i) => {
-      const p = planned[i]!;
-      if (o.allowed || p.check.mode === "shadow" || p.check.algorithm === "concurrency") return;
-      if (o.reason === "cost_exceeds_limit") {
-        // Can never pass under this policy: cache for a minute (cleared on a new policy anyway).
-        cache.remember(p.check.key, cost, sentAtMs + 60_000, o, i);
-      } else if (o.retryAfterMs > 0) {
-        cache.remember(p.check.key, cost, sentAtMs + o.retryAfterMs, o, i);
-      }
-    });
-  }
-
-  private fromDenyCache(
-    ctx: AnswerContext,
-    planned: readonly PlannedCheck[],
-    cost: number,
-    nowMs: number,
-    explain: boolean,
-    dryRun: boolean,
-  ): { answer: DecisionAnswer; deniedQuota: string | null } | null {
-    const cache = this.deps.denyCache;
-    if (!cache || cache.size === 0) return null;
-    for (let i = 0; i < planned.length; i++) {
-      const p = planned[i]!;
-      if (p.check.mode === "shadow") continue;
-      const entry = cache.lookup(p.check.key, cost, nowMs);
-      if (!entry) continue;
-      const waitMs = Math.max(1, entry.untilMs - nowMs);
-      const outcome =
-        entry.outcome.reason === "cost_exceeds_limit"
-          ? entry.outcome
-          : { ...entry.outcome, remaining: 0, retryAfterMs: waitMs, resetAtMs: nowMs + Math.max(waitMs, 0) };
-      // Synthesize a store decision in which only this check denies; the clock is local here.
-      const decision: StoreDecision = { nowMs, allowed: false, outcomes: [outcome] };
-      const answer = answerFromStore(ctx, decision, [p], { explain, dryRun });
-      if (outcome.reason !== "cost_exceeds_limit") {
-        answer.retryAfterSeconds = Math.max(1, secondsCeil(waitMs));
-      }
-      // Only this check denies here, so it is the denying one: a quota's id, or null.
-      return { answer, deniedQuota: quotaIdOf(p) };
-    }
-    return null;
   }
 
   private finish(

@@ -1,3 +1,4 @@
+import type { LimitCheck } from "../store/types";
 import { describe, expect, it } from "vitest";
 import { LruCache } from "../redis/key-index";
 import { LATENCY_BUCKETS_MS, latencyBucketIndex, parseUsageHash, UsageRecorder, usageFields } from "../redis/usage";
@@ -44,18 +45,29 @@ describe("circuit breaker", () => {
 });
 
 describe("deny cache", () => {
-  const outcome = { allowed: false, reason: "rate_limited" as const, limit: 5, remaining: 0, resetAtMs: 0, retryAfterMs: 1_000, delayMs: 0 };
-  it("denies cost ≥ the cached cost until T, not after; smaller costs go to the store", () => {
+  const check = (key: string): LimitCheck => ({ key, kind: "limit", algorithm: "fixed_window", limit: 5, windowMs: 60_000, burst: 5, precision: 1, mode: "reject", maxDelayMs: 0, leaseTtlMs: 0 });
+  const denial = (retryAfterMs: number) => ({ allowed: false, reason: "rate_limited" as const, limit: 5, remaining: 0, resetAtMs: 0, retryAfterMs, delayMs: 0 });
+  const pass = (remaining: number) => ({ allowed: true, reason: "ok" as const, limit: 5, remaining, resetAtMs: 0, retryAfterMs: 0, delayMs: 0 });
+  it("denies the same cost until T, not after; other costs go to the store", () => {
     const c = new DenyCache();
-    c.remember("k", 2, 10_000, outcome, 0);
-    expect(c.lookup("k", 2, 9_999)).toBeDefined();
-    expect(c.lookup("k", 3, 9_999)).toBeDefined();
-    expect(c.lookup("k", 1, 9_999)).toBeUndefined();
-    expect(c.lookup("k", 2, 10_000)).toBeUndefined();
+    c.observe([check("k")], { nowMs: 0, allowed: false, outcomes: [denial(1_000)] }, 2, 9_000);
+    expect(c.decide([check("k")], 2, 9_999)?.outcomes[0]).toMatchObject({ allowed: false, retryAfterMs: 1 });
+    expect(c.decide([check("k")], 3, 9_999)).toBeNull();
+    expect(c.decide([check("k")], 1, 9_999)).toBeNull();
+    expect(c.decide([check("k")], 2, 10_000)).toBeNull();
+  });
+  it("answers a request with other counters only when each is known to have room for it", () => {
+    const c = new DenyCache();
+    c.observe([check("a"), check("b")], { nowMs: 0, allowed: false, outcomes: [denial(1_000), pass(1)] }, 1, 0);
+    expect(c.decide([check("a"), check("b")], 1, 10)).not.toBeNull();
+    expect(c.decide([check("a"), check("unseen")], 1, 10)).toBeNull();
+    // b was then consumed to 0 by another request: a request on a and b may now be denied by b too.
+    c.observe([check("b")], { nowMs: 0, allowed: true, outcomes: [pass(0)] }, 1, 20);
+    expect(c.decide([check("a"), check("b")], 1, 30)).toBeNull();
   });
   it("is bounded", () => {
     const c = new DenyCache(10);
-    for (let i = 0; i < 100; i++) c.remember(`k${i}`, 1, 1e12, outcome, 0);
+    for (let i = 0; i < 100; i++) c.observe([check(`k${i}`)], { nowMs: 0, allowed: false, outcomes: [denial(1e12)] }, 1, 0);
     expect(c.size).toBe(10);
   });
 });
