@@ -107,7 +107,7 @@ async function start(name: string, file: string, env: Record<string, string>, re
   const extra = file.startsWith("worker/") ? (process.env.BENCH_SLUICE_NODE_ARGS ?? "").split(" ").filter(Boolean) : [];
   const child = spawn(process.execPath, [...extra, "--import", "tsx", path.join(ROOT, file)], {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+    env: { ...process.env, SLUICE_GRPC_PORT: "0", ...env, PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", LOG_LEVEL: "warn" },
     stdio: ["ignore", "ignore", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;

@@ -32,6 +32,8 @@ async function main(): Promise<void> {
   const server = await startDecisionServer({
     port: e.DECISION_PORT,
     host: e.DECISION_HOST,
+    grpcPort: e.SLUICE_GRPC_PORT,
+    rlsDomain: e.SLUICE_RLS_DOMAIN,
     mode: e.SLUICE_MODE,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL ?? "redis://127.0.0.1:6379",
@@ -43,7 +45,8 @@ async function main(): Promise<void> {
     denyCache: e.SLUICE_DENY_CACHE === "1",
   });
   const modeNote = singleNode ? "single-node: no Redis, in-process counters, one replica only; " : "";
-  process.stdout.write(`decision server listening on :${server.port} (${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH})\n`);
+  const grpcNote = server.grpcPort === null ? "" : `, Envoy rate limit service (gRPC) on :${server.grpcPort}`;
+  process.stdout.write(`decision server listening on :${server.port}${grpcNote} (${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH})\n`);
   let outputLost = false;
   const stop = (signal: string) => {
     if (!outputLost) process.stdout.write(`${signal}: draining\n`);

@@ -112,6 +112,9 @@ async function main(): Promise<void> {
 
   const controlPort = await freePort(Number(process.env.PORT ?? 3000));
   const decisionPort = await freePort(Number(process.env.DECISION_PORT ?? 8787));
+  // Envoy's rate limit service (gRPC); another free port when 8081 is taken, never the decision port.
+  let grpcPort = await freePort(Number(process.env.SLUICE_GRPC_PORT ?? 8081));
+  while (grpcPort === decisionPort || grpcPort === controlPort) grpcPort = await freePort();
   const controlUrl = `http://localhost:${controlPort}`;
   const decisionUrl = `http://127.0.0.1:${decisionPort}`;
   const tokens = [process.env.SLUICE_SERVICE_TOKENS, DEMO_SERVICE_TOKEN].filter(Boolean).join(",");
@@ -134,7 +137,7 @@ async function main(): Promise<void> {
 
   startChild("decision", process.execPath, tsx("decision-server.ts"), {
     cwd: ROOT,
-    env: { ...shared, DECISION_PORT: String(decisionPort), DECISION_HOST: "127.0.0.1" },
+    env: { ...shared, DECISION_PORT: String(decisionPort), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: String(grpcPort) },
   });
   startChild("worker", process.execPath, tsx("jobs.ts"), { cwd: ROOT, env: shared });
   startChild("web", nextBin, ["start", "-p", String(controlPort)], {
@@ -168,6 +171,7 @@ ${users}
     curl -s ${decisionUrl}/v1/check -H 'Authorization: Bearer ${DEMO_SERVICE_TOKEN}' \\
       -H 'Content-Type: application/json' \\
       -d '{"key":"sk_test_acme_ci_0001","operation":"GET /v1/orders/42","ip":"203.0.113.7"}'
+  Envoy RLS       127.0.0.1:${grpcPort}   (gRPC, domain sluice; README "Envoy, Istio, Contour")
 
   PostgreSQL      ${embedded ? `embedded, data in ${path.join(DATA_DIR, "pg")}` : "DATABASE_URL"}
   Redis           ${singleNode ? "none: SINGLE-NODE mode (in-process counters, usage in PostgreSQL; one decision server only)" : redisUrl}

@@ -25,6 +25,8 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
 export interface SpawnedServer {
   url: string;
   port: number;
+  /** The gRPC rate limit service's `127.0.0.1:<port>` (SLUICE_GRPC_PORT, a free port unless the test sets it; "" when 0). */
+  grpcAddress: string;
   child: ChildProcess;
   output: () => string;
   /** Sends a signal and waits for the exit code. */
@@ -33,13 +35,17 @@ export interface SpawnedServer {
 
 export async function spawnDecisionServer(env: Record<string, string>, options: { waitReady?: boolean } = {}): Promise<SpawnedServer> {
   const port = await freePort();
+  let grpcPort = await freePort();
+  while (grpcPort === port) grpcPort = await freePort();
+  const grpcPortSetting = env.SLUICE_GRPC_PORT ?? String(grpcPort);
   let out = "";
   // One process (node with tsx's loader), not the tsx CLI: a signal reaches the server itself.
   const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
     cwd: ROOT,
     // A 500 ms store budget unless the test sets its own: under CI load a Redis reply can take over
     // the production 25 ms, and an `open` failure mode would then count an extra allowed request.
-    env: { ...process.env, DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), REDIS_TIMEOUT_MS: "500", ...env },
+    // Every server serves gRPC on a port of its own (the default 8081 would collide between tests).
+    env: { ...process.env, DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), REDIS_TIMEOUT_MS: "500", ...env, SLUICE_GRPC_PORT: grpcPortSetting },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
@@ -69,6 +75,7 @@ export async function spawnDecisionServer(env: Record<string, string>, options: 
   return {
     url,
     port,
+    grpcAddress: grpcPortSetting === "0" ? "" : `127.0.0.1:${grpcPortSetting}`,
     child,
     output: () => out,
     async stop(signal: NodeJS.Signals = "SIGTERM") {

@@ -113,7 +113,7 @@ function serverEnv(): Record<string, string> {
 async function runToExit(env: Record<string, string | undefined>): Promise<{ code: number | null; out: string }> {
   const port = await freePort();
   return new Promise((resolve, reject) => {
-    const merged: NodeJS.ProcessEnv = { ...process.env, DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), ...env };
+    const merged: NodeJS.ProcessEnv = { ...process.env, DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), SLUICE_GRPC_PORT: "0", ...env };
     for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
     const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], { cwd: ROOT, env: merged, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";

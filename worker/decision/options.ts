@@ -5,6 +5,10 @@ import type { CounterStore } from "../../lib/store/types";
 export interface DecisionServerOptions {
   port: number;
   host: string;
+  /** The gRPC rate limit service's port on `host` (Envoy RLS, worker/decision/grpc.ts); 0 or absent: not served. */
+  grpcPort?: number;
+  /** The one `domain` the rate limit service answers (default `sluice`). */
+  rlsDomain?: string;
   /** `redis` (default) or `single-node` (no Redis; needs databaseUrl). */
   mode?: SluiceMode;
   /** Redis mode: redis://… (default redis://127.0.0.1:6379). */

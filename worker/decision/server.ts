@@ -1,7 +1,8 @@
 /**
  * The decision server's wiring: one backend (Redis or single-node), the engine with its breaker,
- * deny cache, metrics and local store, the service tokens, and the HTTP adapter in front. Every
- * protocol adapter calls the same `engine.decide(request) → DecisionAnswer`.
+ * deny cache, metrics and local store, the service tokens, and the protocol adapters in front: HTTP
+ * (http.ts) and, on its own port, Envoy's rate limit service over gRPC (grpc.ts). Every protocol
+ * adapter calls the same `engine.decide(request) → DecisionAnswer`; closing drains both.
  *
  * Following one decision: http.ts parses the request (lib/decision/request.ts) → engine.decide
  * (lib/decision/engine.ts: key → tenant → limits → checks) → the counter store (lib/store/redis.ts,
@@ -15,6 +16,7 @@ import { DecisionMetrics } from "../../lib/decision/metrics";
 import type { PolicyPort } from "../../lib/decision/policy-source";
 import { createMemoryStore } from "../../lib/store/memory";
 import type { Backend, BackendContext } from "./backend";
+import { createDecisionGrpc } from "./grpc";
 import { createDecisionHttp } from "./http";
 import type { DecisionServerOptions } from "./options";
 import { redisBackend } from "./redis-backend";
@@ -25,6 +27,8 @@ export type { DecisionServerOptions } from "./options";
 
 export interface DecisionServer {
   port: number;
+  /** The gRPC rate limit service's port, null when it is not served. */
+  grpcPort: number | null;
   engine: DecisionEngine;
   metrics: DecisionMetrics;
   policy: PolicyPort;
@@ -71,6 +75,9 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
   });
 
   const http = createDecisionHttp({ engine, tokens, currentPolicy: backend.currentPolicy, readiness: () => backend.readiness(), metrics, log });
+  const grpc = options.grpcPort
+    ? createDecisionGrpc({ engine, tokens, domain: options.rlsDomain ?? "sluice", readiness: () => backend.readiness(), metrics, log })
+    : null;
 
   await backend.start();
   if (backend.policy.current) metrics.policyVersion.set(backend.policy.current.version);
@@ -84,11 +91,21 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
   });
   const address = http.server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
+  let grpcPort: number | null = null;
+  if (grpc) {
+    try {
+      grpcPort = await grpc.listen(options.grpcPort!, options.host);
+    } catch (error) {
+      await http.drain();
+      await backend.close();
+      throw new Error(`cannot serve gRPC on ${options.host}:${options.grpcPort} (SLUICE_GRPC_PORT; 0 turns it off): ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
 
   let closing: Promise<void> | null = null;
   function close(): Promise<void> {
     closing ??= (async () => {
-      await http.drain();
+      await Promise.all([http.drain(), grpc?.drain()]);
       clearInterval(usageTimer);
       await backend.close();
       await localStore.close().catch(() => undefined);
@@ -96,5 +113,5 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     return closing;
   }
 
-  return { port, engine, metrics, policy: backend.policy, close };
+  return { port, grpcPort, engine, metrics, policy: backend.policy, close };
 }
