@@ -8,7 +8,7 @@ const TESTS = ["**/*.test.ts", "**/*.int.test.ts", "**/*.spec.ts", "e2e/**", "te
 export default defineConfig([
   ...nextVitals,
   ...nextTs,
-  globalIgnores([".next/**", "node_modules/**", "lib/generated/**", ".data/**", "coverage/**", "playwright-report/**", "test-results/**", "next-env.d.ts"]),
+  globalIgnores([".next/**", "dist/**", "node_modules/**", "lib/generated/**", ".data/**", "coverage/**", "playwright-report/**", "test-results/**", "next-env.d.ts"]),
   {
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
@@ -76,6 +76,26 @@ export default defineConfig([
           ],
         },
       ],
+    },
+  },
+  {
+    // The SDK (sluice/client) runs in browsers and edge runtimes and ships alone: it imports only
+    // itself and, in its adapters, the framework it adapts; no Node built-in, no Node global.
+    files: ["lib/client/*.ts"],
+    ignores: TESTS,
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(?!\\./|fastify$|hono$|next/server\\.js$|@grpc/grpc-js$|graphql$|graphql-query-complexity$)",
+              message: "lib/client imports only lib/client and the framework an adapter adapts (it ships as sluice/client).",
+            },
+          ],
+        },
+      ],
+      "no-restricted-globals": ["error", "process", "Buffer", "require", "__dirname", "__filename", "setImmediate", "global"],
     },
   },
 ]);

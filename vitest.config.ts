@@ -1,7 +1,13 @@
 import path from "node:path";
 import { defineConfig } from "vitest/config";
 
-const alias = { "@": path.resolve(import.meta.dirname) };
+// `sluice/client` resolves to the SDK's source here (tsconfig paths say the same); the package as
+// consumers get it (dist/, built by npm run build:client) is tested by lib/client/package.int.test.ts.
+const alias = [
+  { find: /^sluice\/client$/, replacement: path.resolve(import.meta.dirname, "lib/client/index.ts") },
+  { find: /^sluice\/client\/(.*)$/, replacement: path.resolve(import.meta.dirname, "lib/client/$1.ts") },
+  { find: /^@\//, replacement: `${path.resolve(import.meta.dirname)}/` },
+];
 
 // Two projects: `unit` (pure, fast, *.test.ts) and `int` (real PostgreSQL and Redis, *.int.test.ts).
 // The int project's global setup creates a fresh database and Redis key prefix for this run.
