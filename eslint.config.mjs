@@ -20,6 +20,33 @@ export default defineConfig([
     rules: { "import/no-anonymous-default-export": "off" },
   },
   {
+    // Settings are read in one place: lib/env.ts parses every variable with zod and names a bad one
+    // (README "Configuration"). Everything else calls env() / currentEnv() / childEnv(). These may
+    // touch process.env themselves, and nothing else:
+    files: ["**/*.{ts,tsx,mts,cts,js,mjs,cjs}"],
+    ignores: [
+      "lib/env.ts",
+      ...TESTS, // tests set the variables of the code they start (and test/ is the runs' setup)
+      "lib/jobs/testing/**", // a test kit's child process, driven by test-only variables
+      "bench/**", // benchmark scripts: their own knobs, and the environment of the servers they start
+      "scripts/**", // npm test's shell-level helpers
+      "*.config.{js,mjs,ts}", // next, playwright, vitest, prisma: read by their tools before any Sluice code runs
+    ],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "MemberExpression[object.name='process'][property.name='env']",
+          message: "Read settings through lib/env.ts (env(), currentEnv(), childEnv()): one schema validates every variable.",
+        },
+        {
+          selector: "VariableDeclarator[init.name='process'] > ObjectPattern > Property[key.name='env']",
+          message: "Read settings through lib/env.ts (env(), currentEnv(), childEnv()): one schema validates every variable.",
+        },
+      ],
+    },
+  },
+  {
     // lib/policy is the pure core (no I/O, no clock, no env): it imports only zod and itself.
     files: ["lib/policy/*.ts"],
     ignores: TESTS,

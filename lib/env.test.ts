@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseEnv } from "./env";
+import { childEnv, currentEnv, parseEnv } from "./env";
 
 describe("parseEnv", () => {
   it("reads an empty URL variable as unset (REDIS_URL= with only REDIS_CLUSTER_NODES given)", () => {
@@ -32,5 +32,35 @@ describe("parseEnv", () => {
     expect(parseEnv({ SLUICE_GRPC_PORT: "0", SLUICE_RLS_DOMAIN: "edge" })).toMatchObject({ SLUICE_GRPC_PORT: 0, SLUICE_RLS_DOMAIN: "edge" });
     expect(() => parseEnv({ SLUICE_GRPC_PORT: "65536" })).toThrow(/SLUICE_GRPC_PORT/);
     expect(() => parseEnv({ SLUICE_RLS_DOMAIN: "" })).toThrow(/SLUICE_RLS_DOMAIN/);
+  });
+});
+
+describe("currentEnv", () => {
+  it("validates one variable as env() does, naming it, without requiring the rest to be valid", () => {
+    expect(currentEnv("REDIS_TIMEOUT_MS", { REDIS_TIMEOUT_MS: "40", DECISION_PORT: "not a port" })).toBe(40);
+    expect(() => currentEnv("DATABASE_URL", { DATABASE_URL: "not a url" })).toThrow(/^Invalid environment:\n {2}DATABASE_URL: /);
+    expect(currentEnv("SLUICE_REDIS_PREFIX", {})).toBe("sl:");
+    expect(currentEnv("DATABASE_URL", { DATABASE_URL: "" })).toBeUndefined();
+  });
+
+  it("follows a variable the process changes after start (the demo, tests pointing at their own database)", () => {
+    const before = process.env.SLUICE_REDIS_PREFIX;
+    try {
+      process.env.SLUICE_REDIS_PREFIX = "a1:";
+      expect(currentEnv("SLUICE_REDIS_PREFIX")).toBe("a1:");
+      process.env.SLUICE_REDIS_PREFIX = "b2:";
+      expect(currentEnv("SLUICE_REDIS_PREFIX")).toBe("b2:");
+      process.env.SLUICE_REDIS_PREFIX = "no spaces allowed";
+      expect(() => currentEnv("SLUICE_REDIS_PREFIX")).toThrow(/SLUICE_REDIS_PREFIX/);
+    } finally {
+      if (before === undefined) delete process.env.SLUICE_REDIS_PREFIX;
+      else process.env.SLUICE_REDIS_PREFIX = before;
+    }
+  });
+
+  it("childEnv hands children this process's environment plus the overrides", () => {
+    const child = childEnv({ DECISION_PORT: "9999" });
+    expect(child.DECISION_PORT).toBe("9999");
+    expect(child.PATH).toBe(process.env.PATH);
   });
 });

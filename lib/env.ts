@@ -1,6 +1,9 @@
 /**
- * Every environment variable Sluice reads, parsed once with zod. `.env.example` documents each.
- * Import `env()` in adapters only (worker/, app/); lib/policy never reads the environment.
+ * Every environment variable Sluice reads, in one schema, parsed with zod. `.env.example`
+ * documents each. This is the only module that touches `process.env` (eslint.config.mjs enforces
+ * it; the exceptions are listed there): processes read `env()` once at start; code that runs in a
+ * process which sets or changes a variable after it started (the demo, tests) reads
+ * `currentEnv(name)`. lib/policy never reads the environment.
  */
 import { z } from "zod";
 import { CLIENT_ADDRESS_HEADERS, parseTrustedProxies } from "./decision/client-address";
@@ -76,6 +79,23 @@ const envSchema = z.object({
   /** Allow alert webhooks to private/loopback addresses (tests only). */
   ALERT_WEBHOOK_ALLOW_PRIVATE: z.enum(["0", "1"]).default("0"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** Set by `npm run demo` for its children: the demo's fixed secrets are allowed in production mode. */
+  SLUICE_DEMO: z.enum(["0", "1"]).optional(),
+  /** The demo: where its embedded PostgreSQL and redis-server keep their files (default .data). */
+  SLUICE_DATA_DIR: z.string().min(1).optional(),
+  /** The demo: the control plane's preferred port (the next free one is used if taken). */
+  PORT: port.default(3000),
+  /** The demo: 0 starts it without its traffic generator. */
+  SLUICE_DEMO_TRAFFIC: z.enum(["0", "1"]).default("1"),
+  /** The traffic generator (worker/traffic.ts): where to send, with which service token. */
+  DECISION_URL: z.string().url().default("http://127.0.0.1:8787"),
+  SLUICE_SERVICE_TOKEN: z.string().default(""),
+  /** The traffic generator: comma-separated API keys, requests per second, and for how long (unset: until stopped). */
+  TRAFFIC_KEYS: z.string().default(""),
+  TRAFFIC_RPS: z.coerce.number().positive().max(100_000).default(20),
+  TRAFFIC_SECONDS: z.coerce.number().positive().optional(),
+  /** The login name the CLI records as the actor when the OS has no passwd entry for it. */
+  USER: z.string().optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -89,7 +109,7 @@ export function env(): Env {
 }
 
 /** env() for any record: throws an error that names every bad variable. */
-export function parseEnv(source: Readonly<Record<string, string | undefined>>): Env {
+export function parseEnv(source: Source): Env {
   const result = envSchema.safeParse(source);
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
@@ -98,17 +118,41 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>>): 
   return result.data;
 }
 
+type Source = Readonly<Record<string, string | undefined>>;
+const current = new Map<keyof Env, { raw: string | undefined; value: unknown }>();
+
 /**
- * SLUICE_MODE alone, validated like env() does, for code that must not require the rest of the
- * environment to be valid (the control plane's Redis client, the CLI).
+ * One variable, validated as env() validates it (an error names the variable), read from the
+ * environment as it is now rather than from env()'s copy: for code that must not require the rest
+ * of the environment to be valid (the control plane, the CLI), and for processes that set a
+ * variable after they started (the demo sets DATABASE_URL once its embedded PostgreSQL is up;
+ * tests point DATABASE_URL and SLUICE_REDIS_PREFIX at their own). Parsed again only when the raw
+ * value changed, so it costs a lookup per call.
  */
-export function sluiceMode(source: Readonly<Record<string, string | undefined>> = process.env): SluiceMode {
-  const result = modeSchema.safeParse(source.SLUICE_MODE);
-  if (!result.success) throw new Error(`Invalid environment:\n  SLUICE_MODE: ${result.error.issues[0]?.message ?? "invalid"}`);
-  return result.data;
+export function currentEnv<K extends keyof Env>(name: K, source: Source = process.env): Env[K] {
+  const raw = source[name];
+  const live = source === process.env;
+  const hit = live ? current.get(name) : undefined;
+  if (hit && hit.raw === raw) return hit.value as Env[K];
+  const result = envSchema.shape[name].safeParse(raw);
+  if (!result.success) throw new Error(`Invalid environment:\n  ${name}: ${result.error.issues[0]?.message ?? "invalid"}`);
+  const value = result.data as Env[K];
+  if (live) current.set(name, { raw, value });
+  return value;
+}
+
+/** SLUICE_MODE alone (see currentEnv). */
+export function sluiceMode(source: Source = process.env): SluiceMode {
+  return currentEnv("SLUICE_MODE", source);
+}
+
+/** The environment a child process starts with: this process's, plus `overrides`. */
+export function childEnv(overrides: Readonly<Record<string, string | undefined>> = {}): NodeJS.ProcessEnv {
+  return { ...process.env, ...overrides };
 }
 
 /** For tests that change the environment between cases. */
 export function resetEnvForTests(): void {
   cached = undefined;
+  current.clear();
 }

@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Option } from "commander";
 import { createDb } from "../lib/db/client";
-import { sluiceMode } from "../lib/env";
+import { currentEnv, sluiceMode } from "../lib/env";
 import type { PrismaClient } from "../lib/generated/prisma/client";
 import { formatIssue } from "../lib/policy/policy-file";
 import { ROLES } from "../lib/policy/types";
@@ -35,7 +35,7 @@ import { rollbackPolicy } from "../lib/services/rollback-policy";
 class CliError extends Error {}
 
 function actor(): string {
-  let name = process.env.USER ?? "unknown";
+  let name = currentEnv("USER") ?? "unknown";
   try {
     name = userInfo().username;
   } catch {
@@ -47,7 +47,7 @@ function actor(): string {
 const opened: { db?: PrismaClient; redis?: RedisClient } = {};
 
 function database(): PrismaClient {
-  const url = process.env.DATABASE_URL;
+  const url = currentEnv("DATABASE_URL");
   if (!url) throw new CliError("DATABASE_URL is not set (e.g. postgresql://postgres@127.0.0.1:5432/sluice)");
   opened.db ??= createDb(url);
   return opened.db;
@@ -56,8 +56,8 @@ function database(): PrismaClient {
 function redisClient(required: boolean): RedisClient | null {
   // Single-node mode has no Redis: the services write Postgres only, which its decision server polls.
   if (sluiceMode() === "single-node") return null;
-  const url = process.env.REDIS_URL;
-  const clusterNodes = process.env.REDIS_CLUSTER_NODES;
+  const url = currentEnv("REDIS_URL");
+  const clusterNodes = currentEnv("REDIS_CLUSTER_NODES");
   if (!url && !clusterNodes) {
     if (required) throw new CliError("REDIS_URL is not set (e.g. redis://127.0.0.1:6379)");
     return null;
@@ -174,7 +174,7 @@ export function buildProgram(): Command {
       const t = await createApiToken({ db: database(), redis: redisClient(false) }, opts, actor());
       out(`Created ${t.kind} token ${t.name}${t.kind === "admin" ? ` (role ${t.role})` : ""}, prefix ${t.prefix}. Shown once, store it now:`);
       out(t.token);
-      if (t.kind === "service" && !process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES) {
+      if (t.kind === "service" && !currentEnv("REDIS_URL") && !currentEnv("REDIS_CLUSTER_NODES")) {
         out("REDIS_URL is not set: the decision API accepts the token after the next publish.");
       }
     });

@@ -17,6 +17,7 @@ import path from "node:path";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../lib/db/embedded";
 import { createDb } from "../lib/db/client";
 import { migrate } from "../lib/db/migrate";
+import { childEnv, currentEnv, sluiceMode } from "../lib/env";
 import { createRedisClient } from "../lib/redis/client";
 import { DEMO_PASSWORD, DEMO_POLICY_PATH, DEMO_USERS, seedDemo } from "../lib/services/seed-demo";
 import { freePort } from "../lib/net/ports";
@@ -25,7 +26,7 @@ import { startRedisServer } from "./support/redis-server";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 /** Where the embedded PostgreSQL and redis-server keep their files (the e2e test uses a temp dir). */
-const DATA_DIR = path.resolve(process.env.SLUICE_DATA_DIR ?? path.join(ROOT, ".data"));
+const DATA_DIR = path.resolve(currentEnv("SLUICE_DATA_DIR") ?? path.join(ROOT, ".data"));
 /** A fixed service token for the demo's decision server, so the README's curl works as printed. */
 export const DEMO_SERVICE_TOKEN = "sl_svc_demo_token_0123456789abcdef";
 
@@ -72,20 +73,23 @@ async function main(): Promise<void> {
     process.removeAllListeners(signal);
     process.once(signal, () => void shutdown(signal));
   }
-  if (!process.env.DATABASE_URL) {
+  let databaseUrl = currentEnv("DATABASE_URL");
+  if (!databaseUrl) {
     log(`DATABASE_URL unset: starting the embedded PostgreSQL (${path.relative(ROOT, path.join(DATA_DIR, "pg")) || DATA_DIR})`);
     embeddedStarting = startEmbeddedPostgres({ dataDir: path.join(DATA_DIR, "pg") });
     embedded = await embeddedStarting;
-    process.env.DATABASE_URL = embedded.url;
+    databaseUrl = embedded.url;
   }
-  let singleNode = process.env.SLUICE_MODE === "single-node";
+  let singleNode = sluiceMode() === "single-node";
+  const clusterNodes = currentEnv("REDIS_CLUSTER_NODES");
+  let configuredRedisUrl = currentEnv("REDIS_URL");
   if (singleNode) {
     log("SLUICE_MODE=single-node: no Redis; one decision server with in-process counters, usage written to PostgreSQL");
-  } else if (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES) {
+  } else if (!configuredRedisUrl && !clusterNodes) {
     const redis = await startRedisServer(path.join(DATA_DIR, "redis"));
     if (redis) {
       log(`REDIS_URL unset: started redis-server at ${redis.url}`);
-      process.env.REDIS_URL = redis.url;
+      configuredRedisUrl = redis.url;
     } else {
       singleNode = true;
       log(
@@ -95,8 +99,7 @@ async function main(): Promise<void> {
       );
     }
   }
-  const databaseUrl = process.env.DATABASE_URL;
-  const redisUrl = singleNode ? "" : (process.env.REDIS_URL ?? "");
+  const redisUrl = singleNode ? "" : (configuredRedisUrl ?? "");
 
   const migrated = await migrate(databaseUrl);
   log(migrated.applied.length ? `migrations applied: ${migrated.applied.join(", ")}` : "database schema up to date");
@@ -104,20 +107,20 @@ async function main(): Promise<void> {
   const db = createDb(databaseUrl);
   const redis = singleNode
     ? null
-    : createRedisClient({ url: redisUrl || undefined, clusterNodes: process.env.REDIS_CLUSTER_NODES, commandTimeoutMs: 5_000, name: "demo-seed" });
+    : createRedisClient({ url: redisUrl || undefined, clusterNodes, commandTimeoutMs: 5_000, name: "demo-seed" });
   const seeded = await seedDemo({ db, redis });
   log(`demo policy: ${seeded.policyChanges} changes applied, v${seeded.publish.version} ${seeded.publish.status}`);
   await db.$disconnect();
   redis?.disconnect();
 
-  const controlPort = await freePort(Number(process.env.PORT ?? 3000));
-  const decisionPort = await freePort(Number(process.env.DECISION_PORT ?? 8787));
+  const controlPort = await freePort(currentEnv("PORT"));
+  const decisionPort = await freePort(currentEnv("DECISION_PORT"));
   // Envoy's rate limit service (gRPC); another free port when 8081 is taken, never the decision port.
-  let grpcPort = await freePort(Number(process.env.SLUICE_GRPC_PORT ?? 8081));
+  let grpcPort = await freePort(currentEnv("SLUICE_GRPC_PORT"));
   while (grpcPort === decisionPort || grpcPort === controlPort) grpcPort = await freePort();
   const controlUrl = `http://localhost:${controlPort}`;
   const decisionUrl = `http://127.0.0.1:${decisionPort}`;
-  const tokens = [process.env.SLUICE_SERVICE_TOKENS, DEMO_SERVICE_TOKEN].filter(Boolean).join(",");
+  const tokens = [currentEnv("SLUICE_SERVICE_TOKENS"), DEMO_SERVICE_TOKEN].filter(Boolean).join(",");
   const shared: Record<string, string> = singleNode
     ? // No REDIS_URL at all (an empty one would not validate); every child knows the mode.
       { NEXT_TELEMETRY_DISABLED: "1", DATABASE_URL: databaseUrl, SLUICE_MODE: "single-node", SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens }
@@ -131,7 +134,7 @@ async function main(): Promise<void> {
   const tsx = (file: string) => ["--import", "tsx", path.join(ROOT, "worker", file)];
   if (needsBuild()) {
     log("building the control plane (next build, about a minute the first time)…");
-    const build = spawnSync(nextBin, ["build"], { cwd: ROOT, stdio: "inherit", env: { ...process.env, ...shared } });
+    const build = spawnSync(nextBin, ["build"], { cwd: ROOT, stdio: "inherit", env: childEnv(shared) });
     if (build.status !== 0) throw new Error("next build failed (if it failed once, `rm -rf .next` and retry)");
   }
 
@@ -146,7 +149,7 @@ async function main(): Promise<void> {
 
   await waitForHttp(`${decisionUrl}/readyz`, 60_000);
   await waitForHttp(`${controlUrl}/login`, 90_000);
-  if (fs.existsSync(path.join(ROOT, "worker", "traffic.ts")) && process.env.SLUICE_DEMO_TRAFFIC !== "0") {
+  if (fs.existsSync(path.join(ROOT, "worker", "traffic.ts")) && currentEnv("SLUICE_DEMO_TRAFFIC") !== "0") {
     startChild("traffic", process.execPath, tsx("traffic.ts"), {
       cwd: ROOT,
       env: {

@@ -5,23 +5,21 @@
  * reason) when it refused or failed.
  */
 import "dotenv/config";
-import { z } from "zod";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
+import { currentEnv } from "../lib/env";
 
 async function main(): Promise<void> {
-  const raw = process.env.DATABASE_URL;
+  const configured = currentEnv("DATABASE_URL");
   let url: string;
   let stop = async (): Promise<void> => undefined;
-  if (raw === undefined || raw === "") {
+  if (configured === undefined) {
     const embedded = await startEmbeddedPostgres({ dataDir: ".data/pg" });
     url = embedded.url;
     stop = embedded.stop;
     console.log(`DATABASE_URL is unset: using the embedded PostgreSQL in .data/pg (port ${embedded.port}).`);
   } else {
-    const parsed = z.string().url().safeParse(raw);
-    if (!parsed.success) throw new Error("DATABASE_URL is not a URL (e.g. postgresql://postgres@127.0.0.1:5432/sluice)");
-    url = parsed.data;
+    url = configured;
   }
   try {
     const { applied } = await migrate(url);

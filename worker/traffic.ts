@@ -9,6 +9,7 @@
  */
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
+import { currentEnv } from "../lib/env";
 
 export interface TrafficOptions {
   /** Base URL of the decision server, e.g. http://127.0.0.1:8787. */
@@ -165,12 +166,13 @@ export function startTraffic(options: TrafficOptions): TrafficHandle {
 
 /** `tsx worker/traffic.ts` — env: DECISION_URL, SLUICE_SERVICE_TOKEN, TRAFFIC_KEYS (comma-separated), TRAFFIC_RPS, TRAFFIC_SECONDS. */
 async function main(): Promise<void> {
+  const seconds = currentEnv("TRAFFIC_SECONDS");
   const handle = startTraffic({
-    url: process.env.DECISION_URL ?? "http://127.0.0.1:8787",
-    serviceToken: process.env.SLUICE_SERVICE_TOKEN ?? "",
-    keys: (process.env.TRAFFIC_KEYS ?? "").split(",").filter((k) => k !== ""),
-    rps: Number(process.env.TRAFFIC_RPS ?? 20),
-    durationMs: process.env.TRAFFIC_SECONDS ? Number(process.env.TRAFFIC_SECONDS) * 1000 : undefined,
+    url: currentEnv("DECISION_URL"),
+    serviceToken: currentEnv("SLUICE_SERVICE_TOKEN"),
+    keys: currentEnv("TRAFFIC_KEYS").split(",").filter((k) => k !== ""),
+    rps: currentEnv("TRAFFIC_RPS"),
+    durationMs: seconds !== undefined ? seconds * 1000 : undefined,
   });
   process.once("SIGINT", handle.stop);
   process.once("SIGTERM", handle.stop);

@@ -4,10 +4,22 @@
  * sessions survive restarts of the same install (documented in README and .env.example).
  */
 import { createHash } from "node:crypto";
+import { currentEnv, type Env } from "../env";
 
-export function authSecret(environment: NodeJS.ProcessEnv = process.env): string {
+type SecretSettings = Pick<Env, "NEXTAUTH_SECRET" | "NODE_ENV" | "SLUICE_DEMO" | "DATABASE_URL">;
+
+function settings(): SecretSettings {
+  return {
+    NEXTAUTH_SECRET: currentEnv("NEXTAUTH_SECRET"),
+    NODE_ENV: currentEnv("NODE_ENV"),
+    SLUICE_DEMO: currentEnv("SLUICE_DEMO"),
+    DATABASE_URL: currentEnv("DATABASE_URL"),
+  };
+}
+
+export function authSecret(environment: SecretSettings = settings()): string {
   const configured = environment.NEXTAUTH_SECRET;
-  if (configured && configured.length >= 16) return configured;
+  if (configured) return configured;
   if (environment.NODE_ENV === "production" && environment.SLUICE_DEMO !== "1") {
     throw new Error("NEXTAUTH_SECRET is required in production (at least 16 characters): openssl rand -base64 32");
   }

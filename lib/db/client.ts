@@ -3,6 +3,7 @@
  * Created lazily so that importing a module never opens a connection.
  */
 import { PrismaPg } from "@prisma/adapter-pg";
+import { currentEnv } from "../env";
 import { PrismaClient } from "../generated/prisma/client";
 
 export type Db = PrismaClient;
@@ -12,7 +13,7 @@ export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 const globalForPrisma = globalThis as unknown as { sluicePrisma?: { url: string; client: PrismaClient } };
 
 export function databaseUrl(): string {
-  const url = process.env.DATABASE_URL;
+  const url = currentEnv("DATABASE_URL");
   if (!url) throw new Error("DATABASE_URL is not set (npm run demo starts an embedded PostgreSQL and sets it)");
   return url;
 }

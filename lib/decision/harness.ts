@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
+import { childEnv } from "../env";
 import { freePort } from "../net/ports";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -45,7 +46,7 @@ export async function spawnDecisionServer(env: Record<string, string>, options: 
     // A 500 ms store budget unless the test sets its own: under CI load a Redis reply can take over
     // the production 25 ms, and an `open` failure mode would then count an extra allowed request.
     // Every server serves gRPC on a port of its own (the default 8081 would collide between tests).
-    env: { ...process.env, DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), REDIS_TIMEOUT_MS: "500", ...env, SLUICE_GRPC_PORT: grpcPortSetting },
+    env: childEnv({ DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), REDIS_TIMEOUT_MS: "500", ...env, SLUICE_GRPC_PORT: grpcPortSetting }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));

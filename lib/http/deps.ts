@@ -3,7 +3,7 @@
  * command timeout (a publish MULTI carries the whole key index), unlike the decision path's 25 ms.
  */
 import { db } from "../db/client";
-import { sluiceMode } from "../env";
+import { currentEnv, sluiceMode } from "../env";
 import { createRedisClient, type RedisClient } from "../redis/client";
 
 const globalForRedis = globalThis as unknown as { sluiceControlRedis?: { key: string; client: RedisClient } };
@@ -17,8 +17,8 @@ export const CONTROL_PLANE_REDIS_TIMEOUT_MS = 5_000;
  */
 export function controlPlaneRedis(): RedisClient | null {
   if (sluiceMode() === "single-node") return null;
-  const url = process.env.REDIS_URL;
-  const clusterNodes = process.env.REDIS_CLUSTER_NODES;
+  const url = currentEnv("REDIS_URL");
+  const clusterNodes = currentEnv("REDIS_CLUSTER_NODES");
   if (!url && !clusterNodes) throw new Error("REDIS_URL is not set (npm run demo starts a redis-server and sets it)");
   const key = `${url ?? ""}|${clusterNodes ?? ""}`;
   const cached = globalForRedis.sluiceControlRedis;

@@ -4,8 +4,10 @@
  * decision's tenant checks are one slot. `SLUICE_REDIS_PREFIX` (default `sl:`) namespaces a
  * deployment, or a test run.
  */
+import { currentEnv } from "../env";
+
 export function redisPrefix(): string {
-  return process.env.SLUICE_REDIS_PREFIX ?? "sl:";
+  return currentEnv("SLUICE_REDIS_PREFIX");
 }
 
 export const keys = {

@@ -3,6 +3,7 @@
  * all (SIGTERM, then SIGKILL after a grace period) when the demo ends.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { childEnv } from "../../lib/env";
 
 export interface Supervised {
   name: string;
@@ -20,7 +21,7 @@ export function startChild(
 ): Supervised {
   const child = spawn(command, args, {
     cwd: options.cwd,
-    env: { ...process.env, ...options.env },
+    env: childEnv(options.env),
     stdio: ["ignore", "pipe", "pipe"],
   });
   const prefix = `[${name}] `;

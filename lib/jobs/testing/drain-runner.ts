@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
+import { childEnv } from "../../env";
 
 const ROOT = path.resolve(import.meta.dirname, "../../..");
 
@@ -16,7 +17,7 @@ export function runDrainChild(env: Record<string, string>, killAfterMs: number |
     // node itself (not the tsx wrapper), so SIGKILL reaches the process doing the work.
     const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "lib/jobs/testing/drain-child.ts")], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: childEnv(env),
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
