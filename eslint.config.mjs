@@ -27,7 +27,7 @@ export default defineConfig([
     ignores: [
       "lib/env.ts",
       ...TESTS, // tests set the variables of the code they start (and test/ is the runs' setup)
-      "lib/jobs/testing/**", // a test kit's child process, driven by test-only variables
+      "lib/**/testing/**", // test kits (lib/jobs/testing, lib/client/testing): they set up what tests run
       "bench/**", // benchmark scripts: their own knobs, and the environment of the servers they start
       "scripts/**", // npm test's shell-level helpers
       "*.config.{js,mjs,ts}", // next, playwright, vitest, prisma: read by their tools before any Sluice code runs
