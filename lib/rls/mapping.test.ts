@@ -3,7 +3,7 @@ import { CircuitBreaker } from "../decision/breaker";
 import { DecisionEngine, type DecisionRequest } from "../decision/engine";
 import { compileFixture, FIXTURE_KEYS } from "../decision/fixture";
 import { createMemoryStore } from "../store/memory";
-import { clientNetworkOrUnknown, parsePolicyItem, planRateLimit, rateLimitResponse, REASON_HEADER } from "./mapping";
+import { clientNetworkOrUnknown, descriptorToken, parsePolicyItem, planRateLimit, rateLimitResponse, REASON_HEADER } from "./mapping";
 import type { RlsDescriptorMessage, RlsRequestMessage } from "./protos";
 
 const DOMAIN = { domain: "sluice" };
@@ -127,6 +127,18 @@ function memoryEngine() {
     now: clock,
   });
 }
+
+describe("the service token in descriptors (gateways without gRPC metadata)", () => {
+  it("is the sluice_token entry every descriptor carries, the same in all; it is no decision input", () => {
+    const d = (token?: string) => ({ entries: entries({ api_key: "k", operation: "x", ...(token === undefined ? {} : { sluice_token: token }) }) });
+    expect(descriptorToken(rls([d("t1"), d("t1")]))).toBe("t1");
+    expect(descriptorToken(rls([d("t1"), d()]))).toBeUndefined();
+    expect(descriptorToken(rls([d("t1"), d("t2")]))).toBeUndefined();
+    expect(descriptorToken(rls([d("")]))).toBeUndefined();
+    expect(descriptorToken(rls([]))).toBeUndefined();
+    expect(planned(rls([d("t1")]))).toEqual([{ key: "k", operation: "x" }]);
+  });
+});
 
 describe("decision answers → RLS response", () => {
   it("OK ×5 then OVER_LIMIT, with the limit, what remains, an honest reset and the /v1/check headers", async () => {

@@ -42,6 +42,24 @@ const MAX_METHOD_CHARS = 32;
 /** An HTTP method is a token (RFC 9110 §5.6.2). */
 const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/**
+ * The descriptor entry that carries the service token for gateways that cannot set gRPC metadata
+ * on the rate limit call (Contour's ExtensionService has no such field): a static entry
+ * (`genericKey`) in every descriptor. Never a decision input.
+ */
+export const TOKEN_ENTRY = "sluice_token";
+
+/** The token every descriptor carries in a `sluice_token` entry, when they all carry the same one. */
+export function descriptorToken(message: RlsRequestMessage): string | undefined {
+  let token: string | undefined;
+  for (const d of message.descriptors ?? []) {
+    const value = d.entries?.find((e) => e.key === TOKEN_ENTRY)?.value;
+    if (!value || (token !== undefined && value !== token)) return undefined;
+    token = value;
+  }
+  return token;
+}
+
 /** Request headers Sluice adds to the upstream request on OK (Envoy: `request_headers_to_add`). */
 export const LEASE_HEADER = "x-sluice-lease";
 export const DELAY_HEADER = "x-sluice-delay-ms";

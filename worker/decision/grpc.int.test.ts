@@ -223,6 +223,11 @@ describe("Envoy RLS over gRPC (real decision server)", () => {
     expect((await call(client, request([orders(KEY("big"))]), auth("wrong"))).error?.code).toBe(grpc.status.UNAUTHENTICATED);
     expect((await call(client, request([orders(KEY("big"))]), auth("wrong", "x-sluice-token"))).error?.code).toBe(grpc.status.UNAUTHENTICATED);
     expect((await call(client, request([orders(KEY("big"))]), auth(TOKEN, "x-sluice-token"))).response?.overall_code).toBe("OK");
+    // Without metadata (Contour): a sluice_token entry in every descriptor.
+    const carrying = (token: string) => orders(KEY("big"), { entries: [...orders(KEY("big")).entries!, { key: "sluice_token", value: token }] });
+    expect((await call(client, request([carrying(TOKEN), carrying(TOKEN)]), new grpc.Metadata())).response?.overall_code).toBe("OK");
+    expect((await call(client, request([carrying(TOKEN), orders(KEY("big"))]), new grpc.Metadata())).error?.code).toBe(grpc.status.UNAUTHENTICATED);
+    expect((await call(client, request([carrying("wrong")]), new grpc.Metadata())).error?.code).toBe(grpc.status.UNAUTHENTICATED);
   });
 
   it("refuses bad input with INVALID_ARGUMENT naming the field, or RESOURCE_EXHAUSTED for size, and keeps serving", async () => {

@@ -5,7 +5,8 @@
  * "Envoy, Istio, Contour: the rate limit service protocol" (DESIGN.md §8).
  *
  * One call: the service token from the metadata (`authorization: Bearer <token>` or
- * `x-sluice-token`, the same tokens `/v1/check` accepts) → lib/rls/mapping.ts turns the
+ * `x-sluice-token`, the same tokens `/v1/check` accepts; or, for gateways that cannot set
+ * metadata, a `sluice_token` entry in every descriptor) → lib/rls/mapping.ts turns the
  * descriptors into decision requests → `engine.decide` for each, all started in the same
  * event-loop turn, so the Redis store sends them as one DECIDE call → the answers become one
  * RateLimitResponse. Each descriptor is a decision like any `/v1/check` one: counted in usage,
@@ -21,7 +22,7 @@ import { Counter } from "prom-client";
 import type { DecisionAnswer } from "../../lib/decision/answer";
 import { NotReadyError, type DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
-import { planRateLimit, rateLimitResponse } from "../../lib/rls/mapping";
+import { descriptorToken, planRateLimit, rateLimitResponse } from "../../lib/rls/mapping";
 import { healthServiceDefinition, RLS_SERVICE, rlsServiceDefinition, type RlsRequestMessage, type RlsResponseMessage } from "../../lib/rls/protos";
 
 /** The same bound as an HTTP body (64 KiB): larger messages get RESOURCE_EXHAUSTED before they are decoded. */
@@ -97,7 +98,8 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
       callback(status(code, details));
     };
     if (draining) return refuse(grpc.status.UNAVAILABLE, "draining: this decision server is shutting down");
-    if (!tokens.accepts(tokenOf(call.metadata))) {
+    // Gateways that cannot set metadata (Contour) put the token in every descriptor instead.
+    if (!tokens.accepts(tokenOf(call.metadata) ?? descriptorToken(call.request))) {
       return refuse(grpc.status.UNAUTHENTICATED, "missing or wrong service token: send `authorization: Bearer <token>` or `x-sluice-token` in the metadata");
     }
     const plan = planRateLimit(call.request, { domain });
