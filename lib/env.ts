@@ -63,6 +63,8 @@ const envSchema = z.object({
         ctx.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error) });
       }
     }),
+  /** The live accuracy meter: fraction of approximate-limit subjects shadowed by an exact log (0 disables it). */
+  SLUICE_ACCURACY_SAMPLE: z.coerce.number().min(0, "expected a fraction from 0 to 1").max(1, "expected a fraction from 0 to 1").default(0.01),
   /** Decision server deny cache (0 disables it; the bench and a test compare both). */
   SLUICE_DENY_CACHE: z.enum(["0", "1"]).default("1"),
   /** Policy poll interval, a backup for the PUBLISH channel. */

@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     instances: e.SLUICE_INSTANCES,
     serviceTokens: (e.SLUICE_SERVICE_TOKENS ?? "").split(","),
     denyCache: e.SLUICE_DENY_CACHE === "1",
+    accuracySample: e.SLUICE_ACCURACY_SAMPLE,
   });
   const modeNote = singleNode ? "single-node: no Redis, in-process counters, one replica only; " : "";
   const grpcNote = server.grpcPort === null ? "" : `, Envoy rate limit service (gRPC) on :${server.grpcPort}`;

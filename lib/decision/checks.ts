@@ -15,6 +15,8 @@ import type { EffectiveLimits } from "../policy/compile";
 import { ANY_OPERATION } from "../policy/types";
 import { keys } from "../redis/keys";
 import type { LimitCheck } from "../store/types";
+import { APPROXIMATE_ALGORITHMS } from "../policy/requirements";
+import { isSampled } from "./accuracy";
 
 export const KEY_SUBJECT_LENGTH = 16;
 
@@ -34,12 +36,15 @@ export interface PlanInput {
   /** sha256 hex of the API key, or null when the caller named the tenant. */
   keyHash: string | null;
   ip: string | null;
+  /** The accuracy meter's sample (lib/decision/accuracy.ts); 0 or absent: off. */
+  accuracySample?: number;
 }
 
 const PERIOD_SECONDS = { day: 86_400, month: 2_592_000 } as const;
 
 export function planChecks(input: PlanInput): PlannedCheck[] {
   const { effective, keyHash, ip } = input;
+  const sample = input.accuracySample ?? 0;
   const { tenant, tier } = effective;
   const out: PlannedCheck[] = [];
   for (const l of effective.limits) {
@@ -55,8 +60,10 @@ export function planChecks(input: PlanInput): PlannedCheck[] {
     } else {
       key = keys.globalLimit(l.id);
     }
+    const exactLog = sample > 0 && APPROXIMATE_ALGORITHMS.has(l.algorithm) && isSampled(key, sample);
     out.push({
       check: {
+        ...(exactLog ? { exactLog } : {}),
         key,
         kind: l.scope === "global" ? "global" : "limit",
         algorithm: l.algorithm,
@@ -119,7 +126,8 @@ export function planChecks(input: PlanInput): PlannedCheck[] {
 
 /** The same checks with every limit divided among `instances` decision servers (failure mode `local`). */
 export function localShare(checks: readonly LimitCheck[], instances: number): LimitCheck[] {
-  if (instances <= 1) return [...checks];
+  if (instances <= 1) return checks.map(({ exactLog: _sampled, ...c }) => c);
   const share = (n: number) => Math.max(1, Math.floor(n / instances));
-  return checks.map((c) => ({ ...c, limit: share(c.limit), burst: share(c.burst) }));
+  // The accuracy meter compares with Redis's exact log: a local decision has none.
+  return checks.map(({ exactLog: _sampled, ...c }) => ({ ...c, limit: share(c.limit), burst: share(c.burst) }));
 }

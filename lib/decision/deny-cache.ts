@@ -20,7 +20,9 @@
  * Never cached: concurrency denials (a release frees a slot at any time), shadow denials, and any
  * request that checks a weighted global cap (fair share): the store records every such request's
  * activity on the cap, denied or not, and the other tenants' shares depend on it — answering one
- * locally would change another tenant's decisions. Cleared when a new policy version is loaded.
+ * locally would change another tenant's decisions. Nor a subject the accuracy meter samples
+ * (lib/decision/accuracy.ts): its exact log must see every request. Cleared when a new policy
+ * version is loaded.
  *
  * Other decision servers consuming the same counters only make counters deny more: a cached
  * denial stays a denial the store would give, but its Retry-After or reason can then understate
@@ -49,7 +51,8 @@ export class DenyCache {
     const outcomes = decision.outcomes;
     for (let i = 0; i < checks.length; i++) {
       const c = checks[i]!;
-      if (c.fairShare) continue;
+      // A subject the accuracy meter samples stays unknown, so its requests all reach the store's exact log.
+      if (c.fairShare || c.exactLog) continue;
       const o = outcomes[i]!;
       if (o.shadowDenied) this.room.delete(c.key);
       else this.bounded(this.room, c.key, o.remaining);
@@ -79,7 +82,7 @@ export class DenyCache {
     const outcomes = new Array<CheckOutcome>(checks.length);
     for (let i = 0; i < checks.length; i++) {
       const c = checks[i]!;
-      if (c.fairShare) return null;
+      if (c.fairShare || c.exactLog) return null;
       const entry = this.denied.get(c.key);
       if (entry !== undefined && entry.cost === cost) {
         const waitMs = entry.untilMs - nowMs;

@@ -20,7 +20,16 @@ import type { CircuitBreaker } from "./breaker";
 import { localShare, planChecks, type PlannedCheck } from "./checks";
 import type { DenyCache } from "./deny-cache";
 import type { DecisionMetrics, MetricOutcome } from "./metrics";
-import { KEY_PREFIX_LENGTH, sha256KeyHash, type KeyHasher, type KeyIndexPort, type UsageError, type UsageOutcome, type UsageSink } from "./ports";
+import {
+  KEY_PREFIX_LENGTH,
+  sha256KeyHash,
+  type AccuracyEvent,
+  type KeyHasher,
+  type KeyIndexPort,
+  type UsageError,
+  type UsageOutcome,
+  type UsageSink,
+} from "./ports";
 import { deniedQuotaOf } from "./quota-denial";
 
 export interface DecisionRequest {
@@ -56,6 +65,8 @@ export interface EngineDeps {
   metrics: DecisionMetrics | null;
   /** Local clock (ms), for timeouts, the deny cache and latency; never for counters. */
   now?: () => number;
+  /** The accuracy meter's sample of approximate-limit subjects (SLUICE_ACCURACY_SAMPLE; 0 or absent: off). */
+  accuracySample?: number;
 }
 
 export class NotReadyError extends Error {
@@ -128,7 +139,7 @@ export class DecisionEngine {
       return this.finish(plainAnswer(ctx, 403, "tenant_suspended"), keyHash, startedMs, dryRun, null);
     }
 
-    const planned = planChecks({ effective, keyHash, ip: req.ip ?? null });
+    const planned = planChecks({ effective, keyHash, ip: req.ip ?? null, accuracySample: this.deps.accuracySample });
     const checks = planned.map((p) => p.check);
     if (checks.length === 0) {
       const answer = plainAnswer(ctx, 200, "ok");
@@ -158,7 +169,8 @@ export class DecisionEngine {
     }
     this.deps.denyCache?.observe(checks, decision, cost, startedMs);
     const answer = answerFromStore(ctx, decision, planned, { explain, dryRun });
-    return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, deniedQuotaOf(decision, planned));
+    const accuracy = this.deps.accuracySample ? accuracyOf(decision, planned) : null;
+    return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, deniedQuotaOf(decision, planned), accuracy);
   }
 
   /** resolveOperation, remembered per policy document for the request strings seen (bounded). */
@@ -253,6 +265,8 @@ export class DecisionEngine {
     storeNowMs: number | null,
     /** The quota that denied it (lib/decision/quota-denial.ts), for billing's "denied for quota". */
     deniedQuota: string | null = null,
+    /** What the accuracy meter saw on this decision's sampled checks (null: none sampled). */
+    accuracy: AccuracyEvent[] | null = null,
   ): DecisionAnswer {
     const latencyMs = this.now() - startedMs;
     let outcome: UsageOutcome;
@@ -264,6 +278,7 @@ export class DecisionEngine {
     const m = this.deps.metrics;
     if (m) {
       m.recordDecision(metricOutcome, answer.tier ?? "_", answer.operation ?? "*", latencyMs / 1000);
+      if (accuracy) for (const a of accuracy) m.recordAccuracy(answer.tier ?? "_", a);
     }
     if (!dryRun && this.deps.usage) {
       this.deps.usage.record({
@@ -276,8 +291,19 @@ export class DecisionEngine {
         keyPrefix: keyHash === null || answer.tenant === null ? null : keyHash.slice(0, KEY_PREFIX_LENGTH),
         latencyMs,
         deniedQuota,
+        ...(accuracy ? { accuracy } : {}),
       });
     }
     return answer;
   }
+}
+
+/** The sampled checks' accuracy samples, by limit name (null when the decision had none). */
+function accuracyOf(decision: StoreDecision, planned: readonly PlannedCheck[]): AccuracyEvent[] | null {
+  let out: AccuracyEvent[] | null = null;
+  for (let i = 0; i < decision.outcomes.length; i++) {
+    const a = decision.outcomes[i]!.accuracy;
+    if (a) (out ??= []).push({ limit: planned[i]!.name, limitAdmitted: a.limitAdmitted, exactAdmitted: a.exactAdmitted });
+  }
+  return out;
 }

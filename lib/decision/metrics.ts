@@ -16,6 +16,10 @@ export class DecisionMetrics {
   readonly breakerState: Gauge;
   readonly policyVersion: Gauge;
   readonly localCacheHits: Counter<"cache">;
+  readonly accuracySampled: Counter<"tier" | "limit">;
+  readonly accuracyAdmitted: Counter<"tier" | "limit" | "by">;
+  readonly accuracySampleRatio: Gauge;
+  readonly accuracyTolerance: Gauge<"tier" | "limit">;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
@@ -54,6 +58,57 @@ export class DecisionMetrics {
       labelNames: ["cache"],
       registers: [this.registry],
     });
+    // The live accuracy meter (lib/decision/accuracy.ts). Labels: tier and limit name, both from the policy.
+    this.accuracySampled = new Counter({
+      name: "sluice_accuracy_sampled_total",
+      help: "Decisions of subjects the accuracy meter samples (not dry runs), by tier and limit.",
+      labelNames: ["tier", "limit"],
+      registers: [this.registry],
+    });
+    this.accuracyAdmitted = new Counter({
+      name: "sluice_accuracy_admitted_total",
+      help: "Sampled requests admitted, by the limit (by=limit) and by an exact sliding-window log of the same limit (by=exact_log).",
+      labelNames: ["tier", "limit", "by"],
+      registers: [this.registry],
+    });
+    this.accuracySampleRatio = new Gauge({
+      name: "sluice_accuracy_sample_ratio",
+      help: "SLUICE_ACCURACY_SAMPLE: the fraction of approximate-limit subjects the accuracy meter samples.",
+      registers: [this.registry],
+    });
+    this.accuracyTolerance = new Gauge({
+      name: "sluice_accuracy_tolerance_ratio",
+      help: "The policy's accuracy tolerance per approximate limit (requirements block; default 0.05): alert when admissions diverge by more.",
+      labelNames: ["tier", "limit"],
+      registers: [this.registry],
+    });
+  }
+
+  private readonly accuracyChildren = new Map<string, { sampled: { inc(): void }; limit: { inc(): void }; exact: { inc(): void } }>();
+
+  /** One sampled check of one decision. */
+  recordAccuracy(tier: string, sample: { limit: string; limitAdmitted: boolean; exactAdmitted: boolean }): void {
+    const id = `${tier}|${sample.limit}`;
+    let c = this.accuracyChildren.get(id);
+    if (c === undefined) {
+      if (this.accuracyChildren.size >= 10_000) this.accuracyChildren.clear();
+      const labels = { tier, limit: sample.limit };
+      c = {
+        sampled: this.accuracySampled.labels(labels),
+        limit: this.accuracyAdmitted.labels({ ...labels, by: "limit" }),
+        exact: this.accuracyAdmitted.labels({ ...labels, by: "exact_log" }),
+      };
+      this.accuracyChildren.set(id, c);
+    }
+    c.sampled.inc();
+    if (sample.limitAdmitted) c.limit.inc();
+    if (sample.exactAdmitted) c.exact.inc();
+  }
+
+  /** The tolerance of every approximate limit of a newly loaded policy (replaces the previous policy's). */
+  setAccuracyTolerances(tolerances: readonly { tier: string; limit: string; tolerance: number }[]): void {
+    this.accuracyTolerance.reset();
+    for (const t of tolerances) this.accuracyTolerance.set({ tier: t.tier, limit: t.limit }, t.tolerance);
   }
 
   // prom-client hashes a labels object on every inc/observe; the children of the few label sets a

@@ -36,6 +36,16 @@ export type UsageError = (typeof USAGE_ERRORS)[number];
 /** Hex characters of the key hash that name a key in the usage aggregates (top consumers). */
 export const KEY_PREFIX_LENGTH = 12;
 
+/** What the accuracy meter saw on one sampled check (lib/decision/accuracy.ts). */
+export interface AccuracyEvent {
+  /** The limit's name (its RateLimit-Policy name, `<tier>-<scope>` or `<tier>-<operation>-<scope>`). */
+  limit: string;
+  /** The limit admitted the request (and so did every other check of the decision). */
+  limitAdmitted: boolean;
+  /** An exact sliding-window log of the same limit would have admitted it (the others too). */
+  exactAdmitted: boolean;
+}
+
 /** One decision as the accounting sees it. */
 export interface UsageEvent {
   /** When it was decided: the store's clock when the store answered, else the local clock (ms). */
@@ -49,6 +59,8 @@ export interface UsageEvent {
   latencyMs: number;
   /** The id of the quota that denied this decision (outcome `denied`, status 429); null or absent otherwise. */
   deniedQuota?: string | null;
+  /** The accuracy meter's samples of this decision; absent when it sampled none. */
+  accuracy?: AccuracyEvent[];
 }
 
 /** Where each decision is reported for usage and billing (exactly once per decision that is not a dry run). */

@@ -23,7 +23,8 @@
  *  - key rows: (tenant, operation '', outcome allowed|denied, keyPrefix) per minute/hour/day;
  *  - tier totals: tenant `*:<tier>`, (operation, outcome) per minute/hour/day;
  *  - system rows: tenant '' — operation `latency:allowed|latency:denied` with outcome = bucket
- *    index, and operation `error` with outcome redis_error|redis_timeout|breaker_open.
+ *    index, operation `error` with outcome redis_error|redis_timeout|breaker_open, and (the
+ *    accuracy meter) operation `accuracy:<limit>` of its tier with outcome sampled|limit|exact.
  * Hours and days are maintained in the same transaction as the minute, so downsampling only has to
  * delete old minute rows (lib/jobs/downsample.ts) and every granularity is always exact.
  */
@@ -152,6 +153,7 @@ export function rollupRows(usage: UsageMinute): RollupRow[] {
     usage.latency[path].forEach((c, i) => add("", "", `latency:${path}`, String(i), "", c));
   }
   for (const [kind, c] of Object.entries(usage.errors)) add("", "", "error", kind, "", c);
+  for (const a of usage.accuracy) add("", a.tier, `accuracy:${a.limit}`, a.what, "", a.count);
   return [...rows.values()];
 }
 

@@ -190,6 +190,28 @@ export function requirementsForOperation(req: CompiledRequirements | undefined, 
   return { rejectP95Ms, failureMode };
 }
 
+/**
+ * Algorithms that approximate an exact sliding-window log of `limit` per `window`: the sliding
+ * window counter (an estimate) and the fixed window (a log whose window resets at its edge). The
+ * accuracy meter samples their subjects and certification compares them with an exact log.
+ */
+export const APPROXIMATE_ALGORITHMS: ReadonlySet<string> = new Set<Algorithm>(["sliding_window_counter", "fixed_window"]);
+
+/** Every approximate limit of a policy with its accuracy tolerance (for the meter's gauge and alert). */
+export function accuracyTolerances(doc: {
+  tiers: Record<string, { name: string; limits: { name: string; operation: string; scope: Scope; algorithm: Algorithm }[] }>;
+  requirements?: CompiledRequirements;
+}): { tier: string; limit: string; tolerance: number }[] {
+  const out: { tier: string; limit: string; tolerance: number }[] = [];
+  for (const tier of Object.values(doc.tiers)) {
+    for (const l of tier.limits) {
+      if (!APPROXIMATE_ALGORITHMS.has(l.algorithm)) continue;
+      out.push({ tier: tier.name, limit: l.name, tolerance: requirementsForLimit(doc.requirements, { ...l, tier: tier.name }).accuracy.value });
+    }
+  }
+  return out;
+}
+
 type Issue = { path: (string | number)[]; message: string };
 
 /**

@@ -15,6 +15,7 @@
  * | `l|<allowed|denied>|<bucketIndex>`             | decision latency histogram, buckets {@link LATENCY_BUCKETS_MS} |
  * | `e|redis_error`, `e|redis_timeout`, `e|breaker_open` | store failures seen on the decision path     |
  * | `q|<tenant>|<quotaId>`                         | decisions denied (429) by that quota               |
+ * | `a|<tier>|<limit>|<sampled|limit|exact>`       | the accuracy meter: sampled decisions, and those the limit / an exact log admitted |
  *
  * - `<tenant>` is the tenant slug, `_` when the key was unknown; `<tier>` is the tier name or `_`;
  *   `<operation>` is the resolved operation name, `*` when no operation matched. `|` never occurs in
@@ -31,6 +32,8 @@
  *   at most, so the `q|` fields of a tenant never sum to more than its `denied` decisions. Denials
  *   answered from the deny cache count the same way. `<quotaId>` is the compiled quota id (16 hex).
  *   Older writers never wrote `q|` fields and older readers skip them (unknown fields are ignored).
+ * - `a|…` (lib/decision/accuracy.ts): `<limit>` is the limit's name (`free-api_key`), one field
+ *   triple per tier and approximate limit whose subjects the meter samples. Added 2026-12-03.
  *
  * A set `keys.usageMinutes()` holds the minute starts (decimal ms strings) that have a hash. The
  * worker reads a minute with {@link readUsageMinute} once the minute is over (plus a grace of a few
@@ -79,7 +82,12 @@ export const usageFields = {
   latency: (outcome: "allowed" | "denied", bucketIndex: number) => `l|${outcome}|${bucketIndex}`,
   error: (error: UsageError) => `e|${error}`,
   quotaDenied: (tenant: string, quotaId: string) => `q|${clean(tenant)}|${clean(quotaId)}`,
+  accuracy: (tier: string, limit: string, what: AccuracyCount) => `a|${clean(tier)}|${clean(limit)}|${what}`,
 };
+
+export const ACCURACY_COUNTS = ["sampled", "limit", "exact"] as const;
+/** sampled: decisions of sampled subjects; limit / exact: those the limit / an exact log admitted. */
+export type AccuracyCount = (typeof ACCURACY_COUNTS)[number];
 
 export interface UsageMinute {
   minuteStartMs: number;
@@ -90,6 +98,8 @@ export interface UsageMinute {
   errors: Record<UsageError, number>;
   /** Decisions denied by a quota, per tenant and quota id (`q|` fields). */
   quotaDenials: { tenant: string; quotaId: string; count: number }[];
+  /** The accuracy meter's counts per tier and limit (`a|` fields). */
+  accuracy: { tier: string; limit: string; what: AccuracyCount; count: number }[];
 }
 
 /** Parses one minute's hash (HGETALL) into typed rows; unknown or malformed fields are skipped. */
@@ -104,6 +114,7 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
     },
     errors: { redis_error: 0, redis_timeout: 0, breaker_open: 0 },
     quotaDenials: [],
+    accuracy: [],
   };
   for (const [field, raw] of Object.entries(hash)) {
     const count = Number(raw);
@@ -129,6 +140,10 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
     } else if (parts[0] === "q" && parts.length === 3) {
       if (parts[1] === "" || parts[2] === "") continue;
       out.quotaDenials.push({ tenant: parts[1]!, quotaId: parts[2]!, count });
+    } else if (parts[0] === "a" && parts.length === 4) {
+      const what = parts[3] as AccuracyCount;
+      if (!ACCURACY_COUNTS.includes(what) || parts[2] === "") continue;
+      out.accuracy.push({ tier: parts[1]!, limit: parts[2]!, what, count });
     }
   }
   return out;
@@ -212,6 +227,14 @@ export class UsageRecorder implements UsageSink {
     // Only for a known tenant: the quota belongs to it, and unknown keys never reach a quota check.
     if (event.deniedQuota && event.outcome === "denied" && event.tenant !== null) {
       this.add(minute, usageFields.quotaDenied(tenant, event.deniedQuota));
+    }
+    if (event.accuracy) {
+      const tier = event.tier ?? "_";
+      for (const a of event.accuracy) {
+        this.add(minute, usageFields.accuracy(tier, a.limit, "sampled"));
+        if (a.limitAdmitted) this.add(minute, usageFields.accuracy(tier, a.limit, "limit"));
+        if (a.exactAdmitted) this.add(minute, usageFields.accuracy(tier, a.limit, "exact"));
+      }
     }
   }
 

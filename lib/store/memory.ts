@@ -4,10 +4,11 @@
  * phases, like the Redis script: evaluate every check against the current states, then commit all
  * of them only if all allow. JavaScript runs one check() at a time, so no locking is needed.
  */
-import { evaluateCheck, releaseLease, type AnyState, type EngineResult } from "../policy/algorithms";
+import { evaluateCheck, releaseLease, slidingWindowLog, type AnyState, type EngineResult } from "../policy/algorithms";
+import type { SlidingLogState } from "../policy/algorithms/sliding-window-log";
 import type { ConcurrencyState } from "../policy/algorithms/concurrency";
 import { formatLeaseId, newLeaseToken, parseLeaseId } from "./lease-id";
-import type { CheckOptions, CheckOutcome, CounterStore, LimitCheck, StoreDecision } from "./types";
+import type { AccuracySample, CheckOptions, CheckOutcome, CounterStore, LimitCheck, StoreDecision } from "./types";
 
 export interface MemoryStoreOptions {
   /** The store's clock in ms (default Date.now); simulations and tests pass their own. */
@@ -51,6 +52,20 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
     for (const [key, entry] of entries) if (entry.expiresAtMs <= nowMs) entries.delete(key);
   }
 
+  /**
+   * The accuracy meter's exact log beside a sampled counter (twin of lib/store/lua/exact-log.ts):
+   * the pure sliding_window_log of the same limit at `<key>:x`, which logs what it would have
+   * admitted. Admitted by X = X allows and every other check of the decision allows.
+   */
+  function exactLogSample(check: LimitCheck, result: EngineResult, denying: number, nowMs: number, cost: number): AccuracySample {
+    const logKey = `${check.key}:x`;
+    const exact = slidingWindowLog(read(logKey, nowMs) as SlidingLogState | undefined, check, { nowMs, cost });
+    const others = denying - (result.outcome.allowed ? 0 : 1) === 0;
+    const sample = { limitAdmitted: others && result.consumes, exactAdmitted: others && exact.outcome.allowed };
+    if (sample.exactAdmitted) write(logKey, exact.nextState, exact.expiresAtMs, nowMs);
+    return sample;
+  }
+
   return {
     async check(checks: readonly LimitCheck[], { cost, dryRun }: CheckOptions): Promise<StoreDecision> {
       const nowMs = clock();
@@ -61,6 +76,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
       });
       const allowed = evaluated.every((e) => e.result.outcome.allowed);
       const commit = allowed && !dryRun;
+      const denying = evaluated.filter((e) => !e.result.outcome.allowed).length;
       const outcomes: CheckOutcome[] = evaluated.map(({ check, result, token }) => {
         const consumed = commit && result.consumes;
         if (consumed) write(check.key, result.nextState, result.expiresAtMs, nowMs);
@@ -69,6 +85,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
         if (!consumed) outcome.remaining = result.idleRemaining;
         if (consumed && token) outcome.leaseId = formatLeaseId(token, cost, check.key);
         if (!consumed) delete outcome.overage;
+        if (check.exactLog && !dryRun) outcome.accuracy = exactLogSample(check, result, denying, nowMs, cost);
         return outcome;
       });
       return { nowMs, allowed, outcomes };

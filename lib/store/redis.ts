@@ -32,7 +32,7 @@
 import { createHash } from "node:crypto";
 import type { Cluster } from "ioredis";
 import { isNoScript, type RedisClient as Client } from "../redis/client";
-import { decideLua, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS } from "./lua/decide";
+import { decideLua, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS, SHADOW_BITS } from "./lua/decide";
 import { REFUND_LUA } from "./lua/refund";
 import { RELEASE_LUA } from "./lua/release";
 import { newLeaseToken, parseLeaseId, formatLeaseId } from "./lease-id";
@@ -79,7 +79,7 @@ function scriptForParts(parts: readonly string[]): Script {
 const decideScriptsByAlgorithms = new Map<string, Script>();
 function decideScript(checks: readonly LimitCheck[]): Script {
   let algorithms = "";
-  for (const c of checks) algorithms += (c.fairShare ? "fair_share" : c.algorithm) + ",";
+  for (const c of checks) algorithms += (c.fairShare ? "fair_share" : c.algorithm) + (c.exactLog ? "+x," : ",");
   const known = decideScriptsByAlgorithms.get(algorithms);
   if (known) return known;
   const s = scriptForParts(luaParts(checks));
@@ -95,14 +95,14 @@ function batchScript(batch: readonly DecisionInput[]): Script {
   return first;
 }
 /**
- * A check's limit as DECIDE reads it: one ARGV string, 13 fields joined by `|` (none of them can
+ * A check's limit as DECIDE reads it: one ARGV string, 14 fields joined by `|` (none of them can
  * hold a `|`: numbers, enum words, a tenant slug, a hex lease token). One string instead of 13
  * arguments keeps the command short to encode and send, and Redis parses each distinct limit once
  * per call.
  */
 export function checkSpec(check: LimitCheck, leaseToken: string): string {
   const share = check.fairShare;
-  return `${check.algorithm}|${check.limit}|${check.windowMs}|${check.burst}|${check.precision}|${check.mode}|${check.maxDelayMs}|${check.leaseTtlMs}|${check.period ?? "month"}|${check.overage ?? "block"}|${share ? share.weight : 0}|${share ? share.member : ""}|${leaseToken}|`;
+  return `${check.algorithm}|${check.limit}|${check.windowMs}|${check.burst}|${check.precision}|${check.mode}|${check.maxDelayMs}|${check.leaseTtlMs}|${check.period ?? "month"}|${check.overage ?? "block"}|${share ? share.weight : 0}|${share ? share.member : ""}|${leaseToken}|${check.exactLog ? "1" : ""}|`;
 }
 
 /** The hash tag of a key (what Redis Cluster hashes), or the whole key when it has none. */
@@ -204,7 +204,13 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
           retryAfterMs: Number(raw[at + R.retry]),
           delayMs: Number(raw[at + R.delay]),
         };
-        if (raw[at + R.shadow] === 1) outcome.shadowDenied = true;
+        const shadow = raw[at + R.shadow] as number;
+        if (shadow !== 0) {
+          if (shadow & SHADOW_BITS.shadowDenied) outcome.shadowDenied = true;
+          if (shadow & SHADOW_BITS.sampled) {
+            outcome.accuracy = { limitAdmitted: (shadow & SHADOW_BITS.limitAdmitted) !== 0, exactAdmitted: (shadow & SHADOW_BITS.exactAdmitted) !== 0 };
+          }
+        }
         const overage = Number(raw[at + R.overage]);
         if (overage >= 0) outcome.overage = overage;
         const lease = raw[at + R.lease];

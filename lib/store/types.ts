@@ -17,6 +17,25 @@ export interface LimitCheck extends AlgorithmLimit {
   algorithm: Algorithm | "quota";
   /** Weighted fair share of a global cap: this tenant's tier weight and its member id. */
   fairShare?: { weight: number; member: string };
+  /**
+   * The live accuracy meter samples this subject (lib/decision/accuracy.ts): the store also keeps
+   * an exact sliding-window log of `limit` per `windowMs` beside the counter (key `<key>:x`) and
+   * reports in `accuracy` what that log would have decided. Never set on a dry run's checks' behalf:
+   * a dry run records nothing.
+   */
+  exactLog?: true;
+}
+
+/**
+ * What the accuracy meter saw for one sampled check of a decision that was not a dry run. A
+ * request counts as admitted by X when X allowed it and every other check of the decision allowed
+ * it too (all-or-nothing: a request another check denies is admitted by neither).
+ */
+export interface AccuracySample {
+  /** The limit itself admitted it (its own verdict, shadow mode included). */
+  limitAdmitted: boolean;
+  /** An exact sliding-window log of the same limit and window would have admitted it. */
+  exactAdmitted: boolean;
 }
 
 export interface CheckOptions {
@@ -45,6 +64,8 @@ export interface CheckOutcome {
   leaseId?: string;
   /** For `overage: bill` quotas: units used beyond the quota by this request. */
   overage?: number;
+  /** Checks with `exactLog`, on decisions that were not dry runs. */
+  accuracy?: AccuracySample;
 }
 
 export interface StoreDecision {

@@ -25,6 +25,8 @@ export interface DecisionServerOptions {
   serviceTokens: string[];
   /** Disable the deny cache (the bench and a test compare with and without). */
   denyCache?: boolean;
+  /** The accuracy meter's sample of approximate-limit subjects (SLUICE_ACCURACY_SAMPLE; default 0.01, 0 off). */
+  accuracySample?: number;
   /** Store override (tests); default the Redis store (single-node: the in-process store). */
   store?: CounterStore;
   log?: (message: string) => void;

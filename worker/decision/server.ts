@@ -9,11 +9,13 @@
  * one DECIDE script per event-loop turn, lib/store/lua/decide.ts) → the answer and its headers
  * (lib/decision/answer.ts) → http.ts writes it.
  */
+import { DEFAULT_ACCURACY_SAMPLE } from "../../lib/decision/accuracy";
 import { CircuitBreaker } from "../../lib/decision/breaker";
 import { DenyCache } from "../../lib/decision/deny-cache";
 import { DecisionEngine } from "../../lib/decision/engine";
 import { DecisionMetrics } from "../../lib/decision/metrics";
 import type { PolicyPort } from "../../lib/decision/policy-source";
+import { accuracyTolerances } from "../../lib/policy/requirements";
 import { createMemoryStore } from "../../lib/store/memory";
 import type { Backend, BackendContext } from "./backend";
 import { createDecisionGrpc } from "./grpc";
@@ -46,6 +48,8 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
   };
   const denyCache = options.denyCache === false ? null : new DenyCache();
   const tokens = new ServiceTokens(options.serviceTokens);
+  const accuracySample = options.accuracySample ?? DEFAULT_ACCURACY_SAMPLE;
+  metrics.accuracySampleRatio.set(accuracySample);
 
   const context: BackendContext = {
     options,
@@ -53,6 +57,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     breaker,
     policyLoaded: (doc) => {
       metrics.policyVersion.set(doc.version);
+      metrics.setAccuracyTolerances(accuracyTolerances(doc));
       denyCache?.clear();
       log(`policy v${doc.version} loaded`);
     },
@@ -72,6 +77,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     denyCache,
     usage: backend.usage,
     metrics,
+    accuracySample,
   });
 
   const http = createDecisionHttp({ engine, tokens, currentPolicy: backend.currentPolicy, readiness: () => backend.readiness(), metrics, log });
@@ -80,7 +86,10 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     : null;
 
   await backend.start();
-  if (backend.policy.current) metrics.policyVersion.set(backend.policy.current.version);
+  if (backend.policy.current) {
+    metrics.policyVersion.set(backend.policy.current.version);
+    metrics.setAccuracyTolerances(accuracyTolerances(backend.policy.current));
+  }
 
   const usageTimer = setInterval(() => void backend.flushUsage(), 1_000);
   usageTimer.unref();

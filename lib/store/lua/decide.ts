@@ -25,6 +25,7 @@
  * decisions still run.
  */
 import { CONCURRENCY_LUA } from "./concurrency";
+import { EXACT_LOG_LUA } from "./exact-log";
 import { FAIR_SHARE_LUA } from "./fair-share";
 import { FIXED_WINDOW_LUA } from "./fixed-window";
 import { PRELUDE_LUA } from "./prelude";
@@ -36,10 +37,16 @@ import { TOKEN_BUCKET_LUA } from "./token-bucket";
 /**
  * The fields DECIDE writes for each check, in this order (the store reads them by these offsets):
  * allowed (1/0), reason, remaining (after this request, or idle when it consumed nothing), idle,
- * resetAt (ms), retry (ms), delay (ms), shadow (1: a shadow limit that would have denied), overage
- * (-1: none), lease (the concurrency token, '' if none).
+ * resetAt (ms), retry (ms), delay (ms), shadow (bits, see {@link SHADOW_BITS}), overage (-1: none),
+ * lease (the concurrency token, '' if none).
  */
 export const OUTCOME_REPLY_FIELDS = ["allowed", "reason", "remaining", "idle", "resetAt", "retry", "delay", "shadow", "overage", "lease"] as const;
+/**
+ * The `shadow` field is a small bit set, so the accuracy meter adds nothing to an unsampled check's
+ * reply: 1 a shadow limit that would have denied; 2 the accuracy meter sampled this check, then
+ * 4 the limit admitted the request and 8 its exact log would have (lib/store/types.ts AccuracySample).
+ */
+export const SHADOW_BITS = { shadowDenied: 1, sampled: 2, limitAdmitted: 4, exactAdmitted: 8 } as const;
 /** Offset of each field inside one check's slice of the reply. */
 export const OUTCOME_REPLY = Object.fromEntries(OUTCOME_REPLY_FIELDS.map((name, i) => [name, i])) as {
   readonly [K in (typeof OUTCOME_REPLY_FIELDS)[number]]: number;
@@ -54,12 +61,13 @@ const ALGORITHM_LUA: Record<string, string> = {
   concurrency: CONCURRENCY_LUA,
   quota: QUOTA_LUA,
   fair_share: FAIR_SHARE_LUA,
+  exact_log: EXACT_LOG_LUA,
 };
 
 const MAIN = `-- One decision: checks n at KEYS[kb + 1 ..], their limits at ARGV[ab + 1 ..].
 local function decide(kb, ab, n, reply)
   -- Phase 1: evaluate, reading only.
-  local results, commits, allAllowed, activity = {}, {}, true, {}
+  local results, commits, allAllowed, activity, denying = {}, {}, true, {}, 0
   for i = 1, n do
     local c = spec(ARGV[ab + i])
     local o, commit
@@ -81,7 +89,9 @@ local function decide(kb, ab, n, reply)
     if not o.allowed and c.mode == 'shadow' then
       o.allowed, o.reason, o.retry, o.delay, o.shadow = true, 'ok', 0, 0, 1
     end
-    if not o.allowed then allAllowed = false end
+    if not o.allowed then allAllowed, denying = false, denying + 1 end
+    -- The accuracy meter's sampled subjects: what an exact log of the same limit would decide.
+    if c.exact == '1' and not dry then o.exact, o.exactCommit = exact_log(KEYS[kb + i] .. ':x', c) end
     results[i] = o
     if o.consumes then commits[i] = commit end
   end
@@ -107,9 +117,20 @@ local function decide(kb, ab, n, reply)
     end
     local remaining, overage = o.remaining, o.overage
     if not committed then remaining, overage = o.idle, -1 end
+    local shadow = o.shadow
+    if o.exact ~= nil then
+      -- admitted by X: X allows and every other check of the decision does too
+      local others = denying - (o.allowed and 0 or 1) == 0
+      shadow = shadow + 2
+      if others and o.consumes then shadow = shadow + 4 end
+      if others and o.exact then
+        shadow = shadow + 8
+        o.exactCommit()
+      end
+    end
     local m = #reply
     reply[m + 1], reply[m + 2], reply[m + 3], reply[m + 4], reply[m + 5] = o.allowed and 1 or 0, o.reason, remaining, o.idle, o.resetAt
-    reply[m + 6], reply[m + 7], reply[m + 8], reply[m + 9], reply[m + 10] = o.retry, o.delay, o.shadow, overage, lease
+    reply[m + 6], reply[m + 7], reply[m + 8], reply[m + 9], reply[m + 10] = o.retry, o.delay, shadow, overage, lease
   end
   local words = 0
   for _, cmd in ipairs(undo) do
@@ -145,16 +166,19 @@ end
 return reply`;
 
 /** The names of the Lua functions a decision with these algorithms needs, sorted (the script's cache key). */
-export function luaParts(checks: readonly { algorithm: string; fairShare?: unknown }[]): string[] {
+export function luaParts(checks: readonly { algorithm: string; fairShare?: unknown; exactLog?: true }[]): string[] {
   const names = new Set<string>();
-  for (const c of checks) names.add(c.fairShare ? "fair_share" : c.algorithm === "leaky_bucket" ? "token_bucket" : c.algorithm);
+  for (const c of checks) {
+    names.add(c.fairShare ? "fair_share" : c.algorithm === "leaky_bucket" ? "token_bucket" : c.algorithm);
+    if (c.exactLog) names.add("exact_log");
+  }
   return [...names].filter((n) => n in ALGORITHM_LUA).sort();
 }
 
 /** The DECIDE script for a decision whose checks use these Lua parts (see luaParts). */
 export function decideLua(parts: readonly string[]): string {
   const table = parts
-    .filter((p) => p !== "fair_share")
+    .filter((p) => p !== "fair_share" && p !== "exact_log")
     .map((p) => `${p} = ${p}`)
     .concat(parts.includes("token_bucket") ? ["leaky_bucket = token_bucket"] : []);
   return [PRELUDE_LUA, ...parts.map((p) => ALGORITHM_LUA[p]), `local algorithms = { ${table.join(", ")} }`, MAIN].join("\n");

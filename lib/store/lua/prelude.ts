@@ -46,7 +46,8 @@ local function pexpireNew(key, ms, new) if new or ttlPad > 0 then pexpire(key, m
 -- The decision being evaluated (set by the loop at the end, read by every algorithm).
 local cost, dry, wantUndo
 -- A check's limit as one ARGV string, 'alg|limit|window|burst|precision|mode|maxDelay|leaseTtl|
--- period|overage|weight|member|token|' (checkSpec in lib/store/redis.ts), parsed once per call: the
+-- period|overage|weight|member|token|exact|' (checkSpec in lib/store/redis.ts; exact is '1' for a
+-- subject the accuracy meter samples, else ''), parsed once per call: the
 -- decisions of one call mostly share their limits. The parsed table is shared, never written to.
 local specs = {}
 local function spec(s)
@@ -61,7 +62,7 @@ local function spec(s)
     alg = f[1], limit = tonumber(f[2]), window = tonumber(f[3]),
     -- the rest stay strings until an algorithm needs them (tonumber is not free)
     burst = f[4], precision = f[5], mode = f[6], maxDelay = f[7], leaseTtl = f[8], period = f[9],
-    overage = f[10], weight = f[11], member = f[12], token = f[13],
+    overage = f[10], weight = f[11], member = f[12], token = f[13], exact = f[14],
   }
   specs[s] = c
   return c
