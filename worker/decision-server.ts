@@ -5,11 +5,11 @@
  * a closed output pipe does the same.
  *
  * The parts, in the order a decision passes them:
- * - worker/decision/http.ts — the HTTP adapter (DESIGN.md §5: /v1/check, /v1/forward-auth,
+ * - worker/decision/http.ts — the HTTP adapter (docs/decision-api.md: /v1/check, /v1/forward-auth,
  *   /v1/release, /healthz, /readyz, /metrics), service tokens in worker/decision/service-tokens.ts;
  * - lib/decision/engine.ts — the decision, without HTTP;
  * - worker/decision/redis-backend.ts or single-node-backend.ts — where policy, keys, counters and
- *   usage live (SLUICE_MODE, DESIGN.md §7);
+ *   usage live (SLUICE_MODE, docs/architecture.md "Modes");
  * - worker/decision/server.ts — the wiring.
  */
 import { pathToFileURL } from "node:url";

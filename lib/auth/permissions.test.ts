@@ -4,7 +4,7 @@ import { ACTIONS, can, type Action } from "./permissions";
 import { AuthError, requireRole } from "./require-role";
 
 /**
- * DESIGN.md §6 written out independently of the table in permissions.ts: product edits and
+ * The role table (docs/architecture.md "The control plane") written out independently of the table in permissions.ts: product edits and
  * publishes; sre reads policy, sets failure modes, sees dashboards; billing reads usage and
  * exports; admin everything.
  */

@@ -1,5 +1,5 @@
 /**
- * Who may do what in the control plane: the one role × action table (DESIGN.md §6).
+ * Who may do what in the control plane: the one role × action table (docs/architecture.md "The control plane").
  * Pages, server actions, route handlers and the admin API all ask `can()` / `requireRole()`;
  * no other file decides a permission.
  */
@@ -32,7 +32,7 @@ export const ACTIONS = [
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
-/** The table. `admin` has every action; the others exactly what DESIGN.md §6 gives them. */
+/** The table. `admin` has every action; the others exactly what docs/architecture.md gives them. */
 export const PERMISSIONS: Readonly<Record<Role, ReadonlySet<Action>>> = {
   admin: new Set(ACTIONS),
   product: new Set<Action>(["policy.read", "policy.edit", "policy.publish", "keys.manage", "audit.read", "usage.read"]),

@@ -1,5 +1,5 @@
 /**
- * The decision API's wire types (DESIGN.md §5), as a service sees them. The SDK imports nothing from
+ * The decision API's wire types (docs/decision-api.md), as a service sees them. The SDK imports nothing from
  * the server (it must run in browsers and edge runtimes), so these are written out here;
  * `types.test.ts` proves they equal the server's own `DecisionRequest` and `DecisionAnswer`, so the
  * two cannot drift apart silently.

@@ -1,5 +1,5 @@
 /**
- * The decision answer (DESIGN.md §5) and its headers, built from the store's outcomes (pure).
+ * The decision answer (docs/decision-api.md) and its headers, built from the store's outcomes (pure).
  *
  * Headers follow draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy: "<name>";q=<quota>;w=<window s>`
  * and `RateLimit: "<name>";r=<remaining>;t=<seconds to reset>`, both naming the most restrictive

@@ -1,5 +1,5 @@
 /**
- * The decision API contract (DESIGN.md §5) against a real `npm run decision` process and real Redis.
+ * The decision API contract (docs/decision-api.md) against a real `npm run decision` process and real Redis.
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
@@ -65,7 +65,7 @@ describe("decision server", () => {
     expect(await (await fetch(`${server.url}/readyz`)).json()).toMatchObject({ ready: true, policyVersion: 1 });
   });
 
-  it("POST /v1/check answers the §5 body; denial with consistent headers and Retry-After", async () => {
+  it("POST /v1/check answers the documented body; denial with consistent headers and Retry-After", async () => {
     const answers = [];
     for (let i = 0; i < 6; i++) {
       const res = await check({ key: FIXTURE_KEYS.acme, operation: "GET /v1/orders/42", ip: "203.0.113.7", cost: 1 });

@@ -60,7 +60,7 @@ describe("decision engine (memory store)", () => {
     s = setup();
   });
 
-  it("answers every field of DESIGN §5, with consistent headers, and denies the N+1-th request", async () => {
+  it("answers every field of the decision answer, with consistent headers, and denies the N+1-th request", async () => {
     for (let i = 0; i < 5; i++) {
       const a = await s.engine.decide({ key: FIXTURE_KEYS.acme, operation: "GET /v1/orders/42", ip: "203.0.113.7" });
       expect(a).toMatchObject({ allowed: true, status: 200, reason: "ok", tenant: "acme", tier: "free", operation: "orders-read", policyVersion: 1 });

@@ -1,8 +1,8 @@
 /**
  * The decision engine, without HTTP: resolve the key to a tenant, the operation to its limits,
- * ask the counter store once, and answer (DESIGN.md §4–§5).
+ * ask the counter store once, and answer (docs/semantics.md, docs/decision-api.md).
  *
- * Failure handling (DESIGN.md §3, PITFALLS): every store call races a timeout (REDIS_TIMEOUT_MS,
+ * Failure handling (docs/failure-modes.md): every store call races a timeout (REDIS_TIMEOUT_MS,
  * 25 ms by default) and goes through a circuit breaker. When the store fails, times out or the
  * breaker is open, the operation's failure mode decides: `open` allows with `degraded: true`,
  * `closed` answers 503 `store_unavailable`, `local` checks an in-process store with every limit

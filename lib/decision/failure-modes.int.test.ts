@@ -1,6 +1,6 @@
 /**
- * Failure modes against a real redis-server of our own that we kill mid-traffic (DESIGN.md §3,
- * PITFALLS): no 5xx, every answer within the command timeout plus 10 ms, back on Redis within
+ * Failure modes against a real redis-server of our own that we kill mid-traffic (docs/failure-modes.md,
+ * docs/pitfalls.md): no 5xx, every answer within the command timeout plus 10 ms, back on Redis within
  * 10 s of its return; SCRIPT FLUSH costs one retry and no double count; the deny cache saves
  * Redis commands without changing admission.
  */

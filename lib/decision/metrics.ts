@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics of the decision server (prom-client 15). Labels are bounded: outcome, tier
  * and operation names come from the published policy (`*` for unmatched operations, `_` for an
- * unknown tenant's tier) — never a key, a tenant slug or an IP (PITFALLS: label cardinality).
+ * unknown tenant's tier) — never a key, a tenant slug or an IP (docs/pitfalls.md: label cardinality).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { BreakerState } from "./breaker";

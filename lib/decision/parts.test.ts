@@ -73,7 +73,7 @@ describe("deny cache", () => {
 });
 
 describe("request parsing", () => {
-  it("accepts the §5 example and batch bodies", () => {
+  it("accepts the documented example and batch bodies", () => {
     const one = parseCheckBody({ key: "sk_test_acme_ci_0001", operation: "GET /v1/orders/42", ip: "203.0.113.7", cost: 1 });
     expect(one).toMatchObject({ ok: true, batch: false });
     expect(parseCheckBody({ requests: [{ tenant: "acme", operation: "export" }] })).toMatchObject({ ok: true, batch: true });

@@ -1,7 +1,7 @@
 /**
  * Policy distribution on a decision server: load the current version at start, follow the
  * PUBLISH channel, poll as a backup, and keep the last good document when a new one is invalid
- * (PITFALLS: a broken config must never silently mean "no limit").
+ * (docs/pitfalls.md: a broken config must never silently mean "no limit").
  *
  * Also follows, on the same subscriber connection, the key revocation channel (evicting the key
  * index cache) and refreshes the set of accepted service token hashes on every poll.

@@ -1,5 +1,5 @@
 /**
- * What the decision engine needs from the world, as its own types (DESIGN.md §4): the adapters
+ * What the decision engine needs from the world, as its own types (docs/architecture.md): the adapters
  * implement them — the Redis ones (lib/redis/key-index.ts, lib/redis/usage.ts) and the single-node
  * Postgres ones (lib/single-node/) — and the wiring (worker/decision/server.ts) plugs them in.
  * The engine imports no adapter.

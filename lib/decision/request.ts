@@ -1,5 +1,5 @@
 /**
- * Parsing of decision API bodies (DESIGN.md §5) with zod, into errors that name the field:
+ * Parsing of decision API bodies (docs/decision-api.md) with zod, into errors that name the field:
  * `{ error: { code: "invalid_request", message: "cost: expected an integer ≥ 1", field: "cost" } }`.
  */
 import { isIP } from "node:net";

@@ -2,7 +2,7 @@
  * IP addresses as numbers, not strings. One home for two contracts that went wrong by comparing
  * text (issue #17): the alert webhook's SSRF guard (is this address globally reachable, in every
  * spelling and every IPv4 embedding in IPv6?) and client addresses as counter subjects (every
- * spelling of one address is one counter, DESIGN.md §8).
+ * spelling of one address is one counter, docs/decision-api.md "Client addresses").
  *
  * Pure and dependency-free (no node:net): the browser simulator canonicalises the addresses it
  * simulates with the same code the decision server runs, and lib/policy may import nothing else.

@@ -1,5 +1,5 @@
 /**
- * The policy file (DESIGN.md §3): the public, declarative format of `sluice apply -f FILE` and
+ * The policy file (docs/policy-file.md): the public, declarative format of `sluice apply -f FILE` and
  * `POST /api/v1/policy/apply`. Parsing is strict: unknown fields are errors, every error names its
  * path (`tiers[0].limits[3].window: expected a duration like 30s, got "soon"`).
  */

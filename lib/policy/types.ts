@@ -1,5 +1,5 @@
 /**
- * The vocabulary of the policy model (DESIGN.md §3). Every other module speaks in these terms.
+ * The vocabulary of the policy model (docs/policy-file.md). Every other module speaks in these terms.
  */
 export const ALGORITHMS = [
   "fixed_window",
@@ -41,7 +41,7 @@ export type Role = (typeof ROLES)[number];
 /** The operation name that matches every operation in a limit or quota row. */
 export const ANY_OPERATION = "*";
 
-/** Why a decision came out the way it did (DESIGN.md §5). */
+/** Why a decision came out the way it did (docs/decision-api.md). */
 export const REASONS = [
   "ok",
   "rate_limited",

@@ -1,6 +1,6 @@
 /**
  * The ioredis client every process uses: standalone from REDIS_URL, or a Cluster when
- * REDIS_CLUSTER_NODES (`host:port,host:port,…`) is set. Fails fast on purpose (PITFALLS.md):
+ * REDIS_CLUSTER_NODES (`host:port,host:port,…`) is set. Fails fast on purpose (docs/pitfalls.md):
  * commands time out after REDIS_TIMEOUT_MS (tens of ms, not seconds), a command is retried at
  * most once on reconnect (scripts are never retried by the store itself; see lib/store/redis.ts),
  * and reconnection backs off up to 1 s. Auto-pipelining batches the decision scripts of

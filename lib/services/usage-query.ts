@@ -1,5 +1,5 @@
 /**
- * The usage API's use cases (DESIGN.md §6): time series by outcome, top consumers and quota burn
+ * The usage API's use cases (docs/observability-and-billing.md): time series by outcome, top consumers and quota burn
  * with a projection to period end. Query schemas live here so the routes, the dashboards and the
  * tests validate the same way.
  */

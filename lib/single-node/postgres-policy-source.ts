@@ -1,7 +1,7 @@
 /**
  * Single-node policy source: the published PolicyVersion rows in Postgres instead of Redis's
  * `policy:current` and PUBLISH. Same contract as lib/decision/policy-source.ts (PolicyPort): load
- * at start, poll, and never replace the last good document with a bad one (PITFALLS: a broken
+ * at start, poll, and never replace the last good document with a bad one (docs/pitfalls.md: a broken
  * config must never silently mean "no limit"); `current` stays null (so `/readyz` is 503) until a
  * valid version is loaded.
  *

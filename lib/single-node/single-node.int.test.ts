@@ -1,5 +1,5 @@
 /**
- * Single-node mode end to end (DESIGN.md §7), against real PostgreSQL and real decision server
+ * Single-node mode end to end (docs/architecture.md "Modes"), against real PostgreSQL and real decision server
  * processes, with no Redis: a policy published in Postgres limits a key (429 + Retry-After), a new
  * version is picked up, revoked keys and service tokens stop working within a second or two, N
  * decisions appear as exactly N in the rollups the usage API reads, quota counters survive a

@@ -1,5 +1,5 @@
 /**
- * What differs between the two modes of the decision server (DESIGN.md §7): where policy, API
+ * What differs between the two modes of the decision server (docs/architecture.md "Modes"): where policy, API
  * keys, service tokens, counters and usage live. `redis` (redis-backend.ts, the default, any
  * number of replicas) and `single-node` (single-node-backend.ts: no Redis, Postgres polled,
  * counters in process, exactly one replica). The HTTP adapter and the engine are the same for both.

@@ -1,5 +1,5 @@
 /**
- * The decision server's HTTP adapter (DESIGN.md §5): POST /v1/check (single or batch), ANY
+ * The decision server's HTTP adapter (docs/decision-api.md): POST /v1/check (single or batch), ANY
  * /v1/forward-auth, POST /v1/release, GET /healthz, /readyz, /metrics, on plain node:http. It
  * authenticates, parses (lib/decision/request.ts), calls `engine.decide` and writes the answer;
  * the decision itself is the engine's.

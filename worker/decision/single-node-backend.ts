@@ -1,5 +1,5 @@
 /**
- * The single-node backend (SLUICE_MODE=single-node, DESIGN.md §7): no Redis at all. Policy, API
+ * The single-node backend (SLUICE_MODE=single-node, docs/architecture.md "Modes"): no Redis at all. Policy, API
  * keys and service tokens are polled from Postgres, counters live in process (quota counters
  * seeded from QuotaUsage at start), usage aggregates are written to Postgres by the rollup's own
  * code (lib/single-node/). Exactly one replica: refuses to start without a database, with one that

@@ -1,5 +1,5 @@
 /**
- * sliding_window_counter (DESIGN.md §4): `weighted = previous × (1 − elapsed/window) + current`,
+ * sliding_window_counter (docs/semantics.md): `weighted = previous × (1 − elapsed/window) + current`,
  * windows aligned to the epoch; a request of cost c passes iff `weighted + c − 1 < limit`, so in a
  * fresh window the N-th request passes and the (N+1)-th is denied.
  *
