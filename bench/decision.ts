@@ -5,7 +5,9 @@
  * shared machines: read the ratios.
  *
  * Paths: single check over 100k keys; deny-heavy (every request denied); batch of 100 checks per
- * request; two Sluice instances behind one load; p99 at a fixed 5k req/s. For each: req/s (and
+ * request; two Sluice instances behind one load; p99 at a fixed 5k req/s; and the single and
+ * deny-heavy paths again over gRPC (Envoy's rate limit service protocol, one descriptor per call,
+ * bench/grpc-load.ts as the load generator in its own process). For each: req/s (and
  * decisions/s), p50/p99 latency, CPU µs per decision in the server process (/proc utime+stime) and
  * in Redis (INFO commandstats usec). Whole run ≈ 1.5–2 minutes (BENCH_SECONDS per path, default 6).
  */
@@ -199,6 +201,53 @@ async function measure(
   return row;
 }
 
+/**
+ * A gRPC path: bench/grpc-load.ts against one Sluice instance's rate limit service, measured like
+ * `measure` (server CPU from /proc, Redis usec, the load generator's own CPU as it reports it).
+ */
+async function measureGrpc(label: string, proc: Proc & { grpcAddress: string }, redis: Redis, keyPattern: string, keyCount: number, seconds = SECONDS): Promise<Row> {
+  const loadgen = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/grpc-load.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, RLS_ADDRESS: proc.grpcAddress, TOKEN, SECONDS: String(seconds), CONCURRENCY: String(CONNECTIONS), KEY_PATTERN: keyPattern, KEY_COUNT: String(keyCount) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  loadgen.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => loadgen.once("exit", resolve));
+  // From the load generator's `start` (both ends warm) to its end.
+  while (!out.includes("start\n") && loadgen.exitCode === null) await new Promise((r) => setTimeout(r, 5));
+  const ticksBefore = cpuTicks(proc.child.pid!);
+  const machineBefore = machineTicks();
+  const [outcomesBefore, usecBefore] = await Promise.all([outcomes([proc]), redisUsec(redis)]);
+  const code = await exited;
+  if (code !== 0) throw new Error(`grpc-load exited ${code}`);
+  const r = JSON.parse(out.trim().split("\n").pop()!) as { calls: number; errors: number; overLimit: number; p50: number; p99: number; cpuUs: number; seconds: number };
+  const machineAfter = machineTicks();
+  const ticks = cpuTicks(proc.child.pid!) - ticksBefore;
+  const usec = (await redisUsec(redis)) - usecBefore;
+  const outcomesAfter = await outcomes([proc]);
+  const delta = (k: string) => (outcomesAfter[k] ?? 0) - (outcomesBefore[k] ?? 0);
+  const counted = Object.keys(outcomesAfter).reduce((sum, k) => sum + delta(k), 0);
+  const row: Row = {
+    path: label,
+    target: "sluice gRPC",
+    reqPerSec: r.calls / r.seconds,
+    decisionsPerSec: r.calls / r.seconds,
+    p50: r.p50,
+    p99: r.p99,
+    cpuUsPerDecision: r.calls > 0 ? ((ticks / CLK_TCK) * 1e6) / r.calls : 0,
+    redisUsPerDecision: r.calls > 0 ? usec / r.calls : 0,
+    non2xx: r.errors,
+    degradedShare: counted > 0 ? (delta("degraded") + delta("unavailable")) / counted : 0,
+    loadgenUsPerRequest: r.calls > 0 ? r.cpuUs / r.calls : 0,
+    machineBusy: (machineAfter[0] - machineBefore[0]) / Math.max(1, machineAfter[1] - machineBefore[1]),
+  };
+  process.stdout.write(
+    `  ${label.padEnd(22)} ${row.target.padEnd(14)} ${row.reqPerSec.toFixed(0).padStart(7)} req/s ${row.decisionsPerSec.toFixed(0).padStart(8)} dec/s  p50 ${row.p50} ms  p99 ${row.p99} ms  cpu ${row.cpuUsPerDecision.toFixed(1)} µs  redis ${row.redisUsPerDecision.toFixed(1)} µs  loadgen ${row.loadgenUsPerRequest.toFixed(0)} µs/req  machine ${(row.machineBusy * 100).toFixed(0)}% busy${row.degradedShare > 0 ? `  degraded ${(row.degradedShare * 100).toFixed(1)}%` : ""}${row.non2xx ? `  errors ${row.non2xx}` : ""}\n`,
+  );
+  return row;
+}
+
 async function main(): Promise<void> {
   const startedMs = Date.now();
   process.env.SLUICE_REDIS_PREFIX = PREFIX;
@@ -232,13 +281,15 @@ async function main(): Promise<void> {
     // A lenient store timeout: the bench measures the Redis path, not the failure path (a decision
     // answered degraded would flatter the figures; the "degraded" column shows any that were).
     const sluiceEnv = { REDIS_URL: own.url, SLUICE_REDIS_PREFIX: PREFIX, SLUICE_SERVICE_TOKENS: TOKEN, REDIS_TIMEOUT_MS: "2000", POLICY_POLL_MS: "5000" };
-    const [hello, peer, peerDeny, sluice, sluice2] = await Promise.all([
+    const grpcPort = await freePort();
+    const [hello, peer, peerDeny, sluiceHttp, sluice2] = await Promise.all([
       start("hello", "bench/hello.ts", {}, "/"),
       start("peer", "bench/peer.ts", { REDIS_URL: own.url }, "/"),
       start("peer-deny", "bench/peer.ts", { REDIS_URL: own.url, LIMIT: "1" }, "/"),
-      start("sluice", "worker/decision-server.ts", sluiceEnv, "/readyz"),
+      start("sluice", "worker/decision-server.ts", { ...sluiceEnv, SLUICE_GRPC_PORT: String(grpcPort) }, "/readyz"),
       start("sluice-2", "worker/decision-server.ts", sluiceEnv, "/readyz"),
     ]);
+    const sluice = { ...sluiceHttp, grpcAddress: `127.0.0.1:${grpcPort}` };
     procs.push(hello, peer, peerDeny, sluice, sluice2);
 
     // Spend the deny keys (both limiters), then warm every process up.
@@ -289,6 +340,10 @@ async function main(): Promise<void> {
     rows.push(await measure("single, 2 instances", "sluice x2", [sluice, sluice2], redis, single));
     rows.push(await measure("p99 at 5k req/s", "hello", [hello], redis, single, { overallRate: 5_000, seconds: 5 }));
     rows.push(await measure("p99 at 5k req/s", "sluice", [sluice], redis, single, { overallRate: 5_000, seconds: 5 }));
+    process.stdout.write(`  (gRPC: warming up its path for 3 s)\n`);
+    await measureGrpc("warm-up", sluice, redis, "bk_{i}_bench", KEY_COUNT, 3);
+    rows.push(await measureGrpc("single (100k keys)", sluice, redis, "bk_{i}_bench", KEY_COUNT));
+    rows.push(await measureGrpc("deny-heavy", sluice, redis, "dk_{d}_deny", denyKeys.length));
 
     const get = (p: string, t: string) => rows.find((r) => r.path === p && r.target === t)!;
     const ratio = (a: number, b: number) => (b > 0 ? a / b : 0).toFixed(2);
@@ -301,6 +356,8 @@ async function main(): Promise<void> {
     const two = get("single, 2 instances", "sluice x2");
     const h5 = get("p99 at 5k req/s", "hello");
     const s5 = get("p99 at 5k req/s", "sluice");
+    const g1 = get("single (100k keys)", "sluice gRPC");
+    const gd = get("deny-heavy", "sluice gRPC");
     process.stdout.write(`\nratios (goal in brackets)\n`);
     process.stdout.write(`  single: sluice / hello        ${ratio(s1.reqPerSec, h1.reqPerSec)}  [≥ 0.90]\n`);
     process.stdout.write(`  single: sluice / peer         ${ratio(s1.reqPerSec, p1.reqPerSec)}  [≥ 1.40]\n`);
@@ -308,13 +365,15 @@ async function main(): Promise<void> {
     process.stdout.write(`  batch:  decisions/s           ${b.decisionsPerSec.toFixed(0)}  [≥ 90000]\n`);
     process.stdout.write(`  2 instances / 1 instance      ${ratio(two.reqPerSec, s1.reqPerSec)}  (same 2 cores: no gain expected here)\n`);
     process.stdout.write(`  p99 at 5k: sluice / hello     ${ratio(s5.p99, h5.p99)}  [≤ 2.00]  (${s5.p99} ms vs ${h5.p99} ms)\n`);
+    process.stdout.write(`  gRPC / HTTP decisions/s: single ${ratio(g1.decisionsPerSec, s1.decisionsPerSec)}, deny ${ratio(gd.decisionsPerSec, sd.decisionsPerSec)}  [≥ 1.00]\n`);
+    process.stdout.write(`  gRPC / HTTP server CPU µs per decision: single ${ratio(g1.cpuUsPerDecision, s1.cpuUsPerDecision)}, deny ${ratio(gd.cpuUsPerDecision, sd.cpuUsPerDecision)}  [≤ 1.00]\n`);
     process.stdout.write(`  redis µs/decision: sluice ${s1.redisUsPerDecision.toFixed(1)}, peer ${p1.redisUsPerDecision.toFixed(1)}, deny ${sd.redisUsPerDecision.toFixed(2)}, batch ${b.redisUsPerDecision.toFixed(1)}\n`);
     // Every process here shares the machine's cores, so a path's req/s is bounded by the sum of
     // what each request costs all of them: the load generator, the server and Redis.
     const cores = availableParallelism();
     const costOf = (r: Row) => r.loadgenUsPerRequest + r.cpuUsPerDecision + r.redisUsPerDecision;
     process.stdout.write(`\nCPU µs per request, all processes (${cores} cores: ceiling = ${cores} s / cost)\n`);
-    for (const [label, r] of [["single hello", h1], ["single peer", p1], ["single sluice", s1], ["deny hello", hd], ["deny sluice", sd]] as const) {
+    for (const [label, r] of [["single hello", h1], ["single peer", p1], ["single sluice", s1], ["single gRPC", g1], ["deny hello", hd], ["deny sluice", sd], ["deny gRPC", gd]] as const) {
       process.stdout.write(
         `  ${label.padEnd(14)} loadgen ${r.loadgenUsPerRequest.toFixed(0).padStart(3)} + server ${r.cpuUsPerDecision.toFixed(0).padStart(3)} + redis ${r.redisUsPerDecision.toFixed(0).padStart(2)} = ${costOf(r).toFixed(0).padStart(3)} µs → ceiling ${((cores * 1e6) / costOf(r)).toFixed(0).padStart(6)} req/s, reached ${r.reqPerSec.toFixed(0)} (machine ${(r.machineBusy * 100).toFixed(0)}% busy)\n`,
       );
