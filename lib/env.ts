@@ -80,7 +80,10 @@ const envSchema = z.object({
   ALERT_WEBHOOK_URL: optionalUrl,
   /** Allow alert webhooks to private/loopback addresses (tests only). */
   ALERT_WEBHOOK_ALLOW_PRIVATE: z.enum(["0", "1"]).default("0"),
+  /** The least severe log level written (lib/log.ts). */
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** `json` (default): one JSON object per line; `pretty`: human-readable lines (the demo). */
+  LOG_FORMAT: z.enum(["json", "pretty"]).default("json"),
   /** Set by `npm run demo` for its children: the demo's fixed secrets are allowed in production mode. */
   SLUICE_DEMO: z.enum(["0", "1"]).optional(),
   /** The demo: where its embedded PostgreSQL and redis-server keep their files (default .data). */
