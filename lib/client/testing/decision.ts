@@ -14,7 +14,7 @@ export const SERVICE_TOKEN = "svc_client_test_0001";
 
 /** The API keys of one test file's tenants. */
 export interface ClientKeys {
-  /** Tier `free`: 5 requests per minute per key. */
+  /** Tier `free`: 5 requests per hour per key (an exact log). */
   free: string;
   free2: string;
   /** Tier `conc`: one request in flight per tenant. */
@@ -40,7 +40,8 @@ export function clientPolicy(names: readonly string[], extra: Partial<PolicyFile
       ...(extra.operations ?? []),
     ],
     tiers: [
-      { name: "free", weight: 1, limits: [{ operation: "*", scope: "api_key", algorithm: "fixed_window", limit: 5, window: "1m" }] },
+      // Exact and not aligned to a clock boundary: the sixth request is denied whenever the test runs.
+      { name: "free", weight: 1, limits: [{ operation: "*", scope: "api_key", algorithm: "sliding_window_log", limit: 5, window: "1h" }] },
       { name: "conc", limits: [{ operation: "*", scope: "tenant", algorithm: "concurrency", limit: 1, leaseTtl: "30s" }] },
       {
         name: "shaped",

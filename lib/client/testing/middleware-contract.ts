@@ -36,7 +36,7 @@ export async function expectMiddlewareContract(app: AppUnderTest, keys: ClientKe
     expect(res.headers.get("ratelimit-remaining")).toBe(String(4 - i));
     expect(res.headers.get("ratelimit-limit")).toBe("5");
     expect(res.headers.get("ratelimit")).toMatch(new RegExp(`^"[^"]+";r=${4 - i};t=\\d+$`));
-    expect(res.headers.get("ratelimit-policy")).toMatch(/;q=5;w=60$/);
+    expect(res.headers.get("ratelimit-policy")).toMatch(/;q=5;w=3600$/);
   }
   expect((await app.handled()) - before).toBe(5);
 
