@@ -30,6 +30,7 @@ import { writeFile } from "node:fs/promises";
 import { publishPolicy } from "../lib/services/publish-policy";
 import { revokeApiKey } from "../lib/services/revoke-api-key";
 import { rollbackPolicy } from "../lib/services/rollback-policy";
+import { nfrCommand } from "./commands/nfr";
 
 /** A failure to report as a plain message (no stack). */
 class CliError extends Error {}
@@ -217,6 +218,8 @@ export function buildProgram(): Command {
         process.stderr.write(`${result.period} ${result.status} (revision ${result.revision}), sha256 ${result.checksum}\n`);
       }
     });
+
+  program.addCommand(nfrCommand({ database, write: (text) => process.stdout.write(text) }));
 
   return program;
 }
