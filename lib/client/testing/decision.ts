@@ -76,14 +76,19 @@ export interface ClientTestServer {
 }
 
 /** Starts a decision server with `clientPolicy(names, extra)` published, and waits until it is ready. */
-export async function startDecisionServer(names: readonly string[], extra: Partial<PolicyFileInput> = {}): Promise<ClientTestServer> {
+export function startDecisionServer(names: readonly string[], extra: Partial<PolicyFileInput> = {}): Promise<ClientTestServer> {
+  return startDecisionServerWith(clientPolicy(names, extra));
+}
+
+/** Starts a decision server with `policy` published (its own Redis key prefix), and waits until it is ready. */
+export async function startDecisionServerWith(policy: PolicyFileInput): Promise<ClientTestServer> {
   const prefix = `${testRedisPrefix()}cl${randomBytes(3).toString("hex")}:`;
   const redis = new Redis(testRedisUrl());
   // The document is written before the server starts: it is ready on its first read.
   const previous = process.env.SLUICE_REDIS_PREFIX;
   process.env.SLUICE_REDIS_PREFIX = prefix;
   try {
-    await writeFixturePolicy(redis, compileFixture(clientPolicy(names, extra)));
+    await writeFixturePolicy(redis, compileFixture(policy));
   } finally {
     process.env.SLUICE_REDIS_PREFIX = previous;
   }
