@@ -27,7 +27,7 @@ test("generated traffic shows on the dashboard, and a policy change that raises 
   // pins 25 ms). Under CI load a 25 ms key lookup can time out; that decision is then degraded and
   // counted without a tenant, so the tenant page would show one decision fewer than the total.
   const server = await spawnDecisionServer(
-    { REDIS_URL: E2E.redisUrl, SLUICE_REDIS_PREFIX: E2E.redisPrefix, SLUICE_SERVICE_TOKENS: TOKEN, POLICY_POLL_MS: "200", REDIS_TIMEOUT_MS: "1000" },
+    { REDIS_URL: E2E.redisUrl, SLUICE_REDIS_PREFIX: E2E.redisPrefix, SLUICE_SERVICE_TOKENS: TOKEN, POLICY_POLL_MS: "200" },
     { waitReady: true },
   );
   const statuses: number[] = [];

@@ -15,7 +15,7 @@ beforeAll(async () => {
   process.env.SLUICE_REDIS_PREFIX = prefix;
   redis = new Redis(testRedisUrl());
   await writeFixturePolicy(redis, compileFixture());
-  server = await spawnDecisionServer({ REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: TOKEN, REDIS_TIMEOUT_MS: "500" }, { waitReady: true });
+  server = await spawnDecisionServer({ REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: TOKEN }, { waitReady: true });
 }, 60_000);
 
 afterAll(async () => {

@@ -37,9 +37,6 @@ beforeAll(async () => {
     SLUICE_REDIS_PREFIX: prefix,
     SLUICE_SERVICE_TOKENS: TOKEN,
     POLICY_POLL_MS: "200",
-    // The contract, not the failure path (failure-modes.int.test.ts uses the real 25 ms): on a busy
-    // shared machine a 25 ms budget would turn some answers into degraded ones.
-    REDIS_TIMEOUT_MS: "500",
   });
 });
 

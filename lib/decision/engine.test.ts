@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { createMemoryStore } from "../store/memory";
-import type { CheckOptions, CounterStore, LimitCheck, StoreDecision } from "../store/types";
+import { StoreTimeoutError, type CheckOptions, type CounterStore, type LimitCheck, type StoreDecision } from "../store/types";
 import { CircuitBreaker } from "./breaker";
 import { DenyCache } from "./deny-cache";
 import { DecisionEngine, NotReadyError } from "./engine";
@@ -18,7 +18,13 @@ class CountingStore implements CounterStore {
   check(checks: readonly LimitCheck[], options: CheckOptions): Promise<StoreDecision> {
     this.calls++;
     if (this.fail === "error") return Promise.reject(new Error("ECONNREFUSED"));
-    if (this.fail === "hang") return new Promise(() => undefined);
+    // A hung store honours the port's budget (CheckOptions.timeoutMs), as the Redis store does
+    // (lib/store/redis.int.test.ts pauses a real redis-server): the engine maps it to the failure mode.
+    if (this.fail === "hang") {
+      return new Promise((_resolve, reject) => {
+        if (options.timeoutMs !== undefined) setTimeout(() => reject(new StoreTimeoutError()), options.timeoutMs);
+      });
+    }
     return this.inner.check(checks, options);
   }
   release(leaseId: string) {

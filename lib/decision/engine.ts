@@ -2,8 +2,9 @@
  * The decision engine, without HTTP: resolve the key to a tenant, the operation to its limits,
  * ask the counter store once, and answer (docs/semantics.md, docs/decision-api.md).
  *
- * Failure handling (docs/failure-modes.md): every store call races a timeout (REDIS_TIMEOUT_MS,
- * 25 ms by default) and goes through a circuit breaker. When the store fails, times out or the
+ * Failure handling (docs/failure-modes.md): every store round trip has a budget (REDIS_TIMEOUT_MS,
+ * 25 ms by default, measured from when the command is sent: see budgetFor) and goes through a
+ * circuit breaker. When the store fails, times out or the
  * breaker is open, the operation's failure mode decides: `open` allows with `degraded: true`,
  * `closed` answers 503 `store_unavailable`, `local` checks an in-process store with every limit
  * divided by the number of instances (also `degraded: true`). A store call that timed out is never
@@ -12,9 +13,9 @@
 import type { CompiledPolicy } from "../policy/compiled";
 import { limitsFor } from "../policy/compile";
 import { resolveOperation } from "../policy/match";
-import { withTimeout as raceTimeout } from "../net/timeout";
+import { withTimeout } from "../net/timeout";
 import type { FailureMode } from "../policy/types";
-import type { CounterStore, LimitCheck, StoreDecision } from "../store/types";
+import { StoreTimeoutError, type CounterStore, type LimitCheck, type StoreDecision } from "../store/types";
 import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer } from "./answer";
 import type { CircuitBreaker } from "./breaker";
 import { localShare, planChecks, type PlannedCheck } from "./checks";
@@ -69,21 +70,17 @@ export interface EngineDeps {
   accuracySample?: number;
 }
 
+/** How long a fail-closed operation waits for the store before answering 503 (see budgetFor). */
+export function closedWaitMs(storeTimeoutMs: number): number {
+  return Math.max(storeTimeoutMs * 4, 100);
+}
+
 export class NotReadyError extends Error {
   constructor() {
     super("no policy loaded yet");
   }
 }
 
-class StoreTimeoutError extends Error {
-  constructor() {
-    super("store timeout");
-  }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return raceTimeout(promise, ms, () => new StoreTimeoutError());
-}
 
 export class DecisionEngine {
   private readonly now: () => number;
@@ -120,7 +117,8 @@ export class DecisionEngine {
           return this.failurePath(ctx, failureMode, null, keyHash, cost, dryRun, startedMs, "breaker_open");
         }
         try {
-          slug = await withTimeout(this.deps.keyIndex.fetch(keyHash), this.budgetMs(startedMs));
+          const fetched = this.deps.keyIndex.fetch(keyHash);
+          slug = await withTimeout(fetched, this.budgetFor(failureMode), () => new StoreTimeoutError());
           this.deps.breaker.success(this.now());
         } catch (error) {
           const kind = this.storeFailed(error, startedMs);
@@ -161,7 +159,7 @@ export class DecisionEngine {
     }
     let decision: StoreDecision;
     try {
-      decision = await withTimeout(this.deps.store.check(checks, { cost, dryRun }), this.budgetMs(startedMs));
+      decision = await this.deps.store.check(checks, { cost, dryRun, timeoutMs: this.budgetFor(failureMode) });
       this.deps.breaker.success(this.now());
     } catch (error) {
       const kind = this.storeFailed(error, startedMs);
@@ -195,7 +193,7 @@ export class DecisionEngine {
     let any = false;
     for (const id of leaseId.split(",")) {
       if (id === "") continue;
-      const freed = await withTimeout(this.deps.store.release(id), this.deps.storeTimeoutMs * 4).catch(() => false);
+      const freed = await withTimeout(this.deps.store.release(id), this.deps.storeTimeoutMs * 4, () => new StoreTimeoutError()).catch(() => false);
       if (!freed) any = (await this.deps.localStore.release(id).catch(() => false)) || any;
       else any = true;
     }
@@ -203,11 +201,15 @@ export class DecisionEngine {
   }
 
   /**
-   * The store timeout is a budget for the whole decision: a key lookup and the check together
-   * never take longer than storeTimeoutMs (at least 1 ms is left for the check).
+   * The store budget of one round trip (REDIS_TIMEOUT_MS), measured by the store from when the
+   * command is sent (CheckOptions.timeoutMs): it measures the store being slow or down, never
+   * this server's own queue. Fail-open and local operations trade accuracy for availability past
+   * it; a fail-closed one gains nothing from giving up early (its fallback is a 503), so it waits
+   * for the answer up to 4 × the budget (at least 100 ms), and a healthy Redis behind a busy
+   * machine does not turn it into 503s.
    */
-  private budgetMs(startedMs: number): number {
-    return Math.max(1, this.deps.storeTimeoutMs - (this.now() - startedMs));
+  private budgetFor(failureMode: FailureMode): number {
+    return failureMode === "closed" ? closedWaitMs(this.deps.storeTimeoutMs) : this.deps.storeTimeoutMs;
   }
 
   private storeFailed(error: unknown, startedMs: number): UsageError {

@@ -70,7 +70,6 @@ beforeAll(async () => {
     SLUICE_REDIS_PREFIX: PREFIX,
     SLUICE_SERVICE_TOKENS: TOKEN,
     POLICY_POLL_MS: "200",
-    REDIS_TIMEOUT_MS: "500",
     SLUICE_INSTANCES: "2",
   };
   [server, noCacheServer, fastServer] = await Promise.all([

@@ -63,7 +63,7 @@ beforeAll(async () => {
   });
   await writeFixturePolicy(redis, fixture);
   server = await spawnDecisionServer(
-    { REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: EXAMPLE_TOKEN, REDIS_TIMEOUT_MS: "500" },
+    { REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: EXAMPLE_TOKEN },
     { waitReady: true },
   );
 });

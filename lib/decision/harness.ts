@@ -43,10 +43,10 @@ export async function spawnDecisionServer(env: Record<string, string>, options: 
   // One process (node with tsx's loader), not the tsx CLI: a signal reaches the server itself.
   const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
     cwd: ROOT,
-    // A 500 ms store budget unless the test sets its own: under CI load a Redis reply can take over
-    // the production 25 ms, and an `open` failure mode would then count an extra allowed request.
+    // The product's defaults (the 25 ms store budget included) unless a test sets its own: a test
+    // server with a longer budget would hide exactly what a loaded machine does to the budget.
     // Every server serves gRPC on a port of its own (the default 8081 would collide between tests).
-    env: childEnv({ DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), REDIS_TIMEOUT_MS: "500", ...env, SLUICE_GRPC_PORT: grpcPortSetting }),
+    env: childEnv({ DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), ...env, SLUICE_GRPC_PORT: grpcPortSetting }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));

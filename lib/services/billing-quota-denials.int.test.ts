@@ -124,14 +124,17 @@ describe("billing export: denied for quota, and a line for every tenant", () => 
     };
     await send(KEYS.a, "GET /v1/orders", 7); // 5 pass, 2 refused by key a's rate limit (quota 5/8)
     await send(KEYS.b, "GET /v1/orders/1", 7); // 3 pass (quota 8/8), 4 refused by the quota (deny cache after the first)
-    await send(KEYS.a, "GET /v1/orders", 2); // key a's rate limit, answered from the deny cache
+    // Key a's rate limit still denies, but the quota is now exhausted too and frees later: Redis
+    // names the quota (the check that frees last), and so does the deny cache, which never answers
+    // differently from Redis (it used to say rate_limited here).
+    await send(KEYS.a, "GET /v1/orders", 2);
     await send(KEYS.b, "POST /v1/exports", 2); // the month quota again, on the export day quota's operation
     await send(KEYS.frozen, "GET /v1/orders", 2); // 403 tenant_suspended
     await send("sk_test_nobody_0001", "GET /v1/orders", 1); // 401 unknown_key
     const count = (reason: string) => answers.filter((x) => x.reason === reason).length;
     expect(answers.filter((x) => x.status === 200)).toHaveLength(8);
-    expect(count("rate_limited")).toBe(4);
-    expect(count("quota_exhausted")).toBe(6);
+    expect(count("rate_limited")).toBe(2);
+    expect(count("quota_exhausted")).toBe(8);
     expect(count("tenant_suspended")).toBe(2);
     expect(count("unknown_key")).toBe(1);
 
@@ -142,7 +145,7 @@ describe("billing export: denied for quota, and a line for every tenant", () => 
     const exportQuota = live.doc.tiers.metered!.quotas.find((q) => q.operation === "export")!.id;
     // QuotaUsage keeps both: every denial on the quota's operations, and the quota's own.
     const row = await db.quotaUsage.findUniqueOrThrow({ where: { tenant_quotaId_period: { tenant: "meter", quotaId: allQuota, period: month } } });
-    expect([Number(row.used), Number(row.denied), Number(row.quotaDenied)]).toEqual([8, 10, 6]);
+    expect([Number(row.used), Number(row.denied), Number(row.quotaDenied)]).toEqual([8, 10, 8]);
 
     const provisional = await exportBilling(db, { period: month, format: "json" });
     expect(provisional.status).toBe("provisional");
@@ -150,8 +153,8 @@ describe("billing export: denied for quota, and a line for every tenant", () => 
     const brief = lines.map((l) => [l.tenant, l.tenantName, l.quotaId, l.used, l.denied]);
     expect(brief).toEqual(
       [
-        // The quota denied 6; the rate limit's 4, the 403s and the 401 are not its denials.
-        ["meter", "Meter Ltd", allQuota, 8, 6],
+        // The quota denied 8; the rate limit's 2, the 403s and the 401 are not its denials.
+        ["meter", "Meter Ltd", allQuota, 8, 8],
         // Two requests on `export` were denied, but by the month quota: none by this one.
         ["meter", "Meter Ltd", exportQuota, 0, 0],
         // No traffic: used 0, one line per quota.
@@ -177,24 +180,24 @@ describe("billing export: denied for quota, and a line for every tenant", () => 
     expect((await exportBilling(db, { period: month, format: "csv" })).body).toBe(finalCsv.body);
     const csvRows = finalCsv.body.trim().split("\r\n");
     expect(csvRows).toHaveLength(1 + 8);
-    expect(csvRows.find((r) => r.includes(`,meter,`) && r.includes(`,${allQuota},`))).toMatch(/,8,0,6$/);
+    expect(csvRows.find((r) => r.includes(`,meter,`) && r.includes(`,${allQuota},`))).toMatch(/,8,0,8$/);
     const finalLines = (JSON.parse((await exportBilling(db, { period: month, format: "json" })).body) as { lines: JsonLine[] }).lines;
     expect(finalLines).toEqual(lines);
     // Frozen with the quota's figure and the any-reason one apart.
     const frozenLine = await db.billingLine.findUniqueOrThrow({ where: { period_tenant_quotaId: { period: month, tenant: "meter", quotaId: allQuota } } });
-    expect([Number(frozenLine.quotaDenied), Number(frozenLine.denied)]).toEqual([6, 10]);
+    expect([Number(frozenLine.quotaDenied), Number(frozenLine.denied)]).toEqual([8, 10]);
     const report = await reconcileBilling(db, month);
     expect(report.ok).toBe(true);
     const meter = report.rows.find((r) => r.tenant === "meter")!;
-    expect([meter.quotaDenials, meter.exportedDenied]).toEqual([6, 6]);
+    expect([meter.quotaDenials, meter.exportedDenied]).toEqual([8, 8]);
 
     // A quota denial counted but missing from the export (or the reverse) fails the check.
     const key = { tenant_quotaId_period: { tenant: "meter", quotaId: allQuota, period: month } };
-    await db.quotaUsage.update({ where: key, data: { quotaDenied: 7n } });
+    await db.quotaUsage.update({ where: key, data: { quotaDenied: 9n } });
     const broken = await reconcileBilling(db, month);
     expect(broken.ok).toBe(false);
-    expect(broken.rows.filter((r) => !r.ok).map((r) => [r.tenant, r.quotaDenials, r.exportedDenied])).toEqual([["meter", 7, 6]]);
-    await db.quotaUsage.update({ where: key, data: { quotaDenied: 6n } });
+    expect(broken.rows.filter((r) => !r.ok).map((r) => [r.tenant, r.quotaDenials, r.exportedDenied])).toEqual([["meter", 9, 8]]);
+    await db.quotaUsage.update({ where: key, data: { quotaDenied: 8n } });
     expect((await reconcileBilling(db, month)).ok).toBe(true);
   }, 180_000);
 

@@ -178,3 +178,4 @@ describe("Redis store scripts (own redis-server: SCRIPT FLUSH must not disturb t
     await own.del("f:{t:x}:wrongtype:1");
   });
 });
+

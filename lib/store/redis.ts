@@ -30,13 +30,15 @@
  * (a key of the wrong type) fails alone: the script catches it per decision.
  */
 import { createHash } from "node:crypto";
+import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import type { Cluster } from "ioredis";
 import { isNoScript, type RedisClient as Client } from "../redis/client";
 import { decideLua, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS, SHADOW_BITS } from "./lua/decide";
 import { REFUND_LUA } from "./lua/refund";
 import { RELEASE_LUA } from "./lua/release";
 import { newLeaseToken, parseLeaseId, formatLeaseId } from "./lease-id";
-import type { CheckOptions, CheckOutcome, CounterStore, LimitCheck, StoreDecision } from "./types";
+import { deadline, withTimeout } from "../net/timeout";
+import { StoreTimeoutError, type CheckOptions, type CheckOutcome, type CounterStore, type LimitCheck, type StoreDecision } from "./types";
 
 export interface RedisStoreOptions {
   /**
@@ -45,6 +47,11 @@ export interface RedisStoreOptions {
    * real time passes between the test clock's steps. Production never passes it: time is Redis time.
    */
   testClock?: () => number;
+  /**
+   * The longest a decision with a budget waits while Redis keeps answering (ms, default 1,000;
+   * the decision server passes its command timeout). See budgetChunk.
+   */
+  maxWaitMs?: number;
 }
 
 export interface ScriptStats {
@@ -139,6 +146,10 @@ interface GroupResult {
 }
 
 interface Pending extends DecisionInput {
+  /** The decision's store budget (CheckOptions.timeoutMs); undefined: none. */
+  timeoutMs: number | undefined;
+  /** Answered (or timed out) already. */
+  settled: boolean;
   resolve(result: GroupResult): void;
   reject(error: Error): void;
 }
@@ -236,6 +247,30 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
 
   // Coalescing (standalone Redis only: on a Cluster, one call must stay within one hash slot).
   let queue: Pending[] = [];
+  /** When Redis last answered a DECIDE call of this store (performance.now()); -Infinity: never. */
+  let lastAnswerAtMs = -Infinity;
+  /** When a budget deadline last ran late (this process starved of CPU); -Infinity: never. */
+  let starvedAtMs = -Infinity;
+  // The event loop's delay over the last second (libuv samples it every 10 ms, off the request
+  // path): a loop that could not run on time for half a budget is a starved process.
+  let loopDelay: IntervalHistogram | null = null;
+  let loopDelaySinceMs = 0;
+  function loopDelayMaxMs(): number {
+    const nowMs = performance.now();
+    if (loopDelay === null) {
+      loopDelay = monitorEventLoopDelay({ resolution: 10 });
+      loopDelay.enable();
+      loopDelaySinceMs = nowMs;
+      return 0;
+    }
+    const maxMs = loopDelay.max / 1e6;
+    if (nowMs - loopDelaySinceMs > 1_000) {
+      loopDelay.reset();
+      loopDelaySinceMs = nowMs;
+    }
+    return maxMs;
+  }
+  const maxWaitMs = options.maxWaitMs ?? 1_000;
   let scheduled = false;
   function flush(): void {
     scheduled = false;
@@ -249,24 +284,87 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
         to++;
       }
       const chunk = pending.slice(from, to);
+      let answered = false;
+      const cancel = budgetChunk(chunk, () => answered);
       decideMany(chunk).then(
-        (results) =>
+        (results) => {
+          lastAnswerAtMs = performance.now();
+          answered = true;
+          cancel();
           chunk.forEach((p, i) => {
+            if (p.settled) return;
+            p.settled = true;
             const r = results[i]!;
             if (r instanceof Error) p.reject(r);
             else p.resolve(r);
-          }),
+          });
+        },
         (error: unknown) => {
+          answered = true;
+          cancel();
           const e = error instanceof Error ? error : new Error(String(error));
-          for (const p of chunk) p.reject(e);
+          for (const p of chunk) {
+            if (p.settled) continue;
+            p.settled = true;
+            p.reject(e);
+          }
         },
       );
       from = to;
     }
   }
-  function decideCoalesced(checks: readonly LimitCheck[], cost: number, dryRun: boolean): Promise<GroupResult> {
+  /**
+   * One deadline per script call, not one timer per request: it starts when the call is sent, so
+   * the time a decision queued inside this process before that is not charged to the store, and
+   * it is judged after the next I/O phase (lib/net/timeout.ts), so a reply that arrived while this
+   * process was busy is read before anyone is timed out. Decisions without a budget (fail-closed
+   * operations) keep waiting for the reply or the connection's command timeout.
+   */
+  function budgetChunk(chunk: readonly Pending[], answered: () => boolean): () => void {
+    let budgetMs = Infinity;
+    for (const p of chunk) if (p.timeoutMs !== undefined && p.timeoutMs < budgetMs) budgetMs = p.timeoutMs;
+    if (budgetMs === Infinity) return () => undefined;
+    if (loopDelay === null) loopDelayMaxMs(); // starts watching the event loop at the first budgeted call
+    const sentAtMs = performance.now();
+    let cancel = () => undefined as void;
+    let dueAtMs = sentAtMs + budgetMs;
+    const expire = () => {
+      const nowMs = performance.now();
+      const waitedMs = nowMs - sentAtMs;
+      // Two signs that a late answer is load, not the store failing — then keep waiting, up to
+      // the longest any decision waits (maxWaitMs), instead of failing open:
+      // - Redis answered one of our calls within the budget: it is up and working through what it
+      //   was sent (this call is queued behind others);
+      // - this process could not run on time by more than half the budget within the last second
+      //   (a deadline ran late, or the event loop's measured delay): it did not get the CPU, so
+      //   neither, likely, did Redis on the same machine; the wait measured the machine, not the
+      //   store.
+      if (nowMs - dueAtMs > budgetMs / 2 || loopDelayMaxMs() > budgetMs / 2) starvedAtMs = nowMs;
+      const silentMs = nowMs - starvedAtMs < 1_000 ? 0 : nowMs - lastAnswerAtMs;
+      let nextMs = Infinity;
+      for (const p of chunk) {
+        if (p.settled || p.timeoutMs === undefined) continue;
+        const limitMs = p.timeoutMs < silentMs ? p.timeoutMs : Math.max(p.timeoutMs, maxWaitMs);
+        if (limitMs <= waitedMs) {
+          p.settled = true;
+          p.reject(new StoreTimeoutError());
+        } else {
+          // Judge again when this one's limit is up or Redis has been silent for its budget.
+          const next = Math.min(limitMs - waitedMs, Math.max(1, p.timeoutMs - silentMs));
+          if (next < nextMs) nextMs = next;
+        }
+      }
+      if (nextMs !== Infinity) {
+        dueAtMs = nowMs + nextMs;
+        cancel = deadline(nextMs, answered, expire);
+      }
+    };
+    cancel = deadline(budgetMs, answered, expire);
+    return () => cancel();
+  }
+  function decideCoalesced(checks: readonly LimitCheck[], cost: number, dryRun: boolean, timeoutMs: number | undefined): Promise<GroupResult> {
     return new Promise<GroupResult>((resolve, reject) => {
-      queue.push({ checks, cost, flags: dryRun ? 1 : 0, resolve, reject });
+      queue.push({ checks, cost, flags: dryRun ? 1 : 0, timeoutMs, settled: false, resolve, reject });
       if (!scheduled) {
         scheduled = true;
         setImmediate(flush);
@@ -330,15 +428,18 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
   }
 
   return {
-    async check(checks: readonly LimitCheck[], { cost, dryRun }: CheckOptions): Promise<StoreDecision> {
+    async check(checks: readonly LimitCheck[], { cost, dryRun, timeoutMs }: CheckOptions): Promise<StoreDecision> {
+      const budget = <T>(p: Promise<T>) => (timeoutMs === undefined ? p : withTimeout(p, timeoutMs, () => new StoreTimeoutError()));
       if (checks.length === 0) {
-        const [s, us] = options.testClock ? [0, 0] : await redis.time();
+        const [s, us] = options.testClock ? [0, 0] : await budget(redis.time());
         return { nowMs: options.testClock ? options.testClock() : Number(s) * 1000 + Math.floor(Number(us) / 1000), allowed: true, outcomes: [] };
       }
       if (isCluster(redis) && new Set(checks.map((c) => hashTag(c.key))).size > 1) {
-        return checkAcrossSlots(checks, cost, dryRun);
+        // Several round trips: the budget covers them together (a timeout mid-way leaves reserved
+        // global units counted until their window passes: it errs on the side of limiting).
+        return budget(checkAcrossSlots(checks, cost, dryRun));
       }
-      const { nowMs, allowed, outcomes } = coalesce ? await decideCoalesced(checks, cost, dryRun) : await decide(checks, cost, dryRun);
+      const { nowMs, allowed, outcomes } = coalesce ? await decideCoalesced(checks, cost, dryRun, timeoutMs) : await budget(decide(checks, cost, dryRun));
       return { nowMs, allowed, outcomes };
     },
 

@@ -43,6 +43,22 @@ export interface CheckOptions {
   cost: number;
   /** Evaluate without consuming anything. */
   dryRun: boolean;
+  /**
+   * The store budget of this decision (ms): how long the store may take to answer once the
+   * command is on its way — time the decision waited inside this process before that does not
+   * count, nor a reply that had arrived but was not read yet. Past it the check rejects with
+   * {@link StoreTimeoutError} (the command may still run: never retry it). Undefined: no budget;
+   * only the connection's own command timeout ends the wait.
+   */
+  timeoutMs?: number;
+}
+
+/** The store did not answer within the decision's budget (CheckOptions.timeoutMs). */
+export class StoreTimeoutError extends Error {
+  constructor() {
+    super("store timeout");
+    this.name = "StoreTimeoutError";
+  }
 }
 
 /** The answer for one check. Times are absolute (store clock), in ms. */

@@ -12,6 +12,17 @@ import { createRedisStore } from "../../lib/store/redis";
 import type { Backend, BackendContext } from "./backend";
 import type { DecisionServerOptions } from "./options";
 
+/** The longest a decision with a budget waits while Redis keeps answering (lib/store/redis.ts budgetChunk). */
+const maxWaitMs = (redisTimeoutMs: number) => Math.max(redisTimeoutMs * 40, 1_000);
+/**
+ * The main connection's command timeout: only a hang guard for commands nothing else bounds
+ * (policy and key-index reads, the usage flush), which retry on their own. Decisions have their
+ * budgets. A tight one here cost more than it saved: at 100 ms (4 × the 25 ms budget, as it was)
+ * and even at 1 s, a busy machine timed out policy reads after a publish and a server stayed on
+ * the old version past the 5 s poll (policy-distribution.int.test.ts with the default budget).
+ */
+const COMMAND_TIMEOUT_MS = 10_000;
+
 function createRedis(options: DecisionServerOptions, role: "main" | "subscriber"): RedisClient {
   const common: RedisOptions = {
     // Decision path: fail fast instead of queueing while disconnected; reconnect with short backoff.
@@ -21,7 +32,11 @@ function createRedis(options: DecisionServerOptions, role: "main" | "subscriber"
     // one call; ioredis's own batching would hold that call for another turn and cost more CPU
     // than it saves (measured: 8.0–9.1k → 11.4–15.1k single checks/s, bench/profile-run.mts).
     enableAutoPipelining: false,
-    commandTimeout: role === "main" ? Math.max(options.redisTimeoutMs * 4, 100) : undefined,
+    // Only a hang guard: the decision path's budgets are the store's own deadlines, judged after
+    // the reply had its chance to be read (lib/net/timeout.ts). ioredis's timer is not: it fires
+    // before the I/O phase, so a decision server busy for longer than it turned replies already
+    // in the socket into errors (#17 defect 9).
+    commandTimeout: role === "main" ? COMMAND_TIMEOUT_MS : undefined,
     retryStrategy: (times) => Math.min(50 * times, 500),
     connectTimeout: 2_000,
     lazyConnect: false,
@@ -66,7 +81,7 @@ export function redisBackend(ctx: BackendContext): Backend {
     onResubscribed: () => keyIndex.clear(),
     onServiceTokens: (hashes) => ctx.serviceTokens(hashes),
   });
-  const store = options.store ?? createRedisStore(redis);
+  const store = options.store ?? createRedisStore(redis, { maxWaitMs: maxWaitMs(options.redisTimeoutMs) });
   return {
     policy,
     currentPolicy: () => policy.current,
