@@ -82,6 +82,8 @@ const envSchema = z.object({
   ALERT_WEBHOOK_ALLOW_PRIVATE: z.enum(["0", "1"]).default("0"),
   /** The least severe log level written (lib/log.ts). */
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** Decision server: how often denials are written, one line per reason (never one per request). */
+  SLUICE_DENIAL_LOG_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
   /** `json` (default): one JSON object per line; `pretty`: human-readable lines (the demo). */
   LOG_FORMAT: z.enum(["json", "pretty"]).default("json"),
   /** Set by `npm run demo` for its children: the demo's fixed secrets are allowed in production mode. */

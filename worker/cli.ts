@@ -14,6 +14,7 @@ import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Option } from "commander";
 import { createDb } from "../lib/db/client";
 import { currentEnv, sluiceMode } from "../lib/env";
+import { createLogger } from "../lib/log";
 import type { PrismaClient } from "../lib/generated/prisma/client";
 import { formatIssue } from "../lib/policy/policy-file";
 import { ROLES } from "../lib/policy/types";
@@ -31,6 +32,9 @@ import { publishPolicy } from "../lib/services/publish-policy";
 import { revokeApiKey } from "../lib/services/revoke-api-key";
 import { rollbackPolicy } from "../lib/services/rollback-policy";
 import { nfrCommand } from "./commands/nfr";
+
+/** Diagnostics only, on stderr (stdout is the commands' output, e.g. an export); what users read is `out` and `report`. */
+const logger = createLogger("cli", { destination: process.stderr });
 
 /** A failure to report as a plain message (no stack). */
 class CliError extends Error {}
@@ -244,8 +248,10 @@ function report(error: unknown): void {
   } else if (error instanceof CliError) {
     process.stderr.write(`error: ${error.message}\n`);
   } else if (error instanceof Error) {
-    // Infrastructure (database or Redis down, …): the message names it; the stack helps nobody here.
+    // Infrastructure (database or Redis down, …): the message names it; the stack helps nobody
+    // here, except whoever runs with LOG_LEVEL=debug to see the cause.
     process.stderr.write(`error: ${error.message.trim().split("\n").filter(Boolean).slice(-1)[0] ?? error.name}\n`);
+    logger.debug({ err: error }, "cause");
   } else {
     process.stderr.write(`error: ${String(error)}\n`);
   }

@@ -14,11 +14,14 @@
  */
 import { pathToFileURL } from "node:url";
 import { env } from "../lib/env";
+import { createLogger, errorMessage } from "../lib/log";
 import { MAX_BATCH } from "../lib/decision/request";
 import { checkSingleNodeEnv, SingleNodeConfigError } from "../lib/single-node/config";
 import { startDecisionServer } from "./decision/server";
 
 export { startDecisionServer, type DecisionServer, type DecisionServerOptions } from "./decision/server";
+
+const logger = createLogger("decision");
 
 /** `npm run decision`. */
 async function main(): Promise<void> {
@@ -27,7 +30,7 @@ async function main(): Promise<void> {
   if (singleNode) {
     const { problems, warnings } = checkSingleNodeEnv(e);
     if (problems.length > 0) throw new SingleNodeConfigError(problems);
-    for (const warning of warnings) process.stderr.write(`[decision] ${warning}\n`);
+    for (const warning of warnings) logger.warn(warning);
   }
   const server = await startDecisionServer({
     port: e.DECISION_PORT,
@@ -44,13 +47,18 @@ async function main(): Promise<void> {
     serviceTokens: (e.SLUICE_SERVICE_TOKENS ?? "").split(","),
     denyCache: e.SLUICE_DENY_CACHE === "1",
     accuracySample: e.SLUICE_ACCURACY_SAMPLE,
+    logger,
+    denialLogMs: e.SLUICE_DENIAL_LOG_MS,
   });
   const modeNote = singleNode ? "single-node: no Redis, in-process counters, one replica only; " : "";
   const grpcNote = server.grpcPort === null ? "" : `, Envoy rate limit service (gRPC) on :${server.grpcPort}`;
-  process.stdout.write(`decision server listening on :${server.port}${grpcNote} (${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH})\n`);
+  logger.info(
+    { port: server.port, grpcPort: server.grpcPort, mode: e.SLUICE_MODE, policyVersion: server.policy.current?.version ?? null },
+    `decision server listening on :${server.port}${grpcNote} (${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH})`,
+  );
   let outputLost = false;
   const stop = (signal: string) => {
-    if (!outputLost) process.stdout.write(`${signal}: draining\n`);
+    if (!outputLost) logger.info({ signal }, `${signal}: draining`);
     server.close().then(
       () => process.exit(0),
       () => process.exit(1),
@@ -67,7 +75,7 @@ async function main(): Promise<void> {
   process.stdout.on("error", onOutputError);
   process.stderr.on("error", onOutputError);
   process.on("uncaughtException", (error) => {
-    if (!outputLost) process.stderr.write(`[decision] uncaught: ${error.message}\n`);
+    if (!outputLost) logger.error({ err: error }, `uncaught: ${errorMessage(error)}`);
   });
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
@@ -75,7 +83,7 @@ async function main(): Promise<void> {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((error: unknown) => {
-    process.stderr.write(`decision server failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+    logger.fatal(`decision server failed to start: ${errorMessage(error)}`);
     process.exit(1);
   });
 }

@@ -18,6 +18,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "../lib/db/em
 import { createDb } from "../lib/db/client";
 import { migrate } from "../lib/db/migrate";
 import { childEnv, currentEnv, sluiceMode } from "../lib/env";
+import { createLogger, errorMessage } from "../lib/log";
 import { createRedisClient } from "../lib/redis/client";
 import { DEMO_PASSWORD, DEMO_POLICY_PATH, DEMO_USERS, seedDemo } from "../lib/services/seed-demo";
 import { freePort } from "../lib/net/ports";
@@ -35,8 +36,11 @@ function demoApiKeys(policyYaml: string): string[] {
   return [...policyYaml.matchAll(/key: "(sk_[A-Za-z0-9_]+)"/g)].map((m) => m[1]);
 }
 
+// The demo is for people: its own lines and its children's are pretty, not JSON (LOG_FORMAT).
+const logger = createLogger("demo", { pretty: true });
+
 function log(message: string): void {
-  process.stdout.write(`[demo] ${message}\n`);
+  logger.info(message);
 }
 
 /** True when the Next.js build is missing or older than any source file it is built from. */
@@ -123,9 +127,9 @@ async function main(): Promise<void> {
   const tokens = [currentEnv("SLUICE_SERVICE_TOKENS"), DEMO_SERVICE_TOKEN].filter(Boolean).join(",");
   const shared: Record<string, string> = singleNode
     ? // No REDIS_URL at all (an empty one would not validate); every child knows the mode.
-      { NEXT_TELEMETRY_DISABLED: "1", DATABASE_URL: databaseUrl, SLUICE_MODE: "single-node", SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens }
+      { NEXT_TELEMETRY_DISABLED: "1", LOG_FORMAT: "pretty", DATABASE_URL: databaseUrl, SLUICE_MODE: "single-node", SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens }
     : // With only REDIS_CLUSTER_NODES set there is no REDIS_URL to pass (an empty one would not validate).
-      { NEXT_TELEMETRY_DISABLED: "1", DATABASE_URL: databaseUrl, ...(redisUrl ? { REDIS_URL: redisUrl } : {}), SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens };
+      { NEXT_TELEMETRY_DISABLED: "1", LOG_FORMAT: "pretty", DATABASE_URL: databaseUrl, ...(redisUrl ? { REDIS_URL: redisUrl } : {}), SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens };
 
   const nextBin = path.join(ROOT, "node_modules", ".bin", "next");
   // node with tsx's loader, not the tsx CLI: one process per child, so the SIGTERM (or, past the
@@ -184,7 +188,7 @@ ${users}
 }
 
 main().catch(async (error: unknown) => {
-  process.stderr.write(`[demo] ${error instanceof Error ? error.message : String(error)}\n`);
+  logger.error(errorMessage(error));
   await stopAll();
   process.exit(1);
 });

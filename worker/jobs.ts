@@ -11,6 +11,7 @@
 import { pathToFileURL } from "node:url";
 import { createDb, type Db } from "../lib/db/client";
 import { env } from "../lib/env";
+import { createLogger } from "../lib/log";
 import { checkSingleNodeEnv, SingleNodeConfigError } from "../lib/single-node/config";
 import { closeDuePeriods } from "../lib/jobs/billing-close";
 import { downsampleMinutes } from "../lib/jobs/downsample";
@@ -27,10 +28,10 @@ const EVERY: Record<"alerts" | "billing" | "reconcile" | "downsample", number> =
   downsample: 600_000,
 };
 
+const logger = createLogger("worker");
+
 function log(level: "info" | "warn" | "error", msg: string, extra: Record<string, unknown> = {}): void {
-  const line = JSON.stringify({ at: new Date().toISOString(), level, component: "worker", msg, ...extra });
-  if (level === "error" || level === "warn") process.stderr.write(line + "\n");
-  else process.stdout.write(line + "\n");
+  logger[level](extra, msg);
 }
 
 export interface JobsDeps {
@@ -110,7 +111,7 @@ async function main(): Promise<void> {
     try {
       await runJobs(deps, started, last);
     } catch (error) {
-      log("error", "job pass failed", { error: error instanceof Error ? error.message : String(error) });
+      log("error", "job pass failed", { err: error });
     }
     const wait = Math.max(250, TICK_MS - (Date.now() - started));
     await new Promise<void>((resolve) => {
@@ -128,7 +129,7 @@ async function main(): Promise<void> {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   main().catch((error: unknown) => {
-    log("error", "worker crashed", { error: error instanceof Error ? error.stack : String(error) });
+    log("error", "worker crashed", { err: error });
     process.exit(1);
   });
 }

@@ -10,6 +10,7 @@
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
 import { currentEnv } from "../lib/env";
+import { createLogger, errorMessage } from "../lib/log";
 
 export interface TrafficOptions {
   /** Base URL of the decision server, e.g. http://127.0.0.1:8787. */
@@ -164,6 +165,8 @@ export function startTraffic(options: TrafficOptions): TrafficHandle {
   return { stats, done, stop };
 }
 
+const logger = createLogger("traffic");
+
 /** `tsx worker/traffic.ts` — env: DECISION_URL, SLUICE_SERVICE_TOKEN, TRAFFIC_KEYS (comma-separated), TRAFFIC_RPS, TRAFFIC_SECONDS. */
 async function main(): Promise<void> {
   const seconds = currentEnv("TRAFFIC_SECONDS");
@@ -178,16 +181,16 @@ async function main(): Promise<void> {
   process.once("SIGTERM", handle.stop);
   const report = setInterval(() => {
     const s = handle.stats;
-    process.stdout.write(`traffic: sent ${s.sent}, allowed ${s.allowed}, denied ${s.denied}, errors ${s.errors}\n`);
+    logger.info({ ...s }, `traffic: sent ${s.sent}, allowed ${s.allowed}, denied ${s.denied}, errors ${s.errors}`);
   }, 10_000);
   const stats = await handle.done;
   clearInterval(report);
-  process.stdout.write(`traffic stopped: ${JSON.stringify(stats)}\n`);
+  logger.info({ ...stats }, "traffic stopped");
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((error: unknown) => {
-    process.stderr.write(`traffic failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    logger.fatal(`traffic failed: ${errorMessage(error)}`);
     process.exit(1);
   });
 }

@@ -19,6 +19,7 @@ import { StoreTimeoutError, type CounterStore, type LimitCheck, type StoreDecisi
 import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer } from "./answer";
 import type { CircuitBreaker } from "./breaker";
 import { localShare, planChecks, type PlannedCheck } from "./checks";
+import type { DenialLog } from "./denial-log";
 import type { DenyCache } from "./deny-cache";
 import type { DecisionMetrics, MetricOutcome } from "./metrics";
 import {
@@ -64,6 +65,8 @@ export interface EngineDeps {
   denyCache: DenyCache | null;
   usage: UsageSink | null;
   metrics: DecisionMetrics | null;
+  /** Counts denials for the log, one line per reason per interval (null: not logged). */
+  denials?: DenialLog | null;
   /** Local clock (ms), for timeouts, the deny cache and latency; never for counters. */
   now?: () => number;
   /** The accuracy meter's sample of approximate-limit subjects (SLUICE_ACCURACY_SAMPLE; 0 or absent: off). */
@@ -272,8 +275,10 @@ export class DecisionEngine {
   ): DecisionAnswer {
     const latencyMs = this.now() - startedMs;
     let outcome: UsageOutcome;
-    if (!answer.allowed) outcome = "denied";
-    else if (answer.degraded) outcome = "degraded";
+    if (!answer.allowed) {
+      outcome = "denied";
+      if (!dryRun) this.deps.denials?.record(answer);
+    } else if (answer.degraded) outcome = "degraded";
     else if (answer.shadowDenied) outcome = "shadow_denied";
     else outcome = "allowed";
     const metricOutcome: MetricOutcome = answer.status === 503 ? "unavailable" : outcome;

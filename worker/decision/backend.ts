@@ -4,6 +4,7 @@
  * number of replicas) and `single-node` (single-node-backend.ts: no Redis, Postgres polled,
  * counters in process, exactly one replica). The HTTP adapter and the engine are the same for both.
  */
+import type { Logger } from "../../lib/log";
 import type { CircuitBreaker } from "../../lib/decision/breaker";
 import type { PolicyPort } from "../../lib/decision/policy-source";
 import type { KeyIndexPort, UsageSink } from "../../lib/decision/ports";
@@ -31,7 +32,9 @@ export interface Backend {
 /** What the wiring gives a backend: its options and the reactions shared by both modes. */
 export interface BackendContext {
   options: DecisionServerOptions;
+  /** What the modules a backend builds report: problems, written as warnings. */
   log: (message: string) => void;
+  logger: Logger;
   breaker: CircuitBreaker;
   /** Shared reaction to a new document (metrics, deny cache, log). */
   policyLoaded(doc: CompiledPolicy): void;

@@ -17,11 +17,13 @@
  * MAX_MESSAGE_BYTES; UNAVAILABLE before a policy is loaded or while draining; INTERNAL for a bug,
  * with a fixed message. A denial is never an error: it is OVER_LIMIT.
  */
+import { randomUUID } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
 import { Counter } from "prom-client";
 import type { DecisionAnswer } from "../../lib/decision/answer";
 import { NotReadyError, type DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
+import { errorMessage, type Logger } from "../../lib/log";
 import { descriptorToken, planRateLimit, rateLimitResponse } from "../../lib/rls/mapping";
 import { healthServiceDefinition, RLS_SERVICE, rlsServiceDefinition, type RlsRequestMessage, type RlsResponseMessage } from "../../lib/rls/protos";
 
@@ -38,7 +40,8 @@ export interface DecisionGrpcDeps {
   /** Whether decisions can be made (a policy is loaded and the store answers): the health answer. */
   readiness: () => { ready: boolean };
   metrics: DecisionMetrics;
-  log: (message: string) => void;
+  /** For what goes wrong (nothing is written per call). */
+  logger: Logger;
 }
 
 export interface DecisionGrpc {
@@ -62,12 +65,18 @@ export function tokenOf(metadata: grpc.Metadata): string | undefined {
   return first(metadata, "x-sluice-token")?.trim();
 }
 
+/** Envoy's x-request-id for the call, when it sent a sane one, else a fresh id. */
+function requestIdOf(metadata: grpc.Metadata): string {
+  const given = first(metadata, "x-request-id");
+  return given !== undefined && /^[\w.:@/+=-]{1,128}$/.test(given) ? given : randomUUID();
+}
+
 function status(code: grpc.status, details: string): Partial<grpc.StatusObject> {
   return { code, details, metadata: new grpc.Metadata() };
 }
 
 export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
-  const { engine, tokens, domain, log } = deps;
+  const { engine, tokens, domain, logger } = deps;
   const server = new grpc.Server({
     "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
     "grpc.max_send_message_length": MAX_MESSAGE_BYTES * 4,
@@ -113,7 +122,7 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
       answers = await Promise.all(plan.requests.map((r) => engine.decide(r)));
     } catch (error) {
       if (error instanceof NotReadyError) return refuse(grpc.status.UNAVAILABLE, "no policy loaded yet");
-      log(`internal error in ShouldRateLimit: ${error instanceof Error ? error.message : String(error)}`);
+      logger.error({ reqId: requestIdOf(call.metadata), err: errorMessage(error) }, "internal error in ShouldRateLimit");
       return refuse(grpc.status.INTERNAL, "internal error");
     }
     const { response, leasesToRelease } = rateLimitResponse(answers);
@@ -139,7 +148,7 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
   server.addService(rlsServiceDefinition(), {
     ShouldRateLimit: (call: grpc.ServerUnaryCall<RlsRequestMessage, RlsResponseMessage>, callback: grpc.sendUnaryData<RlsResponseMessage>) => {
       shouldRateLimit(call, callback).catch((error: unknown) => {
-        log(`internal error in ShouldRateLimit: ${error instanceof Error ? error.message : String(error)}`);
+        logger.error({ reqId: requestIdOf(call.metadata), err: errorMessage(error) }, "internal error in ShouldRateLimit");
         callback(status(grpc.status.INTERNAL, "internal error"));
       });
     },

@@ -9,10 +9,12 @@
  * a stack trace (every handler is wrapped, errors answer a fixed JSON body); `drain()` stops
  * accepting and waits for in-flight requests.
  */
+import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { DecisionAnswer } from "../../lib/decision/answer";
 import { NotReadyError, type DecisionEngine, type DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
+import { errorMessage, type Logger } from "../../lib/log";
 import { MAX_FIELD_CHARS, parseCheckBody, parseReleaseBody, type FieldError } from "../../lib/decision/request";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { ServiceTokens } from "./service-tokens";
@@ -30,7 +32,8 @@ export interface DecisionHttpDeps {
   /** The /readyz answer. */
   readiness: () => { ready: boolean; body: Record<string, unknown> };
   metrics: DecisionMetrics;
-  log: (message: string) => void;
+  /** For what goes wrong (nothing is written per request). */
+  logger: Logger;
 }
 
 export interface DecisionHttp {
@@ -113,12 +116,18 @@ function bearer(value: string | undefined): string | undefined {
   return m ? m[1]!.trim() : undefined;
 }
 
+/** The caller's X-Request-Id when it is a sane token, else a fresh one. */
+function requestId(req: http.IncomingMessage): string {
+  const given = header(req, "x-request-id");
+  return given !== undefined && /^[\w.:@/+=-]{1,128}$/.test(given) ? given : randomUUID();
+}
+
 function notReady(res: http.ServerResponse): void {
   json(res, 503, errorBody("not_ready", "no policy loaded yet"), { "Retry-After": "1" });
 }
 
 export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
-  const { engine, tokens, currentPolicy, metrics, log } = deps;
+  const { engine, tokens, currentPolicy, metrics, logger } = deps;
 
   async function handleCheck(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (!tokens.accepts(bearer(header(req, "authorization")))) {
@@ -267,8 +276,10 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
         return;
       }
       if (error instanceof NotReadyError) return notReady(res);
-      log(`internal error on ${path}: ${error instanceof Error ? error.message : String(error)}`);
-      json(res, 500, errorBody("internal", "internal error"));
+      // The caller's request id (gateways send one) or a new one, in the line and in the answer.
+      const reqId = requestId(req);
+      logger.error({ reqId, path, method: req.method, err: errorMessage(error) }, "internal error");
+      json(res, 500, errorBody("internal", "internal error"), { "X-Request-Id": reqId });
     };
     try {
       const pending = route.handle(req, res);

@@ -1,5 +1,6 @@
 /** How a decision server is started (worker/decision-server.ts reads them from the environment). */
 import type { SluiceMode } from "../../lib/env";
+import type { Logger } from "../../lib/log";
 import type { CounterStore } from "../../lib/store/types";
 
 export interface DecisionServerOptions {
@@ -29,5 +30,8 @@ export interface DecisionServerOptions {
   accuracySample?: number;
   /** Store override (tests); default the Redis store (single-node: the in-process store). */
   store?: CounterStore;
-  log?: (message: string) => void;
+  /** Default: createLogger("decision") (lib/log.ts). */
+  logger?: Logger;
+  /** How often denials are written, one line per reason (default 10 s; lib/decision/denial-log.ts). */
+  denialLogMs?: number;
 }

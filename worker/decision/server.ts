@@ -11,11 +11,13 @@
  */
 import { DEFAULT_ACCURACY_SAMPLE } from "../../lib/decision/accuracy";
 import { CircuitBreaker } from "../../lib/decision/breaker";
+import { DenialLog } from "../../lib/decision/denial-log";
 import { DenyCache } from "../../lib/decision/deny-cache";
 import { DecisionEngine } from "../../lib/decision/engine";
 import { DecisionMetrics } from "../../lib/decision/metrics";
 import type { PolicyPort } from "../../lib/decision/policy-source";
 import { accuracyTolerances } from "../../lib/policy/requirements";
+import { createLogger } from "../../lib/log";
 import { createMemoryStore } from "../../lib/store/memory";
 import type { Backend, BackendContext } from "./backend";
 import { createDecisionGrpc } from "./grpc";
@@ -38,14 +40,24 @@ export interface DecisionServer {
 }
 
 export async function startDecisionServer(options: DecisionServerOptions): Promise<DecisionServer> {
-  const log = options.log ?? ((m: string) => process.stderr.write(`[decision] ${m}\n`));
+  const logger = options.logger ?? createLogger("decision");
+  const log = (message: string) => logger.warn(message);
   const metrics = new DecisionMetrics();
   const breaker = new CircuitBreaker();
   metrics.setBreaker("closed");
   breaker.onChange = (state) => {
     metrics.setBreaker(state);
-    log(`circuit breaker ${state}`);
+    if (state === "closed") logger.info({ breaker: state }, `circuit breaker ${state}`);
+    else logger.warn({ breaker: state }, `circuit breaker ${state}`);
   };
+  // Denials are written once per interval and reason, never per request (lib/decision/denial-log.ts).
+  const denials = new DenialLog();
+  const writeDenials = () => {
+    for (const line of denials.drain()) logger.info({ ...line, intervalMs: denialLogMs }, `${line.count} denied: ${line.reason}`);
+  };
+  const denialLogMs = options.denialLogMs ?? 10_000;
+  const denialTimer = setInterval(writeDenials, denialLogMs);
+  denialTimer.unref();
   const denyCache = options.denyCache === false ? null : new DenyCache();
   const tokens = new ServiceTokens(options.serviceTokens);
   const accuracySample = options.accuracySample ?? DEFAULT_ACCURACY_SAMPLE;
@@ -54,12 +66,13 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
   const context: BackendContext = {
     options,
     log,
+    logger,
     breaker,
     policyLoaded: (doc) => {
       metrics.policyVersion.set(doc.version);
       metrics.setAccuracyTolerances(accuracyTolerances(doc));
       denyCache?.clear();
-      log(`policy v${doc.version} loaded`);
+      logger.info({ policyVersion: doc.version }, `policy v${doc.version} loaded`);
     },
     serviceTokens: (hashes) => tokens.replacePublished(hashes),
   };
@@ -77,12 +90,13 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     denyCache,
     usage: backend.usage,
     metrics,
+    denials,
     accuracySample,
   });
 
-  const http = createDecisionHttp({ engine, tokens, currentPolicy: backend.currentPolicy, readiness: () => backend.readiness(), metrics, log });
+  const http = createDecisionHttp({ engine, tokens, currentPolicy: backend.currentPolicy, readiness: () => backend.readiness(), metrics, logger });
   const grpc = options.grpcPort
-    ? createDecisionGrpc({ engine, tokens, domain: options.rlsDomain ?? "sluice", readiness: () => backend.readiness(), metrics, log })
+    ? createDecisionGrpc({ engine, tokens, domain: options.rlsDomain ?? "sluice", readiness: () => backend.readiness(), metrics, logger })
     : null;
 
   await backend.start();
@@ -116,6 +130,8 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     closing ??= (async () => {
       await Promise.all([http.drain(), grpc?.drain()]);
       clearInterval(usageTimer);
+      clearInterval(denialTimer);
+      writeDenials();
       await backend.close();
       await localStore.close().catch(() => undefined);
     })();

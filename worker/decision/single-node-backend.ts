@@ -20,7 +20,7 @@ import type { Backend, BackendContext } from "./backend";
 export const SINGLE_NODE_POLL_MS = 500;
 
 export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
-  const { options, log } = ctx;
+  const { options, log, logger } = ctx;
   const { problems } = checkSingleNodeEnv({
     DATABASE_URL: options.databaseUrl,
     REDIS_URL: undefined,
@@ -72,7 +72,7 @@ export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
       try {
         // Quota counters are in process: seed this day's and month's from Postgres, or a restart would hand out fresh quotas.
         const seeded = await seedQuotaCounters(db, store, { nowMs: Date.now() });
-        log(`single-node mode: no Redis; counters in process; ${seeded.counters} quota counters seeded from QuotaUsage`);
+        logger.info(`single-node mode: no Redis; counters in process; ${seeded.counters} quota counters seeded from QuotaUsage`);
       } catch (error) {
         await release();
         throw new Error(`single-node: seeding quota counters from QuotaUsage failed: ${messageOf(error)}`);
