@@ -1,6 +1,6 @@
 "use client";
 import { useState, useTransition } from "react";
-import type { ActionResult } from "@/lib/auth/action";
+import type { ActionResult } from "@/lib/errors";
 import { globalCapSchema } from "@/lib/policy/policy-file";
 import { SHARES } from "@/lib/policy/types";
 import { describeGlobalCap } from "./limit-sentence";

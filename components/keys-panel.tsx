@@ -1,6 +1,6 @@
 "use client";
 import { useState, useTransition } from "react";
-import type { ActionResult } from "@/lib/auth/action";
+import type { ActionResult } from "@/lib/errors";
 import type { Column } from "./data-table";
 import { SortableDataTable } from "./sortable-data-table";
 import { formatTime } from "./ui";

@@ -1,6 +1,6 @@
 "use client";
 import { useMemo, useState, useTransition } from "react";
-import type { ActionResult } from "@/lib/auth/action";
+import type { ActionResult } from "@/lib/errors";
 import { compileRoutes, resolveOperationName } from "@/lib/policy/match";
 import { operationSchema } from "@/lib/policy/policy-file";
 import { FAILURE_MODES } from "@/lib/policy/types";

@@ -1,6 +1,6 @@
 "use client";
 import { useState, useTransition } from "react";
-import type { ActionResult } from "@/lib/auth/action";
+import type { ActionResult } from "@/lib/errors";
 import { overrideSchema } from "@/lib/policy/policy-file";
 import { ALGORITHMS, OVERAGES, PERIODS, SCOPES } from "@/lib/policy/types";
 

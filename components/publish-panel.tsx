@@ -1,6 +1,6 @@
 "use client";
 import { useState, useTransition } from "react";
-import type { ActionResult } from "@/lib/auth/action";
+import type { ActionResult } from "@/lib/errors";
 
 type Publish = (input: { note?: string }) => Promise<ActionResult<{ version: number }>>;
 

@@ -1,6 +1,6 @@
 "use client";
 import { useState, useTransition } from "react";
-import type { ActionResult } from "@/lib/auth/action";
+import type { ActionResult } from "@/lib/errors";
 import { FAILURE_MODES, ROLES } from "@/lib/policy/types";
 import type { Column } from "./data-table";
 import { ShownOnce } from "./keys-panel";

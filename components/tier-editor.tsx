@@ -8,7 +8,7 @@ import { useRouter } from "next/navigation";
 import { useMemo, useState, useTransition } from "react";
 import { limitSchema, quotaSchema, tierSchema } from "@/lib/policy/policy-file";
 import { ALGORITHMS, MODES, OVERAGES, PERIODS, SCOPES } from "@/lib/policy/types";
-import type { ActionResult } from "@/lib/auth/action";
+import type { ActionResult } from "@/lib/errors";
 import { describeLimit, describeQuota, type LimitDraft } from "./limit-sentence";
 
 export interface QuotaDraft {

@@ -19,7 +19,8 @@ import type { PrismaClient } from "../lib/generated/prisma/client";
 import { formatIssue } from "../lib/policy/policy-file";
 import { ROLES } from "../lib/policy/types";
 import { createRedisClient, type RedisClient } from "../lib/redis/client";
-import { applyPolicyFile, formatPlan } from "../lib/services/apply-policy-file";
+import { applyPolicyFile } from "../lib/services/apply-policy-file";
+import { formatPlan } from "./format-plan";
 import { createApiKey } from "../lib/services/create-api-key";
 import { createApiToken } from "../lib/services/create-api-token";
 import { createUser } from "../lib/services/create-user";
@@ -47,6 +48,11 @@ function actor(): string {
     // No passwd entry (some containers): fall back to $USER.
   }
   return `cli:${name}`;
+}
+
+/** The CLI edits the policy as admin: whoever runs it holds the database's credentials. */
+function editor(): { actor: string; role: "admin" } {
+  return { actor: actor(), role: "admin" };
 }
 
 const opened: { db?: PrismaClient; redis?: RedisClient } = {};
@@ -151,7 +157,7 @@ export function buildProgram(): Command {
     .option("--name <name>", "key name (unique per tenant)")
     .action(async (opts: { tenant: string; name?: string }) => {
       const redis = redisClient(false);
-      const k = await createApiKey({ db: database(), redis }, { tenant: opts.tenant, name: opts.name }, actor());
+      const k = await createApiKey({ db: database(), redis }, { tenant: opts.tenant, name: opts.name }, editor());
       out(`Created key ${k.tenant}/${k.name} (prefix ${k.prefix}). Shown once, store it now:`);
       out(k.key);
       if (!redis) out("REDIS_URL is not set: the key works after the next publish.");
@@ -164,7 +170,7 @@ export function buildProgram(): Command {
     .addOption(new Option("--prefix <prefix>", "the key's display prefix").conflicts("name"))
     .action(async (opts: { tenant: string; name?: string; prefix?: string }) => {
       if (!opts.name && !opts.prefix) throw new CliError("give --name or --prefix");
-      const k = await revokeApiKey({ db: database(), redis: redisClient(true) }, opts, actor());
+      const k = await revokeApiKey({ db: database(), redis: redisClient(true) }, opts, editor());
       out(k.alreadyRevoked ? `Key ${k.tenant}/${k.name} was already revoked.` : `Revoked key ${k.tenant}/${k.name} (${k.prefix}).`);
     });
 

@@ -1,31 +1,25 @@
 "use server";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { actorOf, guardAction, zodIssues, type ActionResult } from "@/lib/auth/action";
-import { operationSchema } from "@/lib/policy/policy-file";
+import { editorOf, guardAction, malformed } from "@/lib/auth/action";
+import { db } from "@/lib/db/client";
+import { actionResult, type ActionResult } from "@/lib/errors";
 import { FAILURE_MODES } from "@/lib/policy/types";
-import { editDraft } from "../_lib/draft";
+import { deleteOperation } from "@/lib/services/delete-operation";
+import { saveOperation } from "@/lib/services/save-operation";
+import { setOperationFailureMode } from "@/lib/services/set-failure-mode";
 
-/** Creates (originalName null) or replaces an operation in the draft. */
+/**
+ * Creates (originalName null) or replaces an operation in the draft. A changed failure mode in it
+ * needs failure_mode.set: the edit checks every field it changes against the role.
+ */
 export async function saveOperationAction(input: unknown): Promise<ActionResult> {
   return guardAction("policy.edit", async (principal) => {
     const p = z.strictObject({ originalName: z.string().max(63).nullable(), operation: z.unknown() }).safeParse(input);
-    if (!p.success) return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(p.error) };
-    const op = operationSchema.safeParse(p.data.operation);
-    if (!op.success) return { ok: false, status: 400, message: "The operation has invalid fields.", issues: zodIssues(op.error) };
-    const original = p.data.originalName;
-    const r = await editDraft(
-      actorOf(principal),
-      (spec) => {
-        const i = spec.operations.findIndex((o) => o.name === (original ?? op.data.name));
-        if (original === null && i !== -1) return { error: { path: "name", message: `an operation named ${op.data.name} already exists` } };
-        if (original !== null && i === -1) return { error: { path: "name", message: `operation ${original} no longer exists` } };
-        if (i === -1) spec.operations.push(op.data);
-        else spec.operations[i] = op.data;
-        return spec;
-      },
-      (spec) => ["operations", spec.operations.findIndex((o) => o.name === op.data.name)],
-      `Operation ${op.data.name} saved to the draft.`,
+    if (!p.success) return malformed(p.error);
+    const r = await actionResult(
+      () => saveOperation(db(), p.data, editorOf(principal)),
+      (v) => ({ message: v.changed ? `Operation ${v.name} saved to the draft.` : "Nothing changed." }),
     );
     revalidatePath("/operations");
     return r;
@@ -36,29 +30,24 @@ export async function saveOperationAction(input: unknown): Promise<ActionResult>
 export async function deleteOperationAction(input: unknown): Promise<ActionResult> {
   return guardAction("policy.edit", async (principal) => {
     const name = z.string().min(1).max(63).safeParse(input);
-    if (!name.success) return { ok: false, status: 400, message: "Malformed request." };
-    const r = await editDraft(actorOf(principal), (spec) => ({ ...spec, operations: spec.operations.filter((o) => o.name !== name.data) }), () => [], `Operation ${name.data} deleted from the draft.`);
+    if (!name.success) return malformed(name.error);
+    const r = await actionResult(
+      () => deleteOperation(db(), { name: name.data }, editorOf(principal)),
+      (v) => ({ message: v.deleted ? `Operation ${v.name} deleted from the draft.` : "Nothing changed." }),
+    );
     revalidatePath("/operations");
     return r;
   });
 }
 
-/** Sets one operation's failure mode (what happens when Redis cannot answer); "" = the default. */
+/** Sets one operation's failure mode (what happens when Redis cannot answer); null = the default. */
 export async function setOperationFailureModeAction(input: unknown): Promise<ActionResult> {
   return guardAction("failure_mode.set", async (principal) => {
     const p = z.strictObject({ name: z.string().min(1).max(63), failureMode: z.enum(FAILURE_MODES).nullable() }).safeParse(input);
-    if (!p.success) return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(p.error) };
-    const r = await editDraft(
-      actorOf(principal),
-      (spec) => {
-        const op = spec.operations.find((o) => o.name === p.data.name);
-        if (!op) return { error: { path: "name", message: `no operation ${p.data.name}` } };
-        if (p.data.failureMode === null) delete op.failureMode;
-        else op.failureMode = p.data.failureMode;
-        return spec;
-      },
-      () => [],
-      `Failure mode of ${p.data.name} saved to the draft.`,
+    if (!p.success) return malformed(p.error);
+    const r = await actionResult(
+      () => setOperationFailureMode(db(), p.data, editorOf(principal)),
+      (v) => ({ message: v.changed ? `Failure mode of ${p.data.name} saved to the draft.` : "Nothing changed." }),
     );
     revalidatePath("/operations");
     return r;

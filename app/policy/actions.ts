@@ -1,19 +1,12 @@
 "use server";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { actorOf, guardAction, type ActionResult } from "@/lib/auth/action";
+import { actorOf, guardAction } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
-import { ServiceError } from "@/lib/services/errors";
+import { actionResult, type ActionResult } from "@/lib/errors";
 import { publishPolicy } from "@/lib/services/publish-policy";
 import { rollbackPolicy } from "@/lib/services/rollback-policy";
 import { appRedis } from "../_lib/redis";
-
-function failure(error: unknown): ActionResult<{ version: number }> {
-  if (error instanceof ServiceError) {
-    return { ok: false, status: error.status as 400, message: error.message, issues: error.issues.map((i) => ({ path: i.path, message: i.message })) };
-  }
-  return { ok: false, status: 500, message: `Publishing failed: ${error instanceof Error ? error.message : String(error)}. The live policy is unchanged.` };
-}
 
 const publishInput = z.strictObject({ note: z.string().trim().max(500).optional() });
 
@@ -22,15 +15,15 @@ export async function publishAction(input: unknown): Promise<ActionResult<{ vers
   return guardAction("policy.publish", async (principal) => {
     const parsed = publishInput.safeParse(input ?? {});
     if (!parsed.success) return { ok: false, status: 400, message: "note: at most 500 characters" };
-    try {
-      const r = await publishPolicy({ db: db(), redis: appRedis() }, { actor: actorOf(principal), note: parsed.data.note || undefined });
-      revalidatePath("/policy");
-      return r.status === "published"
-        ? { ok: true, message: `Published version ${r.version}.`, data: { version: r.version } }
-        : { ok: true, message: `The draft equals live version ${r.version}; nothing new to publish.`, data: { version: r.version } };
-    } catch (error) {
-      return failure(error);
-    }
+    const result = await actionResult(
+      () => publishPolicy({ db: db(), redis: appRedis() }, { actor: actorOf(principal), note: parsed.data.note || undefined }),
+      (r) => ({
+        message: r.status === "published" ? `Published version ${r.version}.` : `The draft equals live version ${r.version}; nothing new to publish.`,
+        data: { version: r.version },
+      }),
+    );
+    revalidatePath("/policy");
+    return result;
   });
 }
 
@@ -39,12 +32,11 @@ export async function rollbackAction(input: unknown): Promise<ActionResult<{ ver
   return guardAction("policy.publish", async (principal) => {
     const parsed = z.strictObject({ toVersion: z.number().int().min(1) }).safeParse(input);
     if (!parsed.success) return { ok: false, status: 400, message: "version: expected an integer ≥ 1" };
-    try {
-      const r = await rollbackPolicy({ db: db(), redis: appRedis() }, { actor: actorOf(principal), toVersion: parsed.data.toVersion });
-      revalidatePath("/policy");
-      return { ok: true, message: `Rolled back: version ${r.version} now serves the document of version ${parsed.data.toVersion}.`, data: { version: r.version } };
-    } catch (error) {
-      return failure(error);
-    }
+    const result = await actionResult(
+      () => rollbackPolicy({ db: db(), redis: appRedis() }, { actor: actorOf(principal), toVersion: parsed.data.toVersion }),
+      (r) => ({ message: `Rolled back: version ${r.version} now serves the document of version ${parsed.data.toVersion}.`, data: { version: r.version } }),
+    );
+    revalidatePath("/policy");
+    return result;
   });
 }

@@ -1,15 +1,15 @@
 "use server";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { actorOf, guardAction, zodIssues, type ActionResult } from "@/lib/auth/action";
+import { actorOf, editorOf, guardAction, malformed } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
+import { actionResult, type ActionResult } from "@/lib/errors";
 import { FAILURE_MODES, ROLES } from "@/lib/policy/types";
 import { createApiToken } from "@/lib/services/create-api-token";
 import { revokeApiToken } from "@/lib/services/revoke-api-token";
 import { createUser, setUserDisabled, setUserRole } from "@/lib/services/create-user";
-import { editDraft } from "../_lib/draft";
+import { setDefaultFailureMode } from "@/lib/services/set-failure-mode";
 import { appRedis } from "../_lib/redis";
-import { serviceResult } from "../_lib/service-result";
 
 export async function createUserAction(input: unknown): Promise<ActionResult> {
   return guardAction("users.manage", async (principal) => {
@@ -22,7 +22,7 @@ export async function createUserAction(input: unknown): Promise<ActionResult> {
 export async function setUserRoleAction(input: unknown): Promise<ActionResult> {
   return guardAction("users.manage", async (principal) => {
     const p = z.strictObject({ userId: z.string().max(64), role: z.enum(ROLES) }).safeParse(input);
-    if (!p.success) return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(p.error) };
+    if (!p.success) return malformed(p.error);
     if (p.data.userId === principal.id && p.data.role !== "admin") return { ok: false, status: 409, message: "You cannot remove your own admin role; ask another admin." };
     const user = await setUserRole(db(), p.data, actorOf(principal));
     revalidatePath("/settings");
@@ -33,7 +33,7 @@ export async function setUserRoleAction(input: unknown): Promise<ActionResult> {
 export async function setUserDisabledAction(input: unknown): Promise<ActionResult> {
   return guardAction("users.manage", async (principal) => {
     const p = z.strictObject({ userId: z.string().max(64), disabled: z.boolean() }).safeParse(input);
-    if (!p.success) return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(p.error) };
+    if (!p.success) return malformed(p.error);
     if (p.data.userId === principal.id) return { ok: false, status: 409, message: "You cannot disable yourself." };
     const user = await setUserDisabled(db(), p.data, actorOf(principal), Date.now());
     revalidatePath("/settings");
@@ -45,8 +45,8 @@ export async function setUserDisabledAction(input: unknown): Promise<ActionResul
 export async function createTokenAction(input: unknown): Promise<ActionResult<{ token: string; name: string }>> {
   return guardAction("tokens.manage", async (principal) => {
     const p = z.strictObject({ kind: z.enum(["service", "admin"]), name: z.string().trim().max(100).optional(), role: z.enum(ROLES).optional() }).safeParse(input);
-    if (!p.success) return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(p.error) };
-    const r = await serviceResult(
+    if (!p.success) return malformed(p.error);
+    const r = await actionResult(
       () => createApiToken({ db: db(), redis: appRedis() }, { kind: p.data.kind, name: p.data.name || undefined, role: p.data.kind === "admin" ? p.data.role : undefined }, actorOf(principal)),
       (t) => ({ message: `Token ${t.name} created.`, data: { token: t.token, name: t.name } }),
     );
@@ -59,7 +59,7 @@ export async function revokeTokenAction(input: unknown): Promise<ActionResult> {
   return guardAction("tokens.manage", async (principal) => {
     const p = z.strictObject({ id: z.string().max(64) }).safeParse(input);
     if (!p.success) return { ok: false, status: 400, message: "Malformed request." };
-    const r = await serviceResult(() => revokeApiToken({ db: db(), redis: appRedis() }, { id: p.data.id }, actorOf(principal)), () => ({ message: "Token revoked." }));
+    const r = await actionResult(() => revokeApiToken({ db: db(), redis: appRedis() }, { id: p.data.id }, actorOf(principal)), () => ({ message: "Token revoked." }));
     revalidatePath("/settings");
     return r;
   });
@@ -69,8 +69,11 @@ export async function revokeTokenAction(input: unknown): Promise<ActionResult> {
 export async function setDefaultFailureModeAction(input: unknown): Promise<ActionResult> {
   return guardAction("failure_mode.set", async (principal) => {
     const p = z.strictObject({ failureMode: z.enum(FAILURE_MODES) }).safeParse(input);
-    if (!p.success) return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(p.error) };
-    const r = await editDraft(actorOf(principal), (spec) => ({ ...spec, defaults: { failureMode: p.data.failureMode } }), () => ["defaults"], `Default failure mode set to ${p.data.failureMode} in the draft; publish to apply it.`);
+    if (!p.success) return malformed(p.error);
+    const r = await actionResult(
+      () => setDefaultFailureMode(db(), p.data, editorOf(principal)),
+      (v) => ({ message: v.changed ? `Default failure mode set to ${p.data.failureMode} in the draft; publish to apply it.` : "Nothing changed." }),
+    );
     revalidatePath("/settings");
     return r;
   });

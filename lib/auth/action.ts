@@ -1,21 +1,14 @@
 /**
- * The shape every server action answers with, and the guard every one of them runs first.
- * A server action is a public POST endpoint: it authorizes itself (never trusting proxy.ts),
- * parses its input with zod, calls one service, and maps the result.
+ * The guard every server action runs first. A server action is a public POST endpoint: it
+ * authorizes itself (never trusting proxy.ts), parses its input with zod, calls one service, and
+ * maps the result with lib/errors.ts (ActionResult, actionResult: the one mapping).
  */
+import type { ActionResult, FieldIssue } from "../errors";
 import type { Action } from "./permissions";
 import { AuthError, type Principal } from "./require-role";
 import { authorize } from "./session";
 
-export interface FieldIssue {
-  /** Dotted path in the submitted object, e.g. `limits.3.window`; "" for the whole form. */
-  path: string;
-  message: string;
-}
-
-export type ActionResult<T = undefined> =
-  | { ok: true; message?: string; data?: T }
-  | { ok: false; status: 400 | 401 | 403 | 404 | 409 | 500; message: string; issues?: FieldIssue[] };
+export type { ActionResult, FieldIssue } from "../errors";
 
 /** Runs `fn` as `action`'s principal; AuthError becomes a 401/403 result instead of a crash. */
 export async function guardAction<T>(action: Action, fn: (principal: Principal) => Promise<ActionResult<T>>): Promise<ActionResult<T>> {
@@ -34,6 +27,16 @@ export function actorOf(principal: Principal): string {
   return `user:${principal.email}`;
 }
 
+/** Who edits the policy (lib/services/edit-policy.ts): the audit actor and the role checked per field. */
+export function editorOf(principal: Principal): { actor: string; role: Principal["role"] } {
+  return { actor: actorOf(principal), role: principal.role };
+}
+
 export function zodIssues(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): FieldIssue[] {
   return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+}
+
+/** The result of an action whose input did not parse. */
+export function malformed(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): ActionResult<never> {
+  return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(error) };
 }

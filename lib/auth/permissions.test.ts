@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ROLES, type Role } from "../policy/types";
-import { ACTIONS, can, type Action } from "./permissions";
+import type { PlanChange, PolicyPlan } from "../policy/plan";
+import { ACTION_LABELS, ACTIONS, can, deniedChanges, type Action } from "./permissions";
 import { AuthError, requireRole } from "./require-role";
 
 /**
@@ -59,4 +60,36 @@ describe("role × action: every server action's authorization", () => {
       }
     }
   });
+});
+
+describe("role × field of the draft: what each change needs", () => {
+  const change = (entity: PlanChange["entity"], before: Record<string, unknown> | null, after: Record<string, unknown> | null): PolicyPlan => ({
+    created: before === null ? [{ entity, key: "k", path: "p", before: null, after } as PlanChange] : [],
+    changed: before !== null && after !== null ? [{ entity, key: "k", path: "p", before, after } as PlanChange] : [],
+    deleted: after === null ? [{ entity, key: "k", path: "p", before, after: null } as PlanChange] : [],
+    warnings: [],
+  });
+  // Written out independently of FIELD_ACTIONS: failure modes are admin's and sre's, keys need
+  // keys.manage, the rest policy.edit.
+  const CASES: { what: string; plan: PolicyPlan; may: Role[] }[] = [
+    { what: "the default failure mode", plan: change("settings", { failureMode: "open" }, { failureMode: "closed" }), may: ["admin", "sre"] },
+    { what: "the first settings row, at the default", plan: change("settings", null, { failureMode: "open" }), may: ["admin", "product", "sre", "billing"] },
+    { what: "the first settings row, not at the default", plan: change("settings", null, { failureMode: "local" }), may: ["admin", "sre"] },
+    { what: "an operation's failure mode", plan: change("operation", { name: "x", match: [], cost: 1, position: 0 }, { name: "x", match: [], cost: 1, failureMode: "closed", position: 0 }), may: ["admin", "sre"] },
+    { what: "a new operation with a failure mode", plan: change("operation", null, { name: "x", match: [], cost: 1, failureMode: "closed", position: 0 }), may: ["admin"] },
+    { what: "an operation's patterns", plan: change("operation", { name: "x", match: [], cost: 1, position: 0 }, { name: "x", match: ["GET /"], cost: 1, position: 0 }), may: ["admin", "product"] },
+    { what: "a limit", plan: change("limit", { limit: 1 }, { limit: 2 }), may: ["admin", "product"] },
+    { what: "a tenant's status", plan: change("tenant", { status: "active" }, { status: "suspended" }), may: ["admin", "product"] },
+    { what: "an override", plan: change("override", null, { tenant: "a", operation: "*", limit: 1 }), may: ["admin", "product"] },
+    { what: "a key", plan: change("key", { tenant: "a", name: "k", prefix: "p" }, { tenant: "a", name: "k", prefix: "p", revoked: true }), may: ["admin", "product"] },
+  ];
+  for (const { what, plan, may } of CASES) {
+    for (const role of ROLES) {
+      it(`${role} ${may.includes(role) ? "may" : "may not"} change ${what}`, () => {
+        const denied = deniedChanges(role, plan);
+        expect(denied.length === 0).toBe(may.includes(role));
+        for (const d of denied) expect(d.message).toBe(`the ${role} role may not ${ACTION_LABELS[d.action]}`);
+      });
+    }
+  }
 });

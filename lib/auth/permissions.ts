@@ -3,6 +3,7 @@
  * Pages, server actions, route handlers and the admin API all ask `can()` / `requireRole()`;
  * no other file decides a permission.
  */
+import { changedFields, type PlanChange, type PlanEntity, type PlanRecords, type PolicyPlan } from "../policy/plan";
 import type { Role } from "../policy/types";
 import { ROLES } from "../policy/types";
 
@@ -59,3 +60,50 @@ export const ACTION_LABELS: Record<Action, string> = {
   "users.manage": "manage users",
   "tokens.manage": "manage service and admin tokens",
 };
+
+/**
+ * What a change to each field of the draft needs, whatever path it comes by (a UI form, a policy
+ * file through the CLI or the admin API): failure modes are the SRE's (failure_mode.set), API keys
+ * need keys.manage, everything else policy.edit. Every edit checks every field it changes here
+ * (lib/services/edit-policy.ts), so a form that happens to carry a failure mode cannot be used to
+ * set one.
+ */
+export const FIELD_ACTIONS: { [E in PlanEntity]: { default: Action; fields?: Partial<Record<keyof PlanRecords[E], Action>> } } = {
+  settings: { default: "policy.edit", fields: { failureMode: "failure_mode.set" } },
+  requirements: { default: "policy.edit" },
+  operation: { default: "policy.edit", fields: { failureMode: "failure_mode.set" } },
+  tier: { default: "policy.edit" },
+  limit: { default: "policy.edit" },
+  quota: { default: "policy.edit" },
+  globalCap: { default: "policy.edit" },
+  tenant: { default: "policy.edit" },
+  override: { default: "policy.edit" },
+  key: { default: "keys.manage" },
+};
+
+/** What a missing row means, for the fields a creation sets: no settings row reads as `open`. */
+const IMPLICIT_BEFORE: Partial<Record<PlanEntity, Record<string, unknown>>> = { settings: { failureMode: "open" } };
+
+export interface DeniedChange {
+  /** The field in the file's notation: `operations[3].failureMode`, `defaults.failureMode`. */
+  field: string;
+  action: Action;
+  message: string;
+}
+
+/** Every field `plan` changes that `role` may not change, with the action it would need. */
+export function deniedChanges(role: Role, plan: PolicyPlan): DeniedChange[] {
+  const denied: DeniedChange[] = [];
+  const check = (c: PlanChange) => {
+    const table = FIELD_ACTIONS[c.entity] as { default: Action; fields?: Record<string, Action> };
+    const implicit = c.before === null ? IMPLICIT_BEFORE[c.entity] : undefined;
+    for (const field of changedFields(c, implicit)) {
+      const action = table.fields?.[field] ?? table.default;
+      if (!can(role, action)) {
+        denied.push({ field: `${c.path}.${field}`, action, message: `the ${role} role may not ${ACTION_LABELS[action]}` });
+      }
+    }
+  };
+  for (const c of [...plan.created, ...plan.changed, ...plan.deleted]) check(c);
+  return denied;
+}

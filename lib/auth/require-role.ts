@@ -2,6 +2,7 @@
  * Server-side authorization: every page, server action and route handler calls `requireRole`
  * itself — proxy.ts only redirects, and a header can skip it (CVE-2025-29927).
  */
+import { ServiceError } from "../errors";
 import type { Role } from "../policy/types";
 import { ACTION_LABELS, can, type Action } from "./permissions";
 
@@ -12,15 +13,20 @@ export interface Principal {
   role: Role;
 }
 
-/** 401 when nobody is signed in, 403 when the role lacks the right. Carries its HTTP status. */
-export class AuthError extends Error {
+/** 401 when nobody is signed in, 403 when the role lacks the right: a ServiceError like any other. */
+export class AuthError extends ServiceError {
   constructor(
-    readonly status: 401 | 403,
+    status: 401 | 403,
     message: string,
     readonly action?: Action,
+    headers?: Record<string, string>,
   ) {
-    super(message);
+    super(status === 401 ? "unauthorized" : "forbidden", message, { headers });
     this.name = "AuthError";
+  }
+
+  override get status(): 401 | 403 {
+    return this.code === "unauthorized" ? 401 : 403;
   }
 }
 

@@ -1,14 +1,16 @@
 /**
- * Who is calling the admin REST API, and may they? `Authorization: Bearer <admin token>` is looked
- * up by its SHA-256 among unrevoked admin tokens (401 when absent or wrong), then the token's role
- * is checked against the action (403). A browser session (next-auth cookie) is accepted too, with
- * an Origin check on every non-GET request, since a cookie rides along on cross-site POSTs.
+ * The one check of who is calling a control-plane route handler (admin REST API, usage, quotas,
+ * billing exports), and whether they may. `Authorization: Bearer <admin token>` (at most
+ * ADMIN_TOKEN_MAX_LENGTH characters) is looked up by its SHA-256 among unrevoked admin tokens (401
+ * when absent or wrong), then the token's role is checked against the action (403). A browser
+ * session (next-auth cookie) is accepted too, with an Origin check on every non-GET request, since
+ * a cookie rides along on cross-site POSTs.
  */
 import { createHash } from "node:crypto";
 import type { PrismaClient } from "../generated/prisma/client";
-import { can, ACTION_LABELS, type Action } from "../auth/permissions";
+import { ServiceError } from "../errors";
+import { ACTION_LABELS, can, type Action } from "../auth/permissions";
 import type { Role } from "../policy/types";
-import { HttpError, jsonError } from "./errors";
 
 export interface AdminCaller {
   /** For the audit log: `token:<prefix>` or `user:<email>`. */
@@ -16,19 +18,25 @@ export interface AdminCaller {
   role: Role;
 }
 
+/** Tokens are 40-odd characters; anything far longer is not one, and is not hashed. */
+export const ADMIN_TOKEN_MAX_LENGTH = 256;
+
 const SESSION_COOKIE = /(?:^|;\s*)(?:__Secure-)?next-auth\.session-token(?:\.\d+)?=/;
 
 const unauthorized = (message: string) =>
-  new HttpError(jsonError(401, "unauthorized", message, { headers: { "WWW-Authenticate": 'Bearer realm="sluice"' } }));
+  new ServiceError("unauthorized", message, { headers: { "WWW-Authenticate": 'Bearer realm="sluice"' } });
 
-/** The request's Origin (or Referer) must be this host's; true for GET/HEAD. */
-export function sameOrigin(request: Request): boolean {
+/**
+ * The request's Origin (or Referer) names this host; true for GET/HEAD. The host is the one the
+ * browser addressed (`X-Forwarded-Host` behind a proxy, else `Host`).
+ */
+export function sameOrigin(request: { method: string; headers: Headers; url?: string }): boolean {
   if (request.method === "GET" || request.method === "HEAD") return true;
   const origin = request.headers.get("origin") ?? request.headers.get("referer");
   if (!origin) return false;
-  const host = request.headers.get("x-forwarded-host") ?? request.headers.get("host") ?? new URL(request.url).host;
+  const host = request.headers.get("x-forwarded-host") ?? request.headers.get("host") ?? (request.url ? new URL(request.url).host : null);
   try {
-    return new URL(origin).host === host;
+    return host !== null && new URL(origin).host === host;
   } catch {
     return false;
   }
@@ -45,7 +53,7 @@ export async function authenticateAdmin(request: Request, db: PrismaClient, acti
   const token = bearer(request);
   let caller: AdminCaller;
   if (token !== null) {
-    if (token === "" || token.length > 256) throw unauthorized("expected Authorization: Bearer <admin token>");
+    if (token === "" || token.length > ADMIN_TOKEN_MAX_LENGTH) throw unauthorized("expected Authorization: Bearer <admin token>");
     const hash = createHash("sha256").update(token, "utf8").digest("hex");
     const row = await db.apiToken.findUnique({ where: { hash }, select: { id: true, kind: true, role: true, prefix: true, revokedAt: true } });
     if (!row || row.kind !== "admin" || row.revokedAt !== null) throw unauthorized("unknown or revoked admin token");
@@ -53,7 +61,7 @@ export async function authenticateAdmin(request: Request, db: PrismaClient, acti
     // Best effort, off the request's critical path.
     db.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: new Date() } }).catch(() => undefined);
   } else if (SESSION_COOKIE.test(request.headers.get("cookie") ?? "")) {
-    if (!sameOrigin(request)) throw new HttpError(jsonError(403, "forbidden", "cross-origin request refused"));
+    if (!sameOrigin(request)) throw new ServiceError("forbidden", "cross-origin request refused");
     const { currentPrincipal } = await import("../auth/session");
     const principal = await currentPrincipal();
     if (!principal) throw unauthorized("sign in, or send Authorization: Bearer <admin token>");
@@ -62,7 +70,8 @@ export async function authenticateAdmin(request: Request, db: PrismaClient, acti
     throw unauthorized("expected Authorization: Bearer <admin token>");
   }
   if (!can(caller.role, action)) {
-    throw new HttpError(jsonError(403, "forbidden", `the ${caller.role} role may not ${ACTION_LABELS[action]}`));
+    throw new ServiceError("forbidden", `the ${caller.role} role may not ${ACTION_LABELS[action]}`);
   }
   return caller;
 }
+

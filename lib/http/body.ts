@@ -1,12 +1,11 @@
 /** Request bodies with a size cap, read as a stream so an oversized body is never buffered whole. */
-import { HttpError, jsonError } from "./errors";
+import { ServiceError } from "../errors";
 
 /** The admin API's cap: a policy file of a few thousand tenants fits comfortably. */
 export const ADMIN_BODY_MAX_BYTES = 1024 * 1024;
 
 export async function readBodyText(request: Request, maxBytes: number = ADMIN_BODY_MAX_BYTES): Promise<string> {
-  const tooLarge = () =>
-    new HttpError(jsonError(413, "payload_too_large", `the body is over ${maxBytes} bytes`));
+  const tooLarge = () => new ServiceError("payload_too_large", `the body is over ${maxBytes} bytes`);
   const declared = Number(request.headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
   if (!request.body) return "";
@@ -32,7 +31,7 @@ export async function readBodyText(request: Request, maxBytes: number = ADMIN_BO
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(all);
   } catch {
-    throw new HttpError(jsonError(400, "invalid_request", "the body is not valid UTF-8"));
+    throw new ServiceError("invalid_request", "the body is not valid UTF-8");
   }
 }
 
@@ -43,6 +42,6 @@ export async function readJsonBody(request: Request, maxBytes: number = ADMIN_BO
   try {
     return JSON.parse(text);
   } catch {
-    throw new HttpError(jsonError(400, "invalid_request", "the body is not valid JSON"));
+    throw new ServiceError("invalid_request", "the body is not valid JSON");
   }
 }

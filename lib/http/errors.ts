@@ -1,49 +1,32 @@
 /**
- * The JSON error envelope of every Sluice HTTP API:
- * `{ "error": { "code": "invalid_policy", "message": "…", "field": "tiers[0].limits[3].window", "issues": [...] } }`.
- * Statuses come from the one table in lib/services/errors.ts. Unexpected errors answer 500 with a
- * generic message: a stack or an internal detail never reaches the client.
+ * Route handlers' side of the error envelope (lib/errors.ts): any throw becomes the JSON envelope
+ * with the status of its code. Unexpected errors answer 500 with a generic message: a stack or an
+ * internal detail never reaches the client.
  */
-import { isAuthError } from "../auth/require-role";
+import { errorBody, ERROR_STATUS, ServiceError, type ErrorCode } from "../errors";
 import type { PolicyIssue } from "../policy/policy-file";
-import { SERVICE_ERROR_STATUS, ServiceError, type ServiceErrorCode } from "../services/errors";
 
-export type ErrorCode = ServiceErrorCode | "internal" | "method_not_allowed";
+export { ServiceError } from "../errors";
 
-export interface ErrorBody {
-  error: { code: ErrorCode; message: string; field: string | null; issues?: PolicyIssue[] };
-}
-
+/** The envelope as a Response (never cached: an error is about this request). */
 export function jsonError(
-  status: number,
   code: ErrorCode,
   message: string,
-  options: { field?: string | null; issues?: PolicyIssue[]; headers?: HeadersInit } = {},
+  options: { field?: string | null; issues?: readonly PolicyIssue[]; headers?: Record<string, string> } = {},
 ): Response {
-  const body: ErrorBody = { error: { code, message, field: options.field ?? null } };
-  if (options.issues && options.issues.length > 0) body.error.issues = options.issues;
-  return Response.json(body, { status, headers: options.headers });
+  return Response.json(errorBody(code, message, options), {
+    status: ERROR_STATUS[code],
+    headers: { "Cache-Control": "no-store", ...options.headers },
+  });
 }
 
 /** Maps anything a handler threw to the envelope. */
 export function errorResponse(error: unknown): Response {
-  if (error instanceof HttpError) return error.response;
   if (error instanceof ServiceError) {
-    return jsonError(SERVICE_ERROR_STATUS[error.code], error.code, error.message, { field: error.field, issues: error.issues });
-  }
-  if (isAuthError(error)) {
-    return jsonError(error.status, error.status === 401 ? "unauthorized" : "forbidden", error.message);
+    return jsonError(error.code, error.message, { field: error.field, issues: error.issues, headers: error.headers });
   }
   console.error("sluice api: unexpected error", error);
-  return jsonError(500, "internal", "internal error");
-}
-
-/** A ready response thrown from a helper (auth, body limits) to end the handler early. */
-export class HttpError extends Error {
-  constructor(readonly response: Response) {
-    super(`HTTP ${response.status}`);
-    this.name = "HttpError";
-  }
+  return jsonError("internal", "internal error");
 }
 
 /** Runs a handler body, turning every throw into the JSON envelope. */
@@ -53,4 +36,11 @@ export async function handle(fn: () => Promise<Response>): Promise<Response> {
   } catch (error) {
     return errorResponse(error);
   }
+}
+
+/** A 400 naming the first failing field of a zod result (query strings, JSON bodies). */
+export function invalidRequest(issues: readonly { path: readonly PropertyKey[]; message: string }[], fallbackField: string): ServiceError {
+  const issue = issues[0];
+  const field = issue?.path.map(String).join(".") || fallbackField;
+  return new ServiceError("invalid_request", `${field}: ${issue?.message ?? "invalid"}`, { field });
 }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { sameOrigin } from "./admin-auth";
 import { readBodyText, readJsonBody } from "./body";
-import { errorResponse, HttpError } from "./errors";
-import { ServiceError } from "../services/errors";
+import { errorResponse } from "./errors";
+import { ServiceError } from "../errors";
 
 describe("sameOrigin", () => {
   const post = (headers: Record<string, string>) => new Request("http://sluice.local/api/v1/policy/publish", { method: "POST", headers });
@@ -31,14 +31,14 @@ describe("request bodies", () => {
     });
     const request = new Request("http://x/", { method: "POST", body: stream, duplex: "half" } as RequestInit);
     const error = await readBodyText(request, 1024 * 1024).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(HttpError);
-    expect((error as HttpError).response.status).toBe(413);
+    expect(error).toBeInstanceOf(ServiceError);
+    expect((error as ServiceError).status).toBe(413);
     expect(pulled).toBeLessThan(40);
   });
 
   it("answers 400 for malformed JSON and an empty object for an empty body", async () => {
     const bad = await readJsonBody(new Request("http://x/", { method: "POST", body: "{oops" })).catch((e: unknown) => e);
-    expect((bad as HttpError).response.status).toBe(400);
+    expect((bad as ServiceError).status).toBe(400);
     expect(await readJsonBody(new Request("http://x/", { method: "POST" }))).toEqual({});
   });
 });

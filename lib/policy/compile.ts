@@ -159,7 +159,28 @@ export function checkPolicySpec(spec: PolicySpec): ParseResult<PolicyFile> {
 export function compilePolicy(input: PolicySpec): CompiledPolicyBody {
   const parsed = checkPolicySpec(input);
   if (!parsed.ok) throw new PolicyCompileError(parsed.issues);
-  const spec = parsed.value;
+  return compileParsed(parsed.value);
+}
+
+/**
+ * The one validation of a draft, shared by every edit (file apply, UI edits, CLI): the policy file's
+ * rules, then the compiler's (an override with nothing to inherit its window from, …), so the draft
+ * always compiles and publish can only fail for reasons outside the policy. Returns the spec with
+ * the file's defaults filled in, or every issue with its path.
+ */
+export function validatePolicySpec(input: PolicySpec): ParseResult<PolicySpec> {
+  const parsed = checkPolicySpec(input);
+  if (!parsed.ok) return parsed;
+  try {
+    compileParsed(parsed.value);
+  } catch (error) {
+    if (error instanceof PolicyCompileError) return { ok: false, issues: error.issues };
+    throw error;
+  }
+  return { ok: true, value: { ...parsed.value, tenants: parsed.value.tenants.map(({ keys: _keys, ...t }) => t) } };
+}
+
+function compileParsed(spec: PolicyFile): CompiledPolicyBody {
   const issues: PolicyIssue[] = [];
 
   const operations: Record<string, CompiledOperation> = {};

@@ -187,8 +187,20 @@ export const policyFileSchema = z
         }
         cells.add(cell);
       });
+      const periods = new Set<string>();
+      tier.quotas.forEach((q, i) => {
+        const cell = `${q.operation}|${q.period}`;
+        if (periods.has(cell)) ctx.addIssue({ code: "custom", path: ["tiers", t, "quotas", i], message: `duplicate quota for operation ${q.operation}, period ${q.period}` });
+        periods.add(cell);
+      });
     });
     file.globalCaps.forEach((g, i) => knownOperation(g.operation, ["globalCaps", i]));
+    const capCells = new Set<string>();
+    file.globalCaps.forEach((g, i) => {
+      const cell = `${g.operation}|${parseDurationMs(g.window)}`;
+      if (capCells.has(cell)) ctx.addIssue({ code: "custom", path: ["globalCaps", i], message: `duplicate global cap for operation ${g.operation}, window ${g.window}` });
+      capCells.add(cell);
+    });
     file.tenants.forEach((tenant, t) => {
       if (!tiers.has(tenant.tier)) {
         ctx.addIssue({ code: "custom", path: ["tenants", t, "tier"], message: `unknown tier ${JSON.stringify(tenant.tier)}` });

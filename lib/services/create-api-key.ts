@@ -1,13 +1,14 @@
 /**
  * `sluice keys create` and the tenant page: issue an API key for a tenant. The plaintext is
- * returned once and never stored (only its SHA-256 and a display prefix). The key is added to the
- * live Redis key index at once, so it works without waiting for a publish.
+ * returned once and never stored (only its SHA-256 and a display prefix). One edit of the draft
+ * (under the policy lock, with the keys.manage check and its audit entry), and the key is added to
+ * the live Redis key index in the same transaction, so it works without waiting for a publish.
  */
 import { z } from "zod";
 import type { PrismaClient } from "../generated/prisma/client";
-import { writeAudit } from "../db/audit";
-import { findTenantBySlug, newId } from "../db/policy-repo";
+import { naturalKeys } from "../policy/plan";
 import { indexApiKey, type RedisLike } from "../redis/policy";
+import { editPolicy, tenantIn, type Editor } from "./edit-policy";
 import { redisStep, ServiceError } from "./errors";
 import { displayPrefix, generateSecret, hashSecret } from "./secrets";
 
@@ -31,7 +32,7 @@ export interface CreatedApiKey {
 export async function createApiKey(
   deps: { db: PrismaClient; redis?: RedisLike | null },
   input: { tenant: string; name?: string },
-  actor: string,
+  editor: Editor,
 ): Promise<CreatedApiKey> {
   const parsed = inputSchema.safeParse(input);
   if (!parsed.success) {
@@ -41,17 +42,21 @@ export async function createApiKey(
   const key = generateSecret("sk_live");
   const hash = hashSecret(key);
   const prefix = displayPrefix(key);
-  return deps.db.$transaction(async (tx) => {
-    const tenant = await findTenantBySlug(tx, parsed.data.tenant);
-    if (!tenant) throw new ServiceError("not_found", `no tenant ${JSON.stringify(parsed.data.tenant)}`, { field: "tenant" });
-    const name = parsed.data.name ?? `key-${key.slice(-6).toLowerCase()}`;
-    const taken = await tx.apiKey.findFirst({ where: { tenantId: tenant.id, name }, select: { id: true } });
-    if (taken) throw new ServiceError("conflict", `tenant ${tenant.slug} already has a key named ${name}`, { field: "name" });
-    const id = newId("apiKey");
-    await tx.apiKey.create({ data: { id, tenantId: tenant.id, name, hash, prefix } });
-    await writeAudit(tx, { actor, action: "key.create", entity: "key", entityId: id, after: { tenant: tenant.slug, name, prefix } });
+  const tenant = parsed.data.tenant;
+  const name = parsed.data.name ?? `key-${key.slice(-6).toLowerCase()}`;
+  const result = await editPolicy(
+    deps.db,
+    (draft) => {
+      tenantIn(draft, tenant);
+      if (draft.keys.some((k) => k.tenant === tenant && k.name === name)) {
+        throw new ServiceError("conflict", `tenant ${tenant} already has a key named ${name}`, { field: "name" });
+      }
+      draft.keys.push({ tenant, name, hash, prefix, revoked: false });
+      return draft;
+    },
+    editor,
     // Inside the transaction: if Redis refuses, the key is not created at all.
-    if (deps.redis) await redisStep("indexing the key", () => indexApiKey(deps.redis!, hash, tenant.slug));
-    return { id, tenant: tenant.slug, name, prefix, key };
-  });
+    { afterWrite: async () => void (deps.redis && (await redisStep("indexing the key", () => indexApiKey(deps.redis!, hash, tenant)))) },
+  );
+  return { id: result.ids.key.get(naturalKeys.key(tenant, name)) ?? "", tenant, name, prefix, key };
 }

@@ -20,6 +20,7 @@ import { hashSecret } from "./secrets";
 
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8");
 const actor = "test:publish";
+const editor = { actor, role: "admin" } as const;
 
 let fresh: FreshDatabase;
 let db: PrismaClient;
@@ -161,7 +162,7 @@ describe("publishPolicy", () => {
 
   it("a created key works at once and a revoked key leaves the index at once, announced on the keys channel", async () => {
     await publishPolicy({ db, redis }, { actor });
-    const created = await createApiKey({ db, redis }, { tenant: "acme", name: "mobile" }, actor);
+    const created = await createApiKey({ db, redis }, { tenant: "acme", name: "mobile" }, editor);
     expect(await redis.hget(keys.keyIndex(), hashSecret(created.key))).toBe("acme");
     const row = await db.apiKey.findFirstOrThrow({ where: { name: "mobile" } });
     expect(row.hash).toBe(hashSecret(created.key));
@@ -170,7 +171,7 @@ describe("publishPolicy", () => {
     const messages: string[] = [];
     sub.on("message", (ch, msg) => ch === keys.keyChannel() && messages.push(msg));
     await sub.subscribe(keys.keyChannel());
-    const revoked = await revokeApiKey({ db, redis }, { tenant: "acme", prefix: created.prefix }, actor);
+    const revoked = await revokeApiKey({ db, redis }, { tenant: "acme", prefix: created.prefix }, editor);
     expect(revoked.alreadyRevoked).toBe(false);
     expect(await redis.hget(keys.keyIndex(), hashSecret(created.key))).toBeNull();
     await expect.poll(() => messages).toEqual([hashSecret(created.key)]);
@@ -178,7 +179,7 @@ describe("publishPolicy", () => {
     expect(await db.auditEntry.count({ where: { action: { in: ["key.create", "key.revoke"] }, entityId: row.id } })).toBe(2);
 
     // Another tenant's key is not found through this tenant.
-    const other = await revokeApiKey({ db, redis }, { tenant: "globex", name: "mobile" }, actor).catch((e: unknown) => e);
+    const other = await revokeApiKey({ db, redis }, { tenant: "globex", name: "mobile" }, editor).catch((e: unknown) => e);
     expect((other as ServiceError).code).toBe("not_found");
   });
 });

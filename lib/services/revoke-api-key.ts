@@ -1,12 +1,13 @@
 /**
- * `sluice keys revoke` and the tenant page: revoke a tenant's key by name or display prefix. The
- * hash leaves the Redis key index at once and is PUBLISHed on the keys channel, so every decision
- * server drops it from its cache: the next request with it is 401, without waiting for a publish.
+ * `sluice keys revoke` and the tenant page: revoke a tenant's key by name or display prefix. One
+ * edit of the draft (under the policy lock, keys.manage checked, audited as key.revoke); the hash
+ * leaves the Redis key index in the same transaction and is PUBLISHed on the keys channel, so every
+ * decision server drops it from its cache: the next request with it is 401, without a publish.
  */
 import type { PrismaClient } from "../generated/prisma/client";
-import { writeAudit } from "../db/audit";
-import { findTenantBySlug, findTenantKeyByName, findTenantKeysByPrefix } from "../db/policy-repo";
+import { naturalKeys, type KeyState } from "../policy/plan";
 import { unindexApiKeys, type RedisLike } from "../redis/policy";
+import { editPolicy, tenantIn, type Editor } from "./edit-policy";
 import { redisStep, ServiceError } from "./errors";
 
 export interface RevokedApiKey {
@@ -21,42 +22,36 @@ export interface RevokedApiKey {
 export async function revokeApiKey(
   deps: { db: PrismaClient; redis?: RedisLike | null },
   input: { tenant: string; name?: string; prefix?: string; nowMs?: number },
-  actor: string,
+  editor: Editor,
 ): Promise<RevokedApiKey> {
   if ((input.name === undefined) === (input.prefix === undefined)) {
     throw new ServiceError("invalid_request", "name: give exactly one of name or prefix", { field: "name" });
   }
-  const nowMs = input.nowMs ?? Date.now();
-  return deps.db.$transaction(async (tx) => {
-    const tenant = await findTenantBySlug(tx, input.tenant);
-    if (!tenant) throw new ServiceError("not_found", `no tenant ${JSON.stringify(input.tenant)}`, { field: "tenant" });
-    let key;
-    if (input.name !== undefined) {
-      key = await findTenantKeyByName(tx, { tenantId: tenant.id, name: input.name });
-    } else {
-      if (input.prefix!.length < 4) throw new ServiceError("invalid_request", "prefix: at least 4 characters", { field: "prefix" });
-      const found = await findTenantKeysByPrefix(tx, { tenantId: tenant.id, prefix: input.prefix! });
-      if (found.length > 1) {
-        throw new ServiceError("conflict", `prefix ${input.prefix} matches ${found.length} keys of ${tenant.slug}; use --name`, { field: "prefix" });
+  if (input.prefix !== undefined && input.prefix.length < 4) {
+    throw new ServiceError("invalid_request", "prefix: at least 4 characters", { field: "prefix" });
+  }
+  let found: KeyState | undefined;
+  const unindex = () => redisStep("removing the key from the index", () => unindexApiKeys(deps.redis!, [found!.hash!]));
+  const result = await editPolicy(
+    deps.db,
+    (draft) => {
+      tenantIn(draft, input.tenant);
+      const own = draft.keys.filter((k) => k.tenant === input.tenant);
+      const matches = input.name !== undefined ? own.filter((k) => k.name === input.name) : own.filter((k) => k.prefix?.startsWith(input.prefix!));
+      if (matches.length > 1) {
+        throw new ServiceError("conflict", `prefix ${input.prefix} matches ${matches.length} keys of ${input.tenant}; use --name`, { field: "prefix" });
       }
-      key = found[0];
-    }
-    if (!key) throw new ServiceError("not_found", `tenant ${tenant.slug} has no such key`, { field: input.name !== undefined ? "name" : "prefix" });
-    const alreadyRevoked = key.revokedAt !== null;
-    if (!alreadyRevoked) {
-      const revokedAt = new Date(nowMs);
-      await tx.apiKey.updateMany({ where: { id: key.id, tenantId: tenant.id }, data: { revokedAt } });
-      await writeAudit(tx, {
-        actor,
-        action: "key.revoke",
-        entity: "key",
-        entityId: key.id,
-        before: { tenant: tenant.slug, name: key.name, prefix: key.prefix, revokedAt: null },
-        after: { tenant: tenant.slug, name: key.name, prefix: key.prefix, revokedAt: revokedAt.toISOString() },
-      });
-    }
-    // Even when already revoked: make sure the index agrees (a failed earlier attempt, a restore).
-    if (deps.redis) await redisStep("removing the key from the index", () => unindexApiKeys(deps.redis!, [key.hash]));
-    return { id: key.id, tenant: tenant.slug, name: key.name, prefix: key.prefix, alreadyRevoked };
-  });
+      found = matches[0] ? { ...matches[0] } : undefined;
+      if (!found) throw new ServiceError("not_found", `tenant ${input.tenant} has no such key`, { field: input.name !== undefined ? "name" : "prefix" });
+      if (matches[0].revoked) return null;
+      matches[0].revoked = true;
+      return draft;
+    },
+    editor,
+    { nowMs: input.nowMs, afterWrite: async () => void (deps.redis && (await unindex())) },
+  );
+  // Already revoked: nothing to write, but make sure the index agrees (a failed earlier attempt, a restore).
+  if (!result.applied && deps.redis) await unindex();
+  const key = found!;
+  return { id: result.ids.key.get(naturalKeys.key(key.tenant, key.name)) ?? "", tenant: key.tenant, name: key.name, prefix: key.prefix ?? "", alreadyRevoked: !result.applied };
 }

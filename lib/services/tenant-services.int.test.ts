@@ -14,6 +14,7 @@ import { upsertTenantOverride } from "./upsert-tenant-override";
 
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8");
 const actor = "test:tenants";
+const editor = { actor, role: "admin" } as const;
 
 let fresh: FreshDatabase;
 let db: PrismaClient;
@@ -42,38 +43,38 @@ async function tenantFromExport(slug: string) {
 
 describe("tenant services", () => {
   it("suspends a tenant with one audit entry, and a repeat changes nothing", async () => {
-    expect(await setTenantStatus(db, { tenant: "acme", status: "suspended" }, actor)).toMatchObject({ changed: true });
+    expect(await setTenantStatus(db, { tenant: "acme", status: "suspended" }, editor)).toMatchObject({ changed: true });
     expect((await tenantFromExport("acme")).status).toBe("suspended");
-    expect(await setTenantStatus(db, { tenant: "acme", status: "suspended" }, actor)).toMatchObject({ changed: false });
+    expect(await setTenantStatus(db, { tenant: "acme", status: "suspended" }, editor)).toMatchObject({ changed: false });
     const audit = await db.auditEntry.findMany();
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ actor, action: "tenant.update", before: { status: "active" }, after: { status: "suspended" } });
   });
 
   it("moves a tenant to another tier and refuses an unknown one", async () => {
-    await setTenantTier(db, { tenant: "acme", tier: "pro" }, actor);
+    await setTenantTier(db, { tenant: "acme", tier: "pro" }, editor);
     expect((await tenantFromExport("acme")).tier).toBe("pro");
-    const error = await setTenantTier(db, { tenant: "acme", tier: "platinum" }, actor).catch((e: unknown) => e);
+    const error = await setTenantTier(db, { tenant: "acme", tier: "platinum" }, editor).catch((e: unknown) => e);
     expect((error as ServiceError).field).toBe("tier");
     expect(await db.auditEntry.count()).toBe(1);
   });
 
   it("creates, updates and deletes an override, refusing one the draft cannot compile", async () => {
-    const created = await upsertTenantOverride(db, { tenant: "wonka", override: { operation: "search", scope: "api_key", limit: 99 } }, actor);
+    const created = await upsertTenantOverride(db, { tenant: "wonka", override: { operation: "search", scope: "api_key", limit: 99 } }, editor);
     expect(created.created).toBe(true);
-    await upsertTenantOverride(db, { tenant: "wonka", id: created.id, override: { operation: "search", scope: "api_key", limit: 120 } }, actor);
+    await upsertTenantOverride(db, { tenant: "wonka", id: created.id, override: { operation: "search", scope: "api_key", limit: 120 } }, editor);
     expect((await tenantFromExport("wonka")).overrides).toEqual([{ operation: "search", scope: "api_key", limit: 120 }]);
 
     // No tier limit for catalog/api_key to inherit a window from: refused with the path, nothing written.
-    const bad = await upsertTenantOverride(db, { tenant: "wonka", override: { operation: "catalog", scope: "ip", limit: 5 } }, actor).catch((e: unknown) => e);
+    const bad = await upsertTenantOverride(db, { tenant: "wonka", override: { operation: "catalog", scope: "ip", limit: 5 } }, editor).catch((e: unknown) => e);
     expect((bad as ServiceError).code).toBe("invalid_policy");
     expect((bad as ServiceError).field).toMatch(/^tenants\[\d+\]\.overrides\[1\]\.window$/);
     expect((await tenantFromExport("wonka")).overrides).toHaveLength(1);
 
     // Another tenant cannot delete it by id.
-    const foreign = await deleteTenantOverride(db, { tenant: "acme", id: created.id }, actor).catch((e: unknown) => e);
+    const foreign = await deleteTenantOverride(db, { tenant: "acme", id: created.id }, editor).catch((e: unknown) => e);
     expect((foreign as ServiceError).code).toBe("not_found");
-    await deleteTenantOverride(db, { tenant: "wonka", id: created.id }, actor);
+    await deleteTenantOverride(db, { tenant: "wonka", id: created.id }, editor);
     expect((await tenantFromExport("wonka")).overrides).toEqual([]);
     expect((await db.auditEntry.findMany({ orderBy: { id: "asc" } })).map((a) => a.action)).toEqual([
       "override.create",

@@ -27,6 +27,7 @@ import { getUsage } from "../services/usage-query";
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const KEYS = { a: "sk_sn_acme_a_0001", b: "sk_sn_acme_b_0001", c: "sk_sn_acme_c_0001", meter: "sk_sn_meter_0001" } as const;
 const actor = "test:single-node";
+const editor = { actor, role: "admin" } as const;
 
 /** Failure mode `closed`: anything that went wrong in the store or key lookup would show as a 503, never pass silently. */
 function policy(freeLimit: number): PolicyFileInput {
@@ -209,12 +210,12 @@ describe("single-node decision server (no Redis)", () => {
 
   it("stops accepting a revoked key within ~1 s, and accepts a new key as fast", async () => {
     expect((await check(KEYS.c)).answer.status).toBe(200);
-    await revokeApiKey({ db, redis: null }, { tenant: "acme", name: "c" }, actor);
+    await revokeApiKey({ db, redis: null }, { tenant: "acme", name: "c" }, editor);
     const revokedMs = await within(5_000, async () => (await check(KEYS.c)).answer.status === 401);
     expect(revokedMs).toBeLessThan(2_000);
     expect((await check(KEYS.c)).answer).toMatchObject({ status: 401, reason: "unknown_key" });
 
-    const created = await createApiKey({ db, redis: null }, { tenant: "acme", name: "d" }, actor);
+    const created = await createApiKey({ db, redis: null }, { tenant: "acme", name: "d" }, editor);
     const createdMs = await within(5_000, async () => (await check(created.key)).answer.status === 200);
     expect(createdMs).toBeLessThan(2_000);
   });

@@ -1,8 +1,9 @@
 "use server";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { actorOf, guardAction, zodIssues, type ActionResult } from "@/lib/auth/action";
+import { editorOf, guardAction, malformed } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
+import { actionResult, type ActionResult } from "@/lib/errors";
 import { TENANT_STATUSES } from "@/lib/policy/types";
 import { createApiKey } from "@/lib/services/create-api-key";
 import { deleteTenantOverride } from "@/lib/services/delete-tenant-override";
@@ -10,32 +11,19 @@ import { revokeApiKey } from "@/lib/services/revoke-api-key";
 import { setTenantStatus } from "@/lib/services/set-tenant-status";
 import { setTenantTier } from "@/lib/services/set-tenant-tier";
 import { upsertTenantOverride } from "@/lib/services/upsert-tenant-override";
-import { compileDraft } from "@/lib/services/publish-policy";
-import { ServiceError } from "@/lib/services/errors";
 import { appRedis } from "../../_lib/redis";
-import { serviceResult } from "../../_lib/service-result";
 
 const slug = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/);
-const bad = (error: z.ZodError): ActionResult => ({ ok: false, status: 400, message: "Malformed request.", issues: zodIssues(error) });
 
-/** Moves a tenant to another tier (draft). */
+/** Moves a tenant to another tier (draft); refused when the draft would no longer compile. */
 export async function setTenantTierAction(input: unknown): Promise<ActionResult> {
   return guardAction("policy.edit", async (principal) => {
     const p = z.strictObject({ slug, tier: z.string().min(1).max(63) }).safeParse(input);
-    if (!p.success) return bad(p.error);
-    const r = await serviceResult(
-      () => setTenantTier(db(), { tenant: p.data.slug, tier: p.data.tier }, actorOf(principal)),
+    if (!p.success) return malformed(p.error);
+    const r = await actionResult(
+      () => setTenantTier(db(), { tenant: p.data.slug, tier: p.data.tier }, editorOf(principal)),
       (v) => ({ message: v.changed ? `Moved ${v.tenant} to ${v.tier} in the draft; publish to enforce it.` : `${v.tenant} is already on ${v.tier}.` }),
     );
-    // Moving a tenant can leave an override with nothing to inherit: say so now, not at publish.
-    if (r.ok) {
-      try {
-        await compileDraft(db());
-      } catch (error) {
-        if (!(error instanceof ServiceError)) throw error;
-        r.message = `${r.message} Warning: the draft no longer compiles (${error.message}); fix it before publishing.`;
-      }
-    }
     revalidatePath(`/tenants/${p.data.slug}`);
     return r;
   });
@@ -45,9 +33,9 @@ export async function setTenantTierAction(input: unknown): Promise<ActionResult>
 export async function setTenantStatusAction(input: unknown): Promise<ActionResult> {
   return guardAction("policy.edit", async (principal) => {
     const p = z.strictObject({ slug, status: z.enum(TENANT_STATUSES) }).safeParse(input);
-    if (!p.success) return bad(p.error);
-    const r = await serviceResult(
-      () => setTenantStatus(db(), { tenant: p.data.slug, status: p.data.status }, actorOf(principal)),
+    if (!p.success) return malformed(p.error);
+    const r = await actionResult(
+      () => setTenantStatus(db(), { tenant: p.data.slug, status: p.data.status }, editorOf(principal)),
       () => ({ message: p.data.status === "suspended" ? `${p.data.slug} is suspended in the draft; publish to enforce it.` : `${p.data.slug} is reactivated in the draft; publish to enforce it.` }),
     );
     revalidatePath(`/tenants/${p.data.slug}`);
@@ -59,15 +47,15 @@ export async function setTenantStatusAction(input: unknown): Promise<ActionResul
 export async function saveOverrideAction(input: unknown): Promise<ActionResult> {
   return guardAction("policy.edit", async (principal) => {
     const p = z.strictObject({ slug, id: z.string().max(64).nullable(), override: z.unknown().nullable() }).safeParse(input);
-    if (!p.success) return bad(p.error);
+    if (!p.success) return malformed(p.error);
     const { slug: tenant, id, override } = p.data;
     const r =
       override === null
         ? id === null
           ? ({ ok: false, status: 400, message: "Nothing to remove." } as const)
-          : await serviceResult(() => deleteTenantOverride(db(), { tenant, id }, actorOf(principal)), () => ({ message: "Override removed from the draft." }))
-        : await serviceResult(
-            () => upsertTenantOverride(db(), { tenant, id: id ?? undefined, override }, actorOf(principal)),
+          : await actionResult(() => deleteTenantOverride(db(), { tenant, id }, editorOf(principal)), () => ({ message: "Override removed from the draft." }))
+        : await actionResult(
+            () => upsertTenantOverride(db(), { tenant, id: id ?? undefined, override }, editorOf(principal)),
             (v) => ({ message: v.created ? "Override added to the draft." : "Override saved to the draft." }),
           );
     revalidatePath(`/tenants/${tenant}`);
@@ -79,9 +67,9 @@ export async function saveOverrideAction(input: unknown): Promise<ActionResult> 
 export async function createKeyAction(input: unknown): Promise<ActionResult<{ key: string; prefix: string; name: string }>> {
   return guardAction("keys.manage", async (principal) => {
     const p = z.strictObject({ slug, name: z.string().trim().max(63).optional() }).safeParse(input);
-    if (!p.success) return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(p.error) };
-    const r = await serviceResult(
-      () => createApiKey({ db: db(), redis: appRedis() }, { tenant: p.data.slug, name: p.data.name || undefined }, actorOf(principal)),
+    if (!p.success) return malformed(p.error);
+    const r = await actionResult(
+      () => createApiKey({ db: db(), redis: appRedis() }, { tenant: p.data.slug, name: p.data.name || undefined }, editorOf(principal)),
       (v) => ({ message: `Key ${v.name} created.`, data: { key: v.key, prefix: v.prefix, name: v.name } }),
     );
     revalidatePath(`/tenants/${p.data.slug}`);
@@ -93,9 +81,9 @@ export async function createKeyAction(input: unknown): Promise<ActionResult<{ ke
 export async function revokeKeyAction(input: unknown): Promise<ActionResult> {
   return guardAction("keys.manage", async (principal) => {
     const p = z.strictObject({ slug, name: z.string().min(1).max(63) }).safeParse(input);
-    if (!p.success) return bad(p.error);
-    const r = await serviceResult(
-      () => revokeApiKey({ db: db(), redis: appRedis() }, { tenant: p.data.slug, name: p.data.name }, actorOf(principal)),
+    if (!p.success) return malformed(p.error);
+    const r = await actionResult(
+      () => revokeApiKey({ db: db(), redis: appRedis() }, { tenant: p.data.slug, name: p.data.name }, editorOf(principal)),
       (v) => ({ message: v.alreadyRevoked ? `Key ${v.name} was already revoked.` : `Key ${v.name} (${v.prefix}…) revoked.` }),
     );
     revalidatePath(`/tenants/${p.data.slug}`);

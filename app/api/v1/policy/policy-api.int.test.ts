@@ -13,6 +13,8 @@ import { POST as publish } from "./publish/route";
 import { POST as rollback } from "./rollback/route";
 
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../../examples/demo-policy.yaml"), "utf8");
+/** The demo without its operations' own failure modes (which only admin and sre may set). */
+const PRODUCT_DEMO = DEMO.replace(/\n\s+failureMode: (local|closed)/g, "");
 const BASE = "http://localhost:3000/api/v1/policy";
 
 let fresh: FreshDatabase;
@@ -94,14 +96,20 @@ describe("admin policy API", () => {
     expect(plan.created.length).toBeGreaterThan(40);
     expect(await db.tier.count()).toBe(0);
 
-    const res = await apply(req("/apply", { token: tokens.product, body: DEMO, headers: { "content-type": "application/yaml" } }));
+    // Failure modes are the SRE's: a product token may apply the file, but not set them with it.
+    const refused = await apply(req("/apply", { token: tokens.product, body: DEMO, headers: { "content-type": "application/yaml" } }));
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error).toMatchObject({ code: "forbidden", field: "operations[2].failureMode" });
+    expect(await db.tier.count()).toBe(0);
+
+    const res = await apply(req("/apply", { token: tokens.product, body: PRODUCT_DEMO, headers: { "content-type": "application/yaml" } }));
     expect(res.status).toBe(200);
     expect((await res.json()).applied).toBe(true);
     expect(await db.tier.count()).toBe(3);
     const entry = await db.auditEntry.findFirstOrThrow({ where: { action: "tier.create" } });
     expect(entry.actor).toMatch(/^token:sl_adm_/);
 
-    const again = await apply(req("/apply", { token: tokens.product, body: DEMO, headers: { "content-type": "application/yaml" } }));
+    const again = await apply(req("/apply", { token: tokens.product, body: PRODUCT_DEMO, headers: { "content-type": "application/yaml" } }));
     expect((await again.json()).plan).toEqual({ created: [], changed: [], deleted: [], warnings: [] });
   });
 

@@ -1,13 +1,15 @@
 /** GET /api/v1/quotas?period=YYYY-MM[&tenant] — per tenant and quota: limit, used, remaining, projection, run-out date. */
 import { db } from "@/lib/db/client";
-import { authenticate, handle, parseQuery } from "@/lib/services/usage-http";
+import { authenticateAdmin } from "@/lib/http/admin-auth";
+import { handle } from "@/lib/http/errors";
+import { parseQuery } from "@/lib/http/query";
 import { getQuotas, quotasQuerySchema } from "@/lib/services/usage-query";
 
 export const dynamic = "force-dynamic";
 
 export async function GET(request: Request): Promise<Response> {
   return handle(async () => {
-    await authenticate(request, "usage.read");
+    await authenticateAdmin(request, db(), "usage.read");
     const query = parseQuery(quotasQuerySchema, new URL(request.url));
     return Response.json(await getQuotas(db(), { ...query, nowMs: Date.now() }), { headers: { "cache-control": "no-store" } });
   });

@@ -5,13 +5,15 @@
  */
 import { db } from "@/lib/db/client";
 import { billingExportQuerySchema, exportBilling } from "@/lib/services/billing-export";
-import { authenticate, handle, parseQuery } from "@/lib/services/usage-http";
+import { authenticateAdmin } from "@/lib/http/admin-auth";
+import { handle } from "@/lib/http/errors";
+import { parseQuery } from "@/lib/http/query";
 
 export const dynamic = "force-dynamic";
 
 export async function GET(request: Request): Promise<Response> {
   return handle(async () => {
-    await authenticate(request, "billing.export");
+    await authenticateAdmin(request, db(), "billing.export");
     const query = parseQuery(billingExportQuerySchema.strict(), new URL(request.url));
     const result = await exportBilling(db(), query);
     return new Response(result.body, {

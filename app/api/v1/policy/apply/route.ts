@@ -5,7 +5,7 @@
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { readBodyText } from "@/lib/http/body";
 import { db } from "@/lib/http/deps";
-import { handle, HttpError, jsonError } from "@/lib/http/errors";
+import { handle, ServiceError } from "@/lib/http/errors";
 import { applyPolicyFile, type PolicyInput } from "@/lib/services/apply-policy-file";
 
 const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain", ""];
@@ -13,6 +13,8 @@ const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "text
 export async function POST(request: Request): Promise<Response> {
   return handle(async () => {
     const dryRun = ["1", "true"].includes(new URL(request.url).searchParams.get("dryRun") ?? "");
+    // A dry run only reads; an apply needs policy.edit, and every field it changes is checked
+    // against the caller's role (a product token cannot set failure modes through a file).
     const caller = await authenticateAdmin(request, db(), dryRun ? "policy.read" : "policy.edit");
     const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
     const text = await readBodyText(request);
@@ -21,14 +23,14 @@ export async function POST(request: Request): Promise<Response> {
       try {
         input = JSON.parse(text) as PolicyInput;
       } catch {
-        throw new HttpError(jsonError(400, "invalid_request", "the body is not valid JSON"));
+        throw new ServiceError("invalid_request", "the body is not valid JSON");
       }
     } else if (YAML_TYPES.includes(type)) {
       input = text;
     } else {
-      throw new HttpError(jsonError(415, "unsupported_media_type", "send application/json or application/yaml"));
+      throw new ServiceError("unsupported_media_type", "send application/json or application/yaml");
     }
-    const result = await applyPolicyFile(db(), input, { actor: caller.actor, dryRun });
+    const result = await applyPolicyFile(db(), input, { actor: caller.actor, role: caller.role, dryRun });
     return Response.json(result);
   });
 }

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { readJsonBody } from "@/lib/http/body";
 import { controlPlaneRedis, db } from "@/lib/http/deps";
-import { handle, jsonError } from "@/lib/http/errors";
+import { handle, invalidRequest } from "@/lib/http/errors";
 import { publishPolicy } from "@/lib/services/publish-policy";
 
 const bodySchema = z.strictObject({ note: z.string().max(500).optional() });
@@ -12,10 +12,7 @@ export async function POST(request: Request): Promise<Response> {
   return handle(async () => {
     const caller = await authenticateAdmin(request, db(), "policy.publish");
     const body = bodySchema.safeParse(await readJsonBody(request));
-    if (!body.success) {
-      const issue = body.error.issues[0];
-      return jsonError(400, "invalid_request", `${issue.path.join(".") || "body"}: ${issue.message}`, { field: issue.path.join(".") || null });
-    }
+    if (!body.success) throw invalidRequest(body.error.issues, "body");
     const result = await publishPolicy({ db: db(), redis: controlPlaneRedis() }, { actor: caller.actor, note: body.data.note });
     return Response.json(result);
   });

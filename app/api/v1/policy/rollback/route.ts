@@ -3,7 +3,7 @@ import { z } from "zod";
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { readJsonBody } from "@/lib/http/body";
 import { controlPlaneRedis, db } from "@/lib/http/deps";
-import { handle, jsonError } from "@/lib/http/errors";
+import { handle, invalidRequest } from "@/lib/http/errors";
 import { rollbackPolicy } from "@/lib/services/rollback-policy";
 
 const bodySchema = z.strictObject({
@@ -15,11 +15,7 @@ export async function POST(request: Request): Promise<Response> {
   return handle(async () => {
     const caller = await authenticateAdmin(request, db(), "policy.publish");
     const body = bodySchema.safeParse(await readJsonBody(request));
-    if (!body.success) {
-      const issue = body.error.issues[0];
-      const field = issue.path.join(".") || "version";
-      return jsonError(400, "invalid_request", `${field}: ${issue.message}`, { field });
-    }
+    if (!body.success) throw invalidRequest(body.error.issues, "version");
     const result = await rollbackPolicy(
       { db: db(), redis: controlPlaneRedis() },
       { actor: caller.actor, toVersion: body.data.version, note: body.data.note },

@@ -1,13 +1,15 @@
 /** GET /api/v1/usage/top?from&to&by=requests|denied&limit=N — top tenants and API key prefixes. */
 import { db } from "@/lib/db/client";
-import { authenticate, handle, parseQuery } from "@/lib/services/usage-http";
+import { authenticateAdmin } from "@/lib/http/admin-auth";
+import { handle } from "@/lib/http/errors";
+import { parseQuery } from "@/lib/http/query";
 import { getTop, topQuerySchema } from "@/lib/services/usage-query";
 
 export const dynamic = "force-dynamic";
 
 export async function GET(request: Request): Promise<Response> {
   return handle(async () => {
-    await authenticate(request, "usage.read");
+    await authenticateAdmin(request, db(), "usage.read");
     const query = parseQuery(topQuerySchema, new URL(request.url));
     return Response.json(await getTop(db(), query), { headers: { "cache-control": "no-store" } });
   });
