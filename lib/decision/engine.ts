@@ -33,6 +33,7 @@ import {
   type UsageSink,
 } from "./ports";
 import { deniedQuotaOf } from "./quota-denial";
+import { StoreClock } from "./store-clock";
 
 export interface DecisionRequest {
   /** The end client's API key (plaintext; hashed here, never stored). */
@@ -88,10 +89,28 @@ export class NotReadyError extends Error {
 export class DecisionEngine {
   private readonly now: () => number;
   private readonly hashKey: KeyHasher;
+  /** The store's clock, for every time-dependent choice made here (lib/decision/store-clock.ts). */
+  private readonly clock: StoreClock;
 
   constructor(private readonly deps: EngineDeps) {
     this.now = deps.now ?? (() => performance.timeOrigin + performance.now());
     this.hashKey = deps.hashKey ?? sha256KeyHash;
+    this.clock = new StoreClock(this.now);
+  }
+
+  /** The store's time now (ms), as this engine estimates it: for the local store of failure mode `local`. */
+  storeNowMs(): number {
+    return this.clock.now();
+  }
+
+  /** Reads the store's clock once (at start, and now and then when idle); never throws. */
+  async syncClock(): Promise<void> {
+    try {
+      const d = await this.deps.store.check([], { cost: 1, dryRun: true, timeoutMs: 1_000 });
+      this.clock.observe(d.nowMs);
+    } catch {
+      // the next store answer corrects it
+    }
   }
 
   /** Decides one request. Throws NotReadyError before a policy is loaded; never for a denial. */
@@ -132,7 +151,8 @@ export class DecisionEngine {
       slug = req.tenant ?? null;
     }
 
-    const effective = slug === null ? null : limitsFor(doc, slug, operation, Date.now());
+    // Override expiry on the store's clock, not this server's (which may be off).
+    const effective = slug === null ? null : limitsFor(doc, slug, operation, this.clock.now(startedMs));
     if (!effective) return this.finish(plainAnswer(ctx, 401, "unknown_key"), keyHash, startedMs, dryRun, null);
     ctx.tenant = effective.tenant.slug;
     ctx.tier = effective.tier.name;
@@ -168,6 +188,7 @@ export class DecisionEngine {
       const kind = this.storeFailed(error, startedMs);
       return this.failurePath(ctx, failureMode, planned, keyHash, cost, dryRun, startedMs, kind, explain);
     }
+    this.clock.observe(decision.nowMs);
     this.deps.denyCache?.observe(checks, decision, cost, startedMs);
     const answer = answerFromStore(ctx, decision, planned, { explain, dryRun });
     const accuracy = this.deps.accuracySample ? accuracyOf(decision, planned) : null;
@@ -219,7 +240,7 @@ export class DecisionEngine {
     const kind: UsageError = error instanceof StoreTimeoutError ? "redis_timeout" : "redis_error";
     this.deps.breaker.failure(this.now());
     this.deps.metrics?.redisErrors.inc({ kind: kind === "redis_timeout" ? "timeout" : "error" });
-    this.deps.usage?.recordError(startedMs, kind);
+    this.deps.usage?.recordError(this.clock.now(startedMs), kind);
     return kind;
   }
 
@@ -236,7 +257,7 @@ export class DecisionEngine {
   ): Promise<DecisionAnswer> {
     if (cause === "breaker_open") {
       this.deps.metrics?.redisErrors.inc({ kind: "breaker_open" });
-      this.deps.usage?.recordError(startedMs, "breaker_open");
+      this.deps.usage?.recordError(this.clock.now(startedMs), "breaker_open");
     }
     if (failureMode === "closed") {
       return this.finish(plainAnswer(ctx, 503, "store_unavailable"), keyHash, startedMs, dryRun, null);
@@ -289,7 +310,7 @@ export class DecisionEngine {
     }
     if (!dryRun && this.deps.usage) {
       this.deps.usage.record({
-        atMs: storeNowMs ?? Date.now(),
+        atMs: storeNowMs ?? this.clock.now(startedMs),
         tenant: answer.tenant,
         tier: answer.tier,
         operation: answer.operation,

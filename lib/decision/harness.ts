@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { childEnv } from "../env";
 import { freePort } from "../net/ports";
 
@@ -34,19 +35,31 @@ export interface SpawnedServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function spawnDecisionServer(env: Record<string, string>, options: { waitReady?: boolean } = {}): Promise<SpawnedServer> {
+export interface SpawnOptions {
+  waitReady?: boolean;
+  /** Milliseconds this server's clock is ahead (negative: behind), for clock-skew tests (skewed-clock.mjs). */
+  clockSkewMs?: number;
+}
+
+export async function spawnDecisionServer(env: Record<string, string>, options: SpawnOptions = {}): Promise<SpawnedServer> {
   const port = await freePort();
   let grpcPort = await freePort();
   while (grpcPort === port) grpcPort = await freePort();
   const grpcPortSetting = env.SLUICE_GRPC_PORT ?? String(grpcPort);
   let out = "";
   // One process (node with tsx's loader), not the tsx CLI: a signal reaches the server itself.
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
+  const skew = options.clockSkewMs ? ["--import", `${pathToFileURL(path.join(ROOT, "lib/decision/skewed-clock.mjs")).href}?skewMs=${options.clockSkewMs}`] : [];
+  const child = spawn(process.execPath, [...skew, "--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
     cwd: ROOT,
     // The product's defaults (the 25 ms store budget included) unless a test sets its own: a test
     // server with a longer budget would hide exactly what a loaded machine does to the budget.
     // Every server serves gRPC on a port of its own (the default 8081 would collide between tests).
-    env: childEnv({ DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), ...env, SLUICE_GRPC_PORT: grpcPortSetting }),
+    env: childEnv({
+      DECISION_HOST: "127.0.0.1",
+      DECISION_PORT: String(port),
+      ...env,
+      SLUICE_GRPC_PORT: grpcPortSetting,
+    }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));

@@ -78,8 +78,9 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
   };
   const backend: Backend = (options.mode ?? "redis") === "single-node" ? await singleNodeBackend(context) : redisBackend(context);
 
-  const localStore = createMemoryStore();
-  const engine = new DecisionEngine({
+  // Failure mode `local` keeps its counters on the store's clock too (engine.storeNowMs).
+  const localStore = createMemoryStore({ clock: () => engine.storeNowMs() });
+  const engine: DecisionEngine = new DecisionEngine({
     policy: backend.currentPolicy,
     keyIndex: backend.keyIndex,
     store: backend.store,
@@ -105,7 +106,13 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     metrics.setAccuracyTolerances(accuracyTolerances(backend.policy.current));
   }
 
-  const usageTimer = setInterval(() => void backend.flushUsage(), 1_000);
+  await engine.syncClock();
+  // Every second: the usage flush, and one read of the store's clock so an idle server's estimate
+  // stays fresh (decisions update it too).
+  const usageTimer = setInterval(() => {
+    void backend.flushUsage();
+    void engine.syncClock();
+  }, 1_000);
   usageTimer.unref();
 
   await new Promise<void>((resolve, reject) => {
