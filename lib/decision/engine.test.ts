@@ -3,6 +3,7 @@ import { createMemoryStore } from "../store/memory";
 import { StoreTimeoutError, type CheckOptions, type CounterStore, type LimitCheck, type StoreDecision } from "../store/types";
 import { CircuitBreaker } from "./breaker";
 import { DenyCache } from "./deny-cache";
+import type { DecisionAnswer } from "./answer";
 import { DecisionEngine, NotReadyError } from "./engine";
 import { compileFixture, FIXTURE_KEYS } from "./fixture";
 import { UsageRecorder } from "../redis/usage";
@@ -294,5 +295,30 @@ describe("usage accounting", () => {
     expect(fields.get("d|shady|shadowy|*|shadow_denied")).toBe(1);
     const keyFields = [...fields.keys()].filter((f) => f.startsWith("k|acme|"));
     expect(keyFields).toHaveLength(2);
+  });
+
+  it("counts every 429 once under the limit that denied it (r|tenant|tier|operation|RateLimit-Policy name), and nothing else", async () => {
+    const s = setup();
+    const denials: DecisionAnswer[] = [];
+    for (let i = 0; i < 7; i++) {
+      const a = await s.engine.decide({ key: FIXTURE_KEYS.acme, operation: "GET /v1/orders" });
+      if (!a.allowed) denials.push(a);
+    }
+    for (let i = 0; i < 5; i++) {
+      const a = await s.engine.decide({ key: FIXTURE_KEYS.quota, operation: "x" });
+      if (!a.allowed) denials.push(a);
+    }
+    await s.engine.decide({ key: "sk_test_nobody_000001", operation: "x" }); // 401: denied, but by no limit
+    const fields = new Map<string, number>();
+    for (const m of s.usage.snapshot().values()) for (const [f, n] of m) fields.set(f, (fields.get(f) ?? 0) + n);
+    const byLimit = [...fields].filter(([f]) => f.startsWith("r|"));
+    const policyName = (a: DecisionAnswer) => /^"([^"]+)"/.exec(a.headers["RateLimit-Policy"] ?? "")?.[1];
+    expect(denials).toHaveLength(4);
+    expect(Object.fromEntries(byLimit)).toEqual({
+      [`r|acme|free|orders-read|${policyName(denials[0]!)}`]: 2,
+      [`r|quota|quota|*|${policyName(denials[2]!)}`]: 2,
+    });
+    expect(policyName(denials[2]!)).toBe("quota-month");
+    expect(byLimit.reduce((n, [, c]) => n + c, 0)).toBe(denials.length);
   });
 });

@@ -32,7 +32,7 @@ import {
   type UsageOutcome,
   type UsageSink,
 } from "./ports";
-import { deniedQuotaOf } from "./quota-denial";
+import { denialOf, type Denial } from "./quota-denial";
 import { StoreClock } from "./store-clock";
 
 export interface DecisionRequest {
@@ -174,7 +174,7 @@ export class DecisionEngine {
     if (cached) {
       this.deps.metrics?.cacheHit("deny");
       const answer = answerFromStore(ctx, cached, planned, { explain, dryRun });
-      return this.finish(answer, keyHash, startedMs, dryRun, null, deniedQuotaOf(cached, planned));
+      return this.finish(answer, keyHash, startedMs, dryRun, null, denialOf(cached, planned));
     }
 
     if (!this.deps.breaker.allow(startedMs)) {
@@ -192,7 +192,7 @@ export class DecisionEngine {
     this.deps.denyCache?.observe(checks, decision, cost, startedMs);
     const answer = answerFromStore(ctx, decision, planned, { explain, dryRun });
     const accuracy = this.deps.accuracySample ? accuracyOf(decision, planned) : null;
-    return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, deniedQuotaOf(decision, planned), accuracy);
+    return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, denialOf(decision, planned), accuracy);
   }
 
   /** resolveOperation, remembered per policy document for the request strings seen (bounded). */
@@ -272,7 +272,7 @@ export class DecisionEngine {
         const localPlanned = planned.map((p, i) => ({ ...p, check: checks[i]! }));
         const answer = answerFromStore(ctx, decision, localPlanned, { explain, dryRun });
         answer.degraded = true;
-        return this.finish(answer, keyHash, startedMs, dryRun, null, deniedQuotaOf(decision, localPlanned));
+        return this.finish(answer, keyHash, startedMs, dryRun, null, denialOf(decision, localPlanned));
       } catch {
         // The in-process store failing is a bug; fall through to fail open rather than 5xx.
       }
@@ -289,8 +289,9 @@ export class DecisionEngine {
     startedMs: number,
     dryRun: boolean,
     storeNowMs: number | null,
-    /** The quota that denied it (lib/decision/quota-denial.ts), for billing's "denied for quota". */
-    deniedQuota: string | null = null,
+    /** The check that denied it (lib/decision/quota-denial.ts): its limit name for the dashboards'
+     * 429s by limit, its quota for billing's "denied for quota". */
+    denied: Denial | null = null,
     /** What the accuracy meter saw on this decision's sampled checks (null: none sampled). */
     accuracy: AccuracyEvent[] | null = null,
   ): DecisionAnswer {
@@ -318,7 +319,8 @@ export class DecisionEngine {
         // Only keys of a known tenant: random unknown keys must not grow the hash without bound.
         keyPrefix: keyHash === null || answer.tenant === null ? null : keyHash.slice(0, KEY_PREFIX_LENGTH),
         latencyMs,
-        deniedQuota,
+        deniedQuota: denied?.quota ?? null,
+        deniedLimit: denied?.limit ?? null,
         ...(accuracy ? { accuracy } : {}),
       });
     }

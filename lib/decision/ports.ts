@@ -59,6 +59,11 @@ export interface UsageEvent {
   latencyMs: number;
   /** The id of the quota that denied this decision (outcome `denied`, status 429); null or absent otherwise. */
   deniedQuota?: string | null;
+  /**
+   * The RateLimit-Policy name of the check that denied this decision (the one the answer names:
+   * a rate limit, quota, concurrency limit or global cap; status 429); null or absent otherwise.
+   */
+  deniedLimit?: string | null;
   /** The accuracy meter's samples of this decision; absent when it sampled none. */
   accuracy?: AccuracyEvent[];
 }

@@ -36,3 +36,22 @@ export function deniedQuotaOf(decision: StoreDecision, planned: readonly Planned
   if (i === -1 || decision.outcomes[i]?.allowed !== false) return null;
   return quotaIdOf(planned[i]!);
 }
+
+/** Which check denied a decision: its RateLimit-Policy name, and its quota id when it is a quota. */
+export interface Denial {
+  limit: string;
+  quota: string | null;
+}
+
+/**
+ * The check that denied this store decision (the one the answer names), or null when it passed.
+ * Only on the deny path: an allowed decision costs one property read.
+ */
+export function denialOf(decision: StoreDecision, planned: readonly PlannedCheck[]): Denial | null {
+  if (decision.allowed) return null;
+  const i = mostRestrictive(decision, planned);
+  if (i === -1 || decision.outcomes[i]?.allowed !== false) return null;
+  const p = planned[i]!;
+  return { limit: p.name, quota: quotaIdOf(p) };
+}
+

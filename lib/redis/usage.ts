@@ -16,6 +16,7 @@
  * | `e|redis_error`, `e|redis_timeout`, `e|breaker_open` | store failures seen on the decision path     |
  * | `q|<tenant>|<quotaId>`                         | decisions denied (429) by that quota               |
  * | `a|<tier>|<limit>|<sampled|limit|exact>`       | the accuracy meter: sampled decisions, and those the limit / an exact log admitted |
+ * | `r|<tenant>|<tier>|<operation>|<limitName>`    | decisions denied (429) by that limit: the 429s broken down by the check that denied them |
  *
  * - `<tenant>` is the tenant slug, `_` when the key was unknown; `<tier>` is the tier name or `_`;
  *   `<operation>` is the resolved operation name, `*` when no operation matched. `|` never occurs in
@@ -32,6 +33,12 @@
  *   at most, so the `q|` fields of a tenant never sum to more than its `denied` decisions. Denials
  *   answered from the deny cache count the same way. `<quotaId>` is the compiled quota id (16 hex).
  *   Older writers never wrote `q|` fields and older readers skip them (unknown fields are ignored).
+ * - `r|…` is written in addition to the `d|…|denied` field of the same decision for every 429 a
+ *   check denied (rate limit, quota, concurrency, global cap; from Redis, the deny cache or
+ *   failure mode local): `<limitName>` is the RateLimit-Policy name of the check the answer names
+ *   (`mostRestrictive`, as for `q|`), e.g. `free-orders-read-api_key`, `free-month`,
+ *   `global-*`. One decision counts for one limit, so a tenant's `r|` fields sum to its 429s.
+ *   Added 2026-12-03; older readers skip it.
  * - `a|…` (lib/decision/accuracy.ts): `<limit>` is the limit's name (`free-api_key`), one field
  *   triple per tier and approximate limit whose subjects the meter samples. Added 2026-12-03.
  *
@@ -82,6 +89,7 @@ export const usageFields = {
   latency: (outcome: "allowed" | "denied", bucketIndex: number) => `l|${outcome}|${bucketIndex}`,
   error: (error: UsageError) => `e|${error}`,
   quotaDenied: (tenant: string, quotaId: string) => `q|${clean(tenant)}|${clean(quotaId)}`,
+  limitDenied: (tenant: string, tier: string, operation: string, limit: string) => `r|${clean(tenant)}|${clean(tier)}|${clean(operation)}|${clean(limit)}`,
   accuracy: (tier: string, limit: string, what: AccuracyCount) => `a|${clean(tier)}|${clean(limit)}|${what}`,
 };
 
@@ -98,6 +106,8 @@ export interface UsageMinute {
   errors: Record<UsageError, number>;
   /** Decisions denied by a quota, per tenant and quota id (`q|` fields). */
   quotaDenials: { tenant: string; quotaId: string; count: number }[];
+  /** 429s by the limit that denied them (RateLimit-Policy name), per tenant, tier and operation (`r|` fields). */
+  limitDenials: { tenant: string; tier: string; operation: string; limit: string; count: number }[];
   /** The accuracy meter's counts per tier and limit (`a|` fields). */
   accuracy: { tier: string; limit: string; what: AccuracyCount; count: number }[];
 }
@@ -114,6 +124,7 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
     },
     errors: { redis_error: 0, redis_timeout: 0, breaker_open: 0 },
     quotaDenials: [],
+    limitDenials: [],
     accuracy: [],
   };
   for (const [field, raw] of Object.entries(hash)) {
@@ -140,6 +151,9 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
     } else if (parts[0] === "q" && parts.length === 3) {
       if (parts[1] === "" || parts[2] === "") continue;
       out.quotaDenials.push({ tenant: parts[1]!, quotaId: parts[2]!, count });
+    } else if (parts[0] === "r" && parts.length === 5) {
+      if (parts[1] === "" || parts[4] === "") continue;
+      out.limitDenials.push({ tenant: parts[1]!, tier: parts[2]!, operation: parts[3]!, limit: parts[4]!, count });
     } else if (parts[0] === "a" && parts.length === 4) {
       const what = parts[3] as AccuracyCount;
       if (!ACCURACY_COUNTS.includes(what) || parts[2] === "") continue;
@@ -227,6 +241,9 @@ export class UsageRecorder implements UsageSink {
     // Only for a known tenant: the quota belongs to it, and unknown keys never reach a quota check.
     if (event.deniedQuota && event.outcome === "denied" && event.tenant !== null) {
       this.add(minute, usageFields.quotaDenied(tenant, event.deniedQuota));
+    }
+    if (event.deniedLimit && event.outcome === "denied" && event.tenant !== null) {
+      this.add(minute, usageFields.limitDenied(tenant, event.tier ?? "_", event.operation ?? "*", event.deniedLimit));
     }
     if (event.accuracy) {
       const tier = event.tier ?? "_";
