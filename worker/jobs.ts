@@ -4,6 +4,9 @@
  * downsamples old minute rows. Any number of workers may run: each job takes its own Postgres
  * advisory lock, and the rollup is exactly-once on its own (lib/jobs/rollup.ts).
  *
+ * Beside that tick, every second, it checks that Redis still holds what the control plane published
+ * and writes it back from Postgres when Redis lost it (lib/jobs/restore-published.ts).
+ *
  * Single-node mode (SLUICE_MODE=single-node) has no Redis: the decision server writes its usage to
  * Postgres itself (lib/single-node/postgres-usage-sink.ts), so the worker runs only the Postgres
  * jobs (billing close, alerts, downsampling) and skips the Redis drain and quota reconciliation.
@@ -18,6 +21,7 @@ import { downsampleMinutes } from "../lib/jobs/downsample";
 import { reconcileQuotas } from "../lib/jobs/reconcile";
 import { drainClosedMinutes } from "../lib/jobs/rollup";
 import { evaluateAlerts } from "../lib/jobs/alerts";
+import { RESTORE_CHECK_MS, restorePublishedState } from "../lib/jobs/restore-published";
 import { createRedisClient, type RedisClient } from "../lib/redis/client";
 
 const TICK_MS = 5_000;
@@ -73,6 +77,27 @@ export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Recor
   }
 }
 
+/**
+ * Every RESTORE_CHECK_MS: is the published state still in Redis? If not, write it back from
+ * Postgres. Its own loop, so a long rollup never delays a restore; failures are logged once per
+ * change of message and retried on the next probe.
+ */
+async function restoreLoop(deps: { db: Db; redis: RedisClient }, stopped: () => boolean): Promise<void> {
+  let lastError: string | null = null;
+  while (!stopped()) {
+    try {
+      const result = await restorePublishedState(deps, { nowMs: Date.now() });
+      if (result.restoredVersion !== null) log("warn", "Redis had lost the published state; restored it from PostgreSQL", { ...result });
+      lastError = null;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (message !== lastError) log("error", "restoring the published state failed; retrying every second", { error: message });
+      lastError = message;
+    }
+    await new Promise((r) => setTimeout(r, RESTORE_CHECK_MS));
+  }
+}
+
 async function main(): Promise<void> {
   const e = env();
   const singleNode = e.SLUICE_MODE === "single-node";
@@ -105,6 +130,7 @@ async function main(): Promise<void> {
   if (singleNode) {
     log("info", "single-node mode: no Redis; the decision server writes usage to PostgreSQL itself, so the Redis usage drain and quota reconciliation are skipped; running billing close, alerts and downsampling");
   }
+  const restoring = redis ? restoreLoop({ db, redis }, () => stopping) : Promise.resolve();
   const last: Partial<Record<keyof typeof EVERY, number>> = {};
   while (!stopping) {
     const started = Date.now();
@@ -123,6 +149,7 @@ async function main(): Promise<void> {
     });
   }
   log("info", "worker stopping");
+  await restoring;
   await redis?.quit().catch(() => undefined);
   await db.$disconnect();
 }

@@ -8,7 +8,7 @@ import { compilePolicy, finalizePolicy } from "../policy/compile";
 import type { CompiledPolicy } from "../policy/compiled";
 import { type PolicyFileInput, parsePolicyFile } from "../policy/policy-file";
 import { sha256Hex } from "../redis/key-index";
-import { keys } from "../redis/keys";
+import { keys, PUBLISHED_MARKER } from "../redis/keys";
 
 export const FIXTURE_KEYS = {
   acme: "sk_test_acme_0001",
@@ -105,8 +105,9 @@ export async function writeFixturePolicy(
   serviceTokenHashes: string[] = [],
 ): Promise<void> {
   await redis.set(keys.policyVersion(fixture.doc.version), JSON.stringify(fixture.doc));
-  if (Object.keys(fixture.keyIndex).length > 0) await redis.hset(keys.keyIndex(), fixture.keyIndex);
-  if (serviceTokenHashes.length > 0) await redis.sadd(keys.serviceTokens(), ...serviceTokenHashes);
+  // With their markers, as publish writes them: an index and token set that were published.
+  await redis.hset(keys.keyIndex(), { ...fixture.keyIndex, [PUBLISHED_MARKER]: String(fixture.doc.version) });
+  await redis.sadd(keys.serviceTokens(), PUBLISHED_MARKER, ...serviceTokenHashes);
   await redis.set(keys.policyCurrent(), String(fixture.doc.version));
   await redis.publish(keys.policyChannel(), String(fixture.doc.version));
 }

@@ -11,12 +11,22 @@
  * briefly away) or a document not there yet is retried after RETRY_MS, so a missed read costs a
  * quarter second, not a whole poll interval; an invalid one is reported once and skipped
  * (versions are immutable).
+ *
+ * Redis losing the published state (a restart without persistence, an empty replica) never
+ * replaces the last good copy (issue #17, defect 1): without `policy:current` the loaded document
+ * stays in force; a service-token set without its PUBLISHED_MARKER only ever adds tokens to the
+ * last published set (a token created after the loss works, none is dropped); the key index
+ * keeps its cache (lib/redis/key-index.ts). `missing` names what Redis lacks, for /readyz, until
+ * the worker's restore job (lib/jobs/restore-published.ts) or a publish writes it back.
  */
 import type { CompiledPolicy } from "../policy/compiled";
-import { keys } from "../redis/keys";
+import { keys, PUBLISHED_MARKER } from "../redis/keys";
 import type { RedisClient as RedisLike } from "../redis/client";
 import { readCurrentVersion, readPolicyVersion } from "../redis/policy";
 import { Poller } from "./poller";
+
+/** What of the published state Redis lacks (`/readyz` lists these). */
+export type MissingPart = "policy" | "keyIndex" | "serviceTokens";
 
 /** Wait before re-reading after a failed or incomplete read. */
 const RETRY_MS = 250;
@@ -41,6 +51,8 @@ export interface PolicySourceOptions {
  */
 export interface PolicyPort {
   readonly current: CompiledPolicy | null;
+  /** What the store lacks of the published state, as of the last read (empty: all there). */
+  readonly missing: readonly MissingPart[];
   /** Loads once (never throws), then keeps following. */
   start(): Promise<void>;
   /** Loads the live version if it changed; never throws, never replaces a good doc with a bad one. */
@@ -55,6 +67,10 @@ export class PolicySource implements PolicyPort {
   /** The last version that failed to parse, so a bad document is reported once. */
   private rejectedVersion = 0;
   private retryTimer: NodeJS.Timeout | null = null;
+  private readonly missingParts = new Set<MissingPart>();
+  /** The last service-token set Redis held with its marker (sha256 hex), and what was handed out. */
+  private publishedTokens = new Set<string>();
+  private tokensInForce: Set<string> | null = null;
 
   constructor(private readonly options: PolicySourceOptions) {
     this.poller = new Poller(
@@ -68,6 +84,37 @@ export class PolicySource implements PolicyPort {
 
   get current(): CompiledPolicy | null {
     return this.doc;
+  }
+
+  get missing(): readonly MissingPart[] {
+    return [...this.missingParts].sort();
+  }
+
+  private setMissing(part: MissingPart, isMissing: boolean): void {
+    const was = this.missingParts.has(part);
+    if (was === isMissing) return;
+    if (isMissing) this.missingParts.add(part);
+    else this.missingParts.delete(part);
+    if (part === "policy" && this.doc === null) return; // nothing published yet: not a loss
+    this.options.log?.(isMissing ? `Redis lost the published ${part}; keeping the last good one in memory until it is restored` : `published ${part} back in Redis`);
+  }
+
+  /** A token set read from Redis: with its marker it replaces the last one, without it only adds to it. */
+  private acceptTokens(members: string[]): void {
+    const marked = members.includes(PUBLISHED_MARKER);
+    const read = new Set(members.filter((m) => m !== PUBLISHED_MARKER));
+    this.setMissing("serviceTokens", !marked);
+    let next: Set<string>;
+    if (marked) {
+      this.publishedTokens = read;
+      next = read;
+    } else {
+      next = new Set([...this.publishedTokens, ...read]);
+    }
+    const same = this.tokensInForce !== null && next.size === this.tokensInForce.size && [...next].every((t) => this.tokensInForce!.has(t));
+    if (same) return;
+    this.tokensInForce = next;
+    this.options.onServiceTokens?.(next);
   }
 
   async start(): Promise<void> {
@@ -105,10 +152,15 @@ export class PolicySource implements PolicyPort {
   private async load(): Promise<boolean> {
     const { redis } = this.options;
     try {
+      // A failed side read (null) says nothing about what is missing; only an answer does.
       const tokens = this.options.onServiceTokens ? redis.smembers(keys.serviceTokens()).catch(() => null) : null;
+      const indexMarker = redis.hexists(keys.keyIndex(), PUBLISHED_MARKER).catch(() => null);
       const version = await readCurrentVersion(redis);
       const tokenList = tokens ? await tokens : null;
-      if (tokenList) this.options.onServiceTokens?.(new Set(tokenList));
+      if (tokenList) this.acceptTokens(tokenList);
+      const marker = await indexMarker;
+      if (marker !== null) this.setMissing("keyIndex", marker !== 1);
+      this.setMissing("policy", version === null);
       if (version === null) return true;
       if (this.doc && this.doc.version === version) return true;
       if (version === this.rejectedVersion) return true;

@@ -1,15 +1,19 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
-import { indexKeys, KeyIndex } from "./key-index";
-import { keys } from "./keys";
+import { indexKeys, KeyIndex, KeyIndexMissingError } from "./key-index";
+import { keys, PUBLISHED_MARKER } from "./keys";
 
 let redis: Redis;
 beforeAll(() => {
   // This file's own namespace: other suites index keys under the run's prefix too.
   process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}ki${randomBytes(3).toString("hex")}:`;
   redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+});
+// The index as publish writes it: with its marker (lib/redis/keys.ts).
+beforeEach(async () => {
+  await redis.hset(keys.keyIndex(), PUBLISHED_MARKER, "1");
 });
 afterAll(async () => {
   await redis.del(keys.keyIndex());
@@ -74,8 +78,8 @@ describe("key index after a new policy version (markStale)", () => {
     await settle(index, gone, null);
     await settle(index, b, "umbrella");
     expect(index.peek(a)).toBe("acme");
-    // The three keys queued in one turn went to Redis as one HMGET, after the three HGETs above.
-    expect(calls).toEqual(["hget", "hget", "hget", "hmget"]);
+    // The three keys queued in one turn went to Redis as one HMGET, after the three lookups above.
+    expect(calls).toEqual(["hmget", "hmget", "hmget", "hmget"]);
     // Fresh again: no further re-read.
     index.peek(a);
     await new Promise((r) => setTimeout(r, 50));
@@ -93,6 +97,67 @@ describe("key index after a new policy version (markStale)", () => {
     index.evict(a); // the revocation message arrives first
     await new Promise((r) => setTimeout(r, 50));
     expect(index.peek(a)).toBeUndefined();
+  });
+});
+
+describe("key index when Redis loses it (issue #17, defects 1 and 2)", () => {
+  const [known, unknown, later] = ["1".repeat(64), "2".repeat(64), "3".repeat(64)];
+
+  async function settled(): Promise<void> {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  it("a lookup against a lost index is a store failure, not an unknown key; a published empty index answers unknown", async () => {
+    await redis.del(keys.keyIndex()); // Redis restarted empty
+    const index = new KeyIndex(redis);
+    await expect(index.fetch(unknown)).rejects.toBeInstanceOf(KeyIndexMissingError);
+    expect(index.peek(unknown)).toBeUndefined(); // nothing cached: the next request asks again
+    // A key created after the loss (create-api-key writes one field) is found, marker or not.
+    await indexKeys(redis, [{ keyHash: later, tenant: "acme" }]);
+    expect(await index.fetch(later)).toBe("acme");
+    // Published again (the restore job, or a publish): the marker is back, an absent key is unknown.
+    await redis.hset(keys.keyIndex(), PUBLISHED_MARKER, "1");
+    expect(await index.fetch(unknown)).toBeNull();
+    expect(index.peek(unknown)).toBeNull();
+  });
+
+  it("a key it resolved once keeps answering past its TTL, while Redis has lost the index and while Redis is unreachable", async () => {
+    await indexKeys(redis, [{ keyHash: known, tenant: "acme" }]);
+    // Like the decision server's connection: no offline queue, so an unreachable Redis fails at once.
+    const client = new Redis(testRedisUrl(), { maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    client.on("error", () => undefined);
+    await new Promise((r) => client.once("ready", r));
+    let nowMs = 1_000_000;
+    const index = new KeyIndex(client, { positiveTtlMs: 1_000, now: () => nowMs });
+    expect(await index.fetch(known)).toBe("acme");
+    // Past its TTL with the index lost: answered, re-read in the background, kept.
+    nowMs += 60_000;
+    await redis.del(keys.keyIndex());
+    expect(index.peek(known)).toBe("acme");
+    await settled();
+    expect(index.peek(known)).toBe("acme");
+    // markStale (a new policy, a resubscription) does not drop it either.
+    index.markStale();
+    expect(index.peek(known)).toBe("acme");
+    await settled();
+    // Redis unreachable: still answered.
+    client.disconnect();
+    nowMs += 60_000;
+    expect(index.peek(known)).toBe("acme");
+    await settled();
+    expect(index.peek(known)).toBe("acme");
+  });
+
+  it("a re-read against a published index that no longer holds the key does drop it", async () => {
+    await indexKeys(redis, [{ keyHash: known, tenant: "acme" }]);
+    let nowMs = 1_000_000;
+    const index = new KeyIndex(redis, { positiveTtlMs: 1_000, now: () => nowMs });
+    expect(await index.fetch(known)).toBe("acme");
+    await redis.hdel(keys.keyIndex(), known); // revoked, its message lost
+    nowMs += 60_000;
+    expect(index.peek(known)).toBe("acme");
+    await settled();
+    expect(index.peek(known)).toBeNull();
   });
 });
 

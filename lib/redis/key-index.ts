@@ -4,8 +4,18 @@
  * hits cost no Redis command; a revocation PUBLISHes the key hash on `keys.keyChannel()` and every
  * decision server evicts it on receipt (well within 1 s). Negative answers (unknown key) are cached
  * briefly so a flood of bad keys cannot hammer Redis, but short enough that a new key works fast.
+ *
+ * A key this server has resolved stays resolvable (issue #17, defect 2): a found key is never
+ * dropped for age, only re-validated in the background on its first use after `positiveTtlMs` or
+ * after markStale (a new policy, a resubscription after lost messages); through a Redis outage, or
+ * while Redis has lost the index, it keeps answering with the last tenant Redis gave. Only a
+ * revocation (evict), a re-read that finds it gone from a published index, or LRU pressure removes it.
+ *
+ * A lost index (Redis restarted empty) is not "unknown key": the index carries PUBLISHED_MARKER
+ * (lib/redis/keys.ts), and a lookup that finds neither the key nor the marker throws
+ * KeyIndexMissingError, so the caller's failure mode applies instead of a 401 for every client.
  */
-import { keys } from "./keys";
+import { keys, PUBLISHED_MARKER } from "./keys";
 import type { RedisClient as RedisLike } from "./client";
 import { sha256KeyHash, type KeyIndexPort } from "../decision/ports";
 
@@ -69,10 +79,17 @@ export class LruCache<V> {
   }
 }
 
+/** The index in Redis is not the published one (no PUBLISHED_MARKER) and does not hold the key: Redis lost it. */
+export class KeyIndexMissingError extends Error {
+  constructor() {
+    super("the API key index is missing from Redis");
+  }
+}
+
 export interface KeyIndexOptions {
   /** Bound of the local cache (entries). */
   maxEntries?: number;
-  /** How long a found key stays cached without a revocation message. */
+  /** After this long a found key is re-read in the background on its next use (it keeps answering meanwhile). */
   positiveTtlMs?: number;
   /** How long "unknown key" stays cached. */
   negativeTtlMs?: number;
@@ -85,8 +102,14 @@ export interface KeyLookup {
   cached: boolean;
 }
 
+/** A cached answer: the tenant (null: unknown key) and when Redis last confirmed it. */
+interface CachedKey {
+  tenant: string | null;
+  confirmedAtMs: number;
+}
+
 export class KeyIndex implements KeyIndexPort {
-  private readonly cache: LruCache<string | null>;
+  private readonly cache: LruCache<CachedKey>;
   private readonly positiveTtlMs: number;
   private readonly negativeTtlMs: number;
   private readonly now: () => number;
@@ -121,25 +144,32 @@ export class KeyIndex implements KeyIndexPort {
 
   /**
    * The cached answer: a slug, null (known unknown), or undefined (not cached). No I/O on the
-   * request's path: an entry from before the last markStale is still answered, and queued for a
-   * background re-read.
+   * request's path: an entry from before the last markStale, or a found key last confirmed more
+   * than positiveTtlMs ago, is still answered, and queued for a background re-read.
    */
   peek(keyHash: string): string | null | undefined {
-    const entry = this.cache.getEntry(keyHash, this.now());
+    const nowMs = this.now();
+    const entry = this.cache.getEntry(keyHash, nowMs);
     if (entry === undefined) return undefined;
-    if (entry.epoch !== this.epoch) this.queueRefresh(keyHash);
-    return entry.value;
-  }
-
-  /** Reads the index in Redis (one HGET) and caches the answer. */
-  async fetch(keyHash: string): Promise<string | null> {
-    const tenant = await this.redis.hget(keys.keyIndex(), keyHash);
-    this.store(keyHash, tenant, this.now());
+    const { tenant, confirmedAtMs } = entry.value;
+    if (entry.epoch !== this.epoch || (tenant !== null && nowMs - confirmedAtMs >= this.positiveTtlMs)) this.queueRefresh(keyHash);
     return tenant;
   }
 
+  /**
+   * Reads the index in Redis (one HMGET of the key and the marker) and caches the answer. Throws
+   * when Redis fails, and KeyIndexMissingError when Redis has neither the key nor the marker.
+   */
+  async fetch(keyHash: string): Promise<string | null> {
+    const [tenant, marker] = await this.redis.hmget(keys.keyIndex(), keyHash, PUBLISHED_MARKER);
+    if (tenant === null && marker === null) throw new KeyIndexMissingError();
+    this.store(keyHash, tenant ?? null, this.now());
+    return tenant ?? null;
+  }
+
   private store(keyHash: string, tenant: string | null, nowMs: number): void {
-    this.cache.set(keyHash, tenant, nowMs + (tenant === null ? this.negativeTtlMs : this.positiveTtlMs), this.epoch);
+    // Found keys never expire from the cache (see the top of the file); unknown ones do, soon.
+    this.cache.set(keyHash, { tenant, confirmedAtMs: nowMs }, tenant === null ? nowMs + this.negativeTtlMs : Infinity, this.epoch);
   }
 
   /**
@@ -176,7 +206,7 @@ export class KeyIndex implements KeyIndexPort {
         const epoch = this.epoch;
         let tenants: (string | null)[];
         try {
-          tenants = await this.redis.hmget(keys.keyIndex(), ...batch);
+          tenants = await this.redis.hmget(keys.keyIndex(), ...batch, PUBLISHED_MARKER);
         } catch {
           // Stale entries keep answering; they queue again on their next use after the pause.
           this.refreshPausedUntilMs = this.now() + 1_000;
@@ -187,8 +217,17 @@ export class KeyIndex implements KeyIndexPort {
         // so this batch is dropped (its keys queue again on their next use). A newer markStale
         // makes the answers stale already: also dropped.
         if (generation !== this.generation || epoch !== this.epoch) continue;
+        const published = tenants[batch.length] !== null;
         const nowMs = this.now();
-        for (let i = 0; i < batch.length; i++) this.store(batch[i]!, tenants[i] ?? null, nowMs);
+        for (let i = 0; i < batch.length; i++) {
+          // A key missing from an index Redis lost is not gone: keep answering what we had.
+          if (tenants[i] !== null || published) this.store(batch[i]!, tenants[i] ?? null, nowMs);
+        }
+        if (!published) {
+          this.refreshPausedUntilMs = nowMs + 1_000;
+          this.pending.clear();
+          return;
+        }
       }
     } finally {
       this.refreshScheduled = false;
@@ -207,23 +246,22 @@ export class KeyIndex implements KeyIndexPort {
   async warm(limit = 50_000): Promise<number> {
     const generation = this.generation;
     const size = await this.redis.hlen(keys.keyIndex());
-    if (size === 0 || size > Math.min(limit, this.maxEntries)) return 0;
+    if (size === 0 || size > Math.min(limit, this.maxEntries) + 1) return 0;
     const all = new Map<string, string>();
     let cursor = "0";
     do {
       const [next, flat] = await this.redis.hscan(keys.keyIndex(), cursor, "COUNT", 1_000);
-      for (let i = 0; i + 1 < flat.length; i += 2) all.set(flat[i]!, flat[i + 1]!);
+      for (let i = 0; i + 1 < flat.length; i += 2) if (flat[i] !== PUBLISHED_MARKER) all.set(flat[i]!, flat[i + 1]!);
       cursor = next;
       if (generation !== this.generation || all.size > limit) return 0;
     } while (cursor !== "0");
     const nowMs = this.now();
-    const expiresAtMs = nowMs + this.positiveTtlMs;
     let loaded = 0;
     for (const [keyHash, tenant] of all) {
       // A key looked up meanwhile keeps its fresher answer; a stale one takes this one.
       const cached = this.cache.getEntry(keyHash, nowMs);
       if (cached !== undefined && cached.epoch === this.epoch) continue;
-      this.cache.set(keyHash, tenant, expiresAtMs, this.epoch);
+      this.store(keyHash, tenant, nowMs);
       loaded++;
     }
     return loaded;
@@ -235,7 +273,7 @@ export class KeyIndex implements KeyIndexPort {
     this.cache.delete(keyHash);
   }
 
-  /** Drops everything (a new policy version, or a lost subscription during which messages were missed). */
+  /** Drops everything (tests; the decision server marks entries stale instead, so that they keep answering). */
   clear(): void {
     this.generation++;
     this.cache.clear();

@@ -10,6 +10,15 @@ export function redisPrefix(): string {
   return currentEnv("SLUICE_REDIS_PREFIX");
 }
 
+/**
+ * Field of `keys.keyIndex()` and member of `keys.serviceTokens()` that publish (and the restore
+ * job) write in the same MULTI as the rest: present, the index or set is what the control plane
+ * published, even when it holds nothing else; absent, Redis lost it (a restart without
+ * persistence, failover to an empty replica, an eviction), which never means "no keys" or "no
+ * tokens". Not 64 hex characters, so it can never name a key or a token.
+ */
+export const PUBLISHED_MARKER = "_published";
+
 export const keys = {
   /** <p>policy:v<N> — one published compiled document (JSON string). Never expires. */
   policyVersion: (version: number, p = redisPrefix()) => `${p}{policy}:v${version}`,
@@ -17,7 +26,7 @@ export const keys = {
   policyCurrent: (p = redisPrefix()) => `${p}{policy}:current`,
   /** <p>{policy}:channel — PUBLISHed with the new version number on every publish. */
   policyChannel: (p = redisPrefix()) => `${p}{policy}:channel`,
-  /** <p>{policy}:keys — hash sha256(api key) → tenant slug. Revoked keys are removed. */
+  /** <p>{policy}:keys — hash sha256(api key) → tenant slug, plus PUBLISHED_MARKER → version. Revoked keys are removed. */
   keyIndex: (p = redisPrefix()) => `${p}{policy}:keys`,
   /** <p>{policy}:keys:channel — PUBLISHed with a key hash when that key is revoked. */
   keyChannel: (p = redisPrefix()) => `${p}{policy}:keys:channel`,
@@ -30,7 +39,7 @@ export const keys = {
   globalCap: (capId: string, p = redisPrefix()) => `${p}{g:${capId}}:g`,
   /** <p>{u:<minute>}:usage — hash of one minute's decision counts (see lib/redis/usage.ts). */
   usageMinute: (minuteStartMs: number, p = redisPrefix()) => `${p}{u:${minuteStartMs}}:usage`,
-  /** <p>{policy}:service-tokens — set of sha256(service token) hex the decision API accepts (written by publish). */
+  /** <p>{policy}:service-tokens — set of sha256(service token) hex the decision API accepts, plus PUBLISHED_MARKER (written by publish). */
   serviceTokens: (p = redisPrefix()) => `${p}{policy}:service-tokens`,
   /** <p>{u}:usage-minutes — set of minute starts (ms) with usage hashes not yet drained into Postgres. */
   usageMinutes: (p = redisPrefix()) => `${p}{u}:usage-minutes`,

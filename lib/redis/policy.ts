@@ -5,11 +5,17 @@
  * pointer without its document, nor a document with a half-written key index. Every key carries
  * the `{policy}` hash tag, so the MULTI is one slot on Redis Cluster too. None of these keys
  * expire: they are not counters, and losing them would mean "no policy".
+ *
+ * Redis can still lose them all at once (a restart without persistence, a failover to an empty
+ * replica). The key index and the service-token set therefore carry PUBLISHED_MARKER, written in
+ * the same MULTI, so that readers can tell "published, and empty" from "lost"; readPublishedState
+ * is that probe, for the decision servers (keep the last good copy, say what is missing) and the
+ * worker's restore job (lib/jobs/restore-published.ts: write it back from Postgres).
  */
 import type { CompiledPolicy } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import type { PolicyIssue } from "../policy/policy-file";
-import { keys } from "./keys";
+import { keys, PUBLISHED_MARKER } from "./keys";
 import type { RedisClient as RedisLike } from "./client";
 
 export type { RedisLike };
@@ -33,12 +39,14 @@ export async function writePublishedPolicy(redis: RedisLike, doc: CompiledPolicy
   multi.set(keys.policyVersion(doc.version), JSON.stringify(doc));
   multi.set(keys.policyCurrent(), String(doc.version));
   multi.del(keys.keyIndex());
+  multi.hset(keys.keyIndex(), PUBLISHED_MARKER, String(doc.version));
   for (let i = 0; i < extras.keyIndex.length; i += CHUNK) {
     const chunk = extras.keyIndex.slice(i, i + CHUNK);
     multi.hset(keys.keyIndex(), Object.fromEntries(chunk.map((e) => [e.keyHash, e.tenant])));
   }
   if (extras.serviceTokens) {
     multi.del(keys.serviceTokens());
+    multi.sadd(keys.serviceTokens(), PUBLISHED_MARKER);
     for (let i = 0; i < extras.serviceTokens.length; i += CHUNK) {
       multi.sadd(keys.serviceTokens(), ...extras.serviceTokens.slice(i, i + CHUNK));
     }
@@ -47,6 +55,32 @@ export async function writePublishedPolicy(redis: RedisLike, doc: CompiledPolicy
   const results = await multi.exec();
   const failed = results?.find(([error]) => error);
   if (!results || failed) throw new Error(`publishing policy v${doc.version} failed: ${failed?.[0]?.message ?? "transaction aborted"}`);
+}
+
+/** What of the published state Redis holds: the live version (null: none), and whether the key index and token set are the published ones. */
+export interface PublishedState {
+  currentVersion: number | null;
+  keyIndex: boolean;
+  serviceTokens: boolean;
+}
+
+/** What is missing, by the names /readyz and the logs use. */
+export function missingParts(state: PublishedState): ("policy" | "keyIndex" | "serviceTokens")[] {
+  const out: ("policy" | "keyIndex" | "serviceTokens")[] = [];
+  if (state.currentVersion === null) out.push("policy");
+  if (!state.keyIndex) out.push("keyIndex");
+  if (!state.serviceTokens) out.push("serviceTokens");
+  return out;
+}
+
+/** Probes the published state: three small reads, no scans. Throws only when Redis fails. */
+export async function readPublishedState(redis: RedisLike): Promise<PublishedState> {
+  const [currentVersion, keyIndex, serviceTokens] = await Promise.all([
+    readCurrentVersion(redis),
+    redis.hexists(keys.keyIndex(), PUBLISHED_MARKER),
+    redis.sismember(keys.serviceTokens(), PUBLISHED_MARKER),
+  ]);
+  return { currentVersion, keyIndex: keyIndex === 1, serviceTokens: serviceTokens === 1 };
 }
 
 export type ReadPolicyResult =

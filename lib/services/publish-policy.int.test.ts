@@ -6,7 +6,7 @@ import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from
 import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { compilePolicy, finalizePolicy } from "@/lib/policy/compile";
-import { keys } from "@/lib/redis/keys";
+import { keys, PUBLISHED_MARKER } from "@/lib/redis/keys";
 import { readCurrentPolicy, subscribePolicy } from "@/lib/redis/policy";
 import { rowsToSpec, loadPolicyRows } from "@/lib/db/policy-repo";
 import { applyPolicyFile } from "./apply-policy-file";
@@ -70,11 +70,13 @@ describe("publishPolicy", () => {
     expect(live).toEqual({ status: "ok", policy: expected });
 
     const index = await redis.hgetall(keys.keyIndex());
-    expect(Object.keys(index)).toHaveLength(15);
+    // 15 keys, and the marker that says this index is the published one (lib/redis/keys.ts).
+    expect(Object.keys(index)).toHaveLength(16);
+    expect(index[PUBLISHED_MARKER]).toBe("1");
     expect(index[hashSecret("sk_test_acme_ci_0001")]).toBe("acme");
     // A suspended tenant's key stays indexed: it must answer 403, not 401.
     expect(index[hashSecret("sk_test_initech_ci_0001")]).toBe("initech");
-    expect(await redis.smembers(keys.serviceTokens())).toEqual([hashSecret(service.token)]);
+    expect((await redis.smembers(keys.serviceTokens())).sort()).toEqual([hashSecret(service.token), PUBLISHED_MARKER].sort());
 
     const row = await db.policyVersion.findUniqueOrThrow({ where: { version: 1 } });
     expect(row.checksum).toBe(expected.checksum);

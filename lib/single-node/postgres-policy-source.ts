@@ -13,7 +13,7 @@
  * invalid starts from the newest valid one before it (the last good document across restarts).
  */
 import type { Db } from "../db/client";
-import type { PolicyPort } from "../decision/policy-source";
+import type { MissingPart, PolicyPort } from "../decision/policy-source";
 import type { CompiledPolicy } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { Poller } from "../decision/poller";
@@ -45,6 +45,11 @@ export class PostgresPolicySource implements PolicyPort {
 
   constructor(private readonly options: PostgresPolicySourceOptions) {
     this.poller = new Poller(() => this.load(), options.pollMs);
+  }
+
+  /** Postgres is the record itself: nothing can be missing from it that a restore would bring back. */
+  get missing(): readonly MissingPart[] {
+    return [];
   }
 
   get current(): CompiledPolicy | null {

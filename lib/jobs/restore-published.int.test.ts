@@ -1,0 +1,145 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { createDb } from "@/lib/db/client";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { quotaPeriod } from "@/lib/policy/quota-period";
+import { keys, PUBLISHED_MARKER } from "@/lib/redis/keys";
+import { applyPolicyFile } from "@/lib/services/apply-policy-file";
+import { createApiToken } from "@/lib/services/create-api-token";
+import { publishPolicy } from "@/lib/services/publish-policy";
+import { restorePublishedState } from "./restore-published";
+
+const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8");
+const actor = "test:restore";
+
+let fresh: FreshDatabase;
+let db: PrismaClient;
+let redis: Redis;
+
+async function wipeRedis(pattern = "*"): Promise<void> {
+  const found = await redis.keys(`${process.env.SLUICE_REDIS_PREFIX}${pattern}`);
+  if (found.length) await redis.del(...found);
+}
+
+/** What publish left in Redis: the live version, its document, the key index and the token set. */
+async function publishedSnapshot() {
+  const version = await redis.get(keys.policyCurrent());
+  return {
+    version,
+    // Parsed: Postgres's jsonb keeps the document's fields in its own order (the checksum does not depend on it).
+    document: version === null ? null : (JSON.parse((await redis.get(keys.policyVersion(Number(version)))) ?? "null") as unknown),
+    keyIndex: await redis.hgetall(keys.keyIndex()),
+    tokens: (await redis.smembers(keys.serviceTokens())).sort(),
+  };
+}
+
+beforeAll(async () => {
+  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}restore:`;
+  fresh = await freshDatabase();
+  db = createDb(fresh.url);
+  redis = new Redis(testRedisUrl());
+});
+afterAll(async () => {
+  await db?.$disconnect();
+  await fresh?.drop();
+  redis?.disconnect();
+});
+beforeEach(async () => {
+  await db.auditEntry.deleteMany();
+  await db.policyVersion.deleteMany();
+  await db.quotaUsage.deleteMany();
+  await db.tenant.deleteMany();
+  await db.tier.deleteMany();
+  await db.operation.deleteMany();
+  await db.globalCap.deleteMany();
+  await db.apiToken.deleteMany();
+  await wipeRedis();
+});
+
+describe("restoring what Redis lost (issue #17, defect 1)", () => {
+  it("writes the last published version, key index and service tokens back from Postgres, without a new version", async () => {
+    await applyPolicyFile(db, DEMO, { actor });
+    await createApiToken({ db, redis }, { kind: "service", name: "gw" }, actor);
+    await publishPolicy({ db, redis }, { actor });
+    const before = await publishedSnapshot();
+    expect(before.keyIndex[PUBLISHED_MARKER]).toBe("1");
+    expect(before.tokens).toContain(PUBLISHED_MARKER);
+    expect(Object.keys(before.keyIndex).length).toBeGreaterThan(5);
+    const audits = await db.auditEntry.count();
+
+    await wipeRedis(); // redis-server restarted without persistence
+    const result = await restorePublishedState({ db, redis }, { nowMs: Date.now() });
+    expect(result).toMatchObject({ missing: ["policy", "keyIndex", "serviceTokens"], restoredVersion: 1, serviceTokens: 1 });
+    expect(result.keys).toBe(Object.keys(before.keyIndex).length - 1);
+    expect(await publishedSnapshot()).toEqual(before);
+    expect(await db.policyVersion.count()).toBe(1);
+    expect(await db.auditEntry.count()).toBe(audits);
+
+    // Nothing missing any more: the next probe writes nothing.
+    expect(await restorePublishedState({ db, redis }, { nowMs: Date.now() })).toMatchObject({ missing: [], restoredVersion: null });
+  });
+
+  it("restores a lost key index or token set alone, and an empty published set stays empty but marked", async () => {
+    await applyPolicyFile(db, DEMO, { actor });
+    await publishPolicy({ db, redis }, { actor });
+    const before = await publishedSnapshot();
+    expect(before.tokens).toEqual([PUBLISHED_MARKER]); // published with no service tokens: empty, marked
+    await redis.del(keys.keyIndex());
+    expect(await restorePublishedState({ db, redis }, { nowMs: Date.now() })).toMatchObject({ missing: ["keyIndex"], restoredVersion: 1 });
+    await redis.del(keys.serviceTokens());
+    expect(await restorePublishedState({ db, redis }, { nowMs: Date.now() })).toMatchObject({ missing: ["serviceTokens"], restoredVersion: 1 });
+    expect(await publishedSnapshot()).toEqual(before);
+  });
+
+  it("does nothing before anything was published", async () => {
+    expect(await restorePublishedState({ db, redis }, { nowMs: Date.now() })).toMatchObject({ missing: ["policy", "keyIndex", "serviceTokens"], restoredVersion: null });
+    expect(await redis.get(keys.policyCurrent())).toBeNull();
+  });
+
+  it("raises this period's quota counters to what Postgres counted, never lowers one, never counts twice", async () => {
+    await applyPolicyFile(db, DEMO, { actor });
+    await publishPolicy({ db, redis }, { actor });
+    const nowMs = Date.now();
+    const month = quotaPeriod(nowMs, "month");
+    const day = quotaPeriod(nowMs, "day");
+    const key = (tenant: string, quotaId: string, label: string) => `${keys.quota(tenant, quotaId)}:${label}`;
+    await db.quotaUsage.createMany({
+      data: [
+        { tenant: "lost", quotaId: "q_month", period: month.label, used: 500n },
+        { tenant: "lost", quotaId: "q_day", period: day.label, used: 7n },
+        { tenant: "survived", quotaId: "q_month", period: month.label, used: 3n },
+        { tenant: "recreated", quotaId: "q_month", period: month.label, used: 40n },
+        { tenant: "old", quotaId: "q_month", period: "2000-01", used: 99n },
+      ],
+    });
+    await wipeRedis();
+    await redis.set(key("survived", "q_month", month.label), "10"); // a counter another node kept
+    await redis.set(key("recreated", "q_month", month.label), "2"); // decisions since the restart
+
+    const result = await restorePublishedState({ db, redis }, { nowMs });
+    expect(result).toMatchObject({ restoredVersion: 1, quotaCounters: 3, quotaUnits: 500 + 7 + 38 });
+    expect(await redis.get(key("lost", "q_month", month.label))).toBe("500");
+    expect(await redis.get(key("lost", "q_day", day.label))).toBe("7");
+    expect(await redis.get(key("survived", "q_month", month.label))).toBe("10");
+    expect(await redis.get(key("recreated", "q_month", month.label))).toBe("40");
+    expect(await redis.exists(key("old", "q_month", "2000-01"))).toBe(0);
+    // Expires when its period ends, like the counter the decision script creates.
+    const pttl = await redis.pttl(key("lost", "q_month", month.label));
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(month.endMs - nowMs + 1_000);
+
+    // A second loss of the policy alone, or a probe repeated: nothing is added twice.
+    await redis.del(keys.policyCurrent());
+    expect(await restorePublishedState({ db, redis }, { nowMs })).toMatchObject({ restoredVersion: 1, quotaCounters: 0, quotaUnits: 0 });
+    expect(await redis.get(key("lost", "q_month", month.label))).toBe("500");
+
+    // Counters are only touched when the policy itself was lost (Redis lost its data).
+    await redis.set(key("lost", "q_day", day.label), "1");
+    await redis.del(keys.keyIndex());
+    expect(await restorePublishedState({ db, redis }, { nowMs })).toMatchObject({ missing: ["keyIndex"], quotaCounters: 0 });
+    expect(await redis.get(key("lost", "q_day", day.label))).toBe("1");
+  });
+});
