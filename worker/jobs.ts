@@ -78,12 +78,16 @@ export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Recor
 }
 
 /**
- * Every RESTORE_CHECK_MS: is the published state still in Redis? If not, write it back from
- * Postgres. Its own loop, so a long rollup never delays a restore; failures are logged once per
- * change of message and retried on the next probe.
+ * Every RESTORE_CHECK_MS, and at once whenever the Redis connection is (re)established: is the
+ * published state still in Redis? If not, write it back from Postgres. Its own loop, so a long
+ * rollup never delays a restore; failures are logged once per change of message and retried.
  */
 async function restoreLoop(deps: { db: Db; redis: RedisClient }, stopped: () => boolean): Promise<void> {
   let lastError: string | null = null;
+  let wake: (() => void) | null = null;
+  // A restarted Redis is back when the connection is: probe then, not up to a second later.
+  const onReady = () => wake?.();
+  deps.redis.on("ready", onReady);
   while (!stopped()) {
     try {
       const result = await restorePublishedState(deps, { nowMs: Date.now() });
@@ -94,8 +98,16 @@ async function restoreLoop(deps: { db: Db; redis: RedisClient }, stopped: () => 
       if (message !== lastError) log("error", "restoring the published state failed; retrying every second", { error: message });
       lastError = message;
     }
-    await new Promise((r) => setTimeout(r, RESTORE_CHECK_MS));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, RESTORE_CHECK_MS);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wake = null;
   }
+  deps.redis.off("ready", onReady);
 }
 
 async function main(): Promise<void> {

@@ -68,6 +68,15 @@ export class CircuitBreaker {
     return fresh;
   }
 
+  /**
+   * The store's connection is back: end an open period now, so the next call is the probe. Without
+   * it a breaker that opened just before Redis returned kept every decision on the failure path
+   * for up to `openMs` more (issue #17: most of the recovery time after a restart).
+   */
+  probeNow(): void {
+    if (this._state === "open") this.openUntilMs = 0;
+  }
+
   success(nowMs: number): void {
     if (this._state !== "closed") {
       this.probing = false;

@@ -12,6 +12,7 @@
  * sent); `global` → `_` under the limit's own hash tag, shared by every tenant.
  */
 import type { EffectiveLimits } from "../policy/compile";
+import type { CompiledPolicyBody, CompiledTenant } from "../policy/compiled";
 import { ANY_OPERATION } from "../policy/types";
 import { keys } from "../redis/keys";
 import type { LimitCheck } from "../store/types";
@@ -122,6 +123,42 @@ export function planChecks(input: PlanInput): PlannedCheck[] {
     });
   }
   return out;
+}
+
+/**
+ * Under failure mode `local` an API key that cannot be resolved (this server never looked it up,
+ * and the store is unavailable) is counted as this tenant, whose slug no real tenant can have
+ * (slugs start with a letter or digit). The in-process store is the only one that sees it.
+ */
+export const UNRESOLVED_TENANT = "~unresolved";
+
+/**
+ * The checks for a request whose key cannot be resolved, under failure mode `local` (issue #17,
+ * defect 2: such requests used to pass unlimited). Its tenant, and so its tier, is unknown: it is
+ * checked against every tier's rows for the operation at once, so the strictest one binds, and
+ * against the operation's global caps. Per-key rows count the key itself, per-IP rows the address,
+ * and tenant rows and quotas one counter shared by every unresolvable key (as UNRESOLVED_TENANT):
+ * together, all the keys this server cannot resolve get at most one local share of the strictest
+ * tenant limit, whoever they belong to. Overrides cannot apply (they need the tenant).
+ */
+export function planUnresolvedChecks(doc: CompiledPolicyBody, operation: string, keyHash: string | null, ip: string | null): PlannedCheck[] {
+  const applies = (row: string) => row === ANY_OPERATION || row === operation;
+  const tenant: CompiledTenant = { slug: UNRESOLVED_TENANT, name: UNRESOLVED_TENANT, tier: "", status: "active", overrides: [] };
+  const globalCaps = doc.globalCaps.filter((c) => applies(c.operation));
+  const byKey = new Map<string, PlannedCheck>();
+  for (const tier of Object.values(doc.tiers)) {
+    const effective: EffectiveLimits = {
+      tenant: { ...tenant, tier: tier.name },
+      tier,
+      operation,
+      limits: tier.limits.filter((l) => applies(l.operation)),
+      quotas: tier.quotas.filter((q) => applies(q.operation)),
+      globalCaps,
+    };
+    // One check per counter: a global cap is the same counter for every tier.
+    for (const p of planChecks({ effective, keyHash, ip })) if (!byKey.has(p.check.key)) byKey.set(p.check.key, p);
+  }
+  return [...byKey.values()];
 }
 
 /** The same checks with every limit divided among `instances` decision servers (failure mode `local`). */

@@ -18,12 +18,13 @@ import type { FailureMode } from "../policy/types";
 import { StoreTimeoutError, type CounterStore, type LimitCheck, type StoreDecision } from "../store/types";
 import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer } from "./answer";
 import type { CircuitBreaker } from "./breaker";
-import { localShare, planChecks, type PlannedCheck } from "./checks";
+import { localShare, planChecks, planUnresolvedChecks, type PlannedCheck } from "./checks";
 import type { DenialLog } from "./denial-log";
 import type { DenyCache } from "./deny-cache";
 import type { DecisionMetrics, MetricOutcome } from "./metrics";
 import {
   KEY_PREFIX_LENGTH,
+  KeyIndexMissingError,
   sha256KeyHash,
   type AccuracyEvent,
   type KeyHasher,
@@ -135,16 +136,19 @@ export class DecisionEngine {
         this.deps.metrics?.cacheHit("key");
         slug = hit;
       } else {
+        // Unresolvable: under `local` the key is still counted, against every tier's rows at once
+        // (planUnresolvedChecks); `open` and `closed` need no checks.
+        const unresolved = () => (failureMode === "local" ? planUnresolvedChecks(doc, operation, keyHash, req.ip ?? null) : null);
         if (!this.deps.breaker.allow(startedMs)) {
-          return this.failurePath(ctx, failureMode, null, keyHash, cost, dryRun, startedMs, "breaker_open");
+          return this.failurePath(ctx, failureMode, unresolved(), keyHash, cost, dryRun, startedMs, "breaker_open");
         }
         try {
           const fetched = this.deps.keyIndex.fetch(keyHash);
           slug = await withTimeout(fetched, this.budgetFor(failureMode), () => new StoreTimeoutError());
           this.deps.breaker.success(this.now());
         } catch (error) {
-          const kind = this.storeFailed(error, startedMs);
-          return this.failurePath(ctx, failureMode, null, keyHash, cost, dryRun, startedMs, kind);
+          const kind = error instanceof KeyIndexMissingError ? this.indexMissing(startedMs) : this.storeFailed(error, startedMs);
+          return this.failurePath(ctx, failureMode, unresolved(), keyHash, cost, dryRun, startedMs, kind);
         }
       }
     } else {
@@ -234,6 +238,14 @@ export class DecisionEngine {
    */
   private budgetFor(failureMode: FailureMode): number {
     return failureMode === "closed" ? closedWaitMs(this.deps.storeTimeoutMs) : this.deps.storeTimeoutMs;
+  }
+
+  /** The store answered, without the key index (it lost it): a store error to report, not a breaker failure. */
+  private indexMissing(startedMs: number): UsageError {
+    this.deps.breaker.success(this.now());
+    this.deps.metrics?.redisErrors.inc({ kind: "error" });
+    this.deps.usage?.recordError(startedMs, "redis_error");
+    return "redis_error";
   }
 
   private storeFailed(error: unknown, startedMs: number): UsageError {

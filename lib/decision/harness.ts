@@ -98,3 +98,50 @@ export async function spawnDecisionServer(env: Record<string, string>, options: 
     },
   };
 }
+
+export interface SpawnedWorker {
+  child: ChildProcess;
+  output: () => string;
+  /** Sends a signal and waits for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** A real `npm run worker` process (worker/jobs.ts) with `env`; resolves once it logged its start. */
+export async function spawnWorker(env: Record<string, string>): Promise<SpawnedWorker> {
+  let out = "";
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/jobs.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  children.add(child);
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
+  );
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`worker exited: ${out}`);
+        return out.includes("worker started");
+      },
+      90_000,
+      "worker",
+    );
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw error;
+  }
+  return {
+    child,
+    output: () => out,
+    async stop(signal: NodeJS.Signals = "SIGTERM") {
+      if (child.exitCode === null && child.pid !== undefined) child.kill(signal);
+      return exited;
+    },
+  };
+}

@@ -36,6 +36,23 @@ describe("circuit breaker", () => {
     expect(b.state).toBe("closed");
   });
 
+  it("probes at once when the store's connection is back (probeNow), and a failed probe opens it again", () => {
+    const b = new CircuitBreaker();
+    for (let i = 0; i < 20; i++) b.failure(1_000);
+    expect(b.allow(1_100)).toBe(false);
+    b.probeNow();
+    expect(b.allow(1_100)).toBe(true);
+    expect(b.allow(1_100)).toBe(false); // still one probe at a time
+    b.failure(1_120);
+    expect(b.allow(1_200)).toBe(false);
+    b.probeNow();
+    expect(b.allow(1_300)).toBe(true);
+    b.success(1_310);
+    expect(b.state).toBe("closed");
+    b.probeNow(); // closed: nothing to do
+    expect(b.state).toBe("closed");
+  });
+
   it("forgets failures older than its window", () => {
     const b = new CircuitBreaker();
     for (let i = 0; i < 15; i++) b.failure(1_000);

@@ -148,8 +148,17 @@ export class PolicySource implements PolicyPort {
     this.retryTimer.unref();
   }
 
-  /** False when the read should be tried again soon (it failed, or the document is not there yet). */
+  /**
+   * False when the read should be tried again soon: it failed, the document is not there yet, or
+   * Redis lacks what this server had (then the restore's PUBLISH may arrive before this subscriber
+   * has resubscribed, so waiting for it, or for the next poll, could cost seconds).
+   */
   private async load(): Promise<boolean> {
+    const done = await this.loadOnce();
+    return done && !(this.doc !== null && this.missingParts.size > 0);
+  }
+
+  private async loadOnce(): Promise<boolean> {
     const { redis } = this.options;
     try {
       // A failed side read (null) says nothing about what is missing; only an answer does.

@@ -6,6 +6,17 @@
  */
 import { hash } from "node:crypto";
 
+/**
+ * Thrown by {@link KeyIndexPort.fetch} when the index itself is missing from the store (Redis
+ * restarted empty, issue #17): the key is neither known nor unknown, so the operation's failure
+ * mode applies. The store did answer, so this is no reason to open the circuit breaker.
+ */
+export class KeyIndexMissingError extends Error {
+  constructor() {
+    super("the API key index is missing from the store");
+  }
+}
+
 /** API key → tenant, by the key's hash ({@link KeyHasher}). */
 export interface KeyIndexPort {
   /** The cached answer, without I/O: a slug, null (known unknown key), or undefined (not cached). */

@@ -17,7 +17,9 @@
  */
 import { keys, PUBLISHED_MARKER } from "./keys";
 import type { RedisClient as RedisLike } from "./client";
-import { sha256KeyHash, type KeyIndexPort } from "../decision/ports";
+import { KeyIndexMissingError, sha256KeyHash, type KeyIndexPort } from "../decision/ports";
+
+export { KeyIndexMissingError };
 
 export type { RedisLike };
 
@@ -76,13 +78,6 @@ export class LruCache<V> {
 
   get size(): number {
     return this.map.size;
-  }
-}
-
-/** The index in Redis is not the published one (no PUBLISHED_MARKER) and does not hold the key: Redis lost it. */
-export class KeyIndexMissingError extends Error {
-  constructor() {
-    super("the API key index is missing from Redis");
   }
 }
 

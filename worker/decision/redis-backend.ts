@@ -62,6 +62,8 @@ export function redisBackend(ctx: BackendContext): Backend {
   const subscriber = createRedis(options, "subscriber");
   redis.on("error", () => undefined);
   subscriber.on("error", () => undefined);
+  // Reconnected: probe the store now instead of waiting out the breaker's open period.
+  redis.on("ready", () => breaker.probeNow());
   const keyIndex = new KeyIndex(redis);
   const usage = new UsageRecorder(redis);
   const policy = new PolicySource({
@@ -78,7 +80,12 @@ export function redisBackend(ctx: BackendContext): Backend {
       ctx.policyLoaded(doc);
     },
     onKeyRevoked: (hash) => keyIndex.evict(hash),
-    onResubscribed: () => keyIndex.clear(),
+    // Messages (revocations) may have been missed: every cached key is re-read in the background,
+    // and keeps answering meanwhile — a key resolved before an outage stays resolvable through it.
+    onResubscribed: () => {
+      keyIndex.markStale();
+      void keyIndex.warm().catch(() => undefined);
+    },
     onServiceTokens: (hashes) => ctx.serviceTokens(hashes),
   });
   const store = options.store ?? createRedisStore(redis, { maxWaitMs: maxWaitMs(options.redisTimeoutMs) });
@@ -110,7 +117,11 @@ export function redisBackend(ctx: BackendContext): Backend {
       const doc = policy.current;
       const redisUp = redis.status === "ready";
       const ready = doc !== null && redisUp;
-      return { ready, body: { ready, policyVersion: doc?.version ?? null, redis: redisUp, breaker: breaker.state } };
+      // `missing`: what Redis lost of the published state (policy, keyIndex, serviceTokens) while
+      // the last good copies in memory keep answering; empty once the worker restored it. Still
+      // ready: every replica sees the same Redis, and taking them all out of rotation would turn a
+      // degraded service into none.
+      return { ready, body: { ready, policyVersion: doc?.version ?? null, redis: redisUp, breaker: breaker.state, missing: policy.missing } };
     },
     flushUsage: () => usage.flush(),
     async close() {
