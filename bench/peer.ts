@@ -34,8 +34,9 @@ const server = http.createServer((req, res) => {
     let key = "";
     let cost = 1;
     try {
-      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { key?: unknown; cost?: unknown };
-      key = typeof body.key === "string" ? body.key : "";
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { key?: unknown; ip?: unknown; cost?: unknown };
+      // Per client address when the body names one (bench/side-by-side.ts), as the others count.
+      key = typeof body.ip === "string" ? body.ip : typeof body.key === "string" ? body.key : "";
       cost = typeof body.cost === "number" ? body.cost : 1;
     } catch {
       return send(res, 400, { error: "bad json" });
