@@ -37,12 +37,14 @@ defaults: { failureMode: open }
 operations:
   - { name: reads, match: ["GET /v1/reads"] }
   - { name: writes, match: ["POST /v1/writes"], failureMode: closed }
+  - { name: shared, match: ["GET /v1/shared"], failureMode: local }
 tiers:
   - name: basic
     weight: 1
     limits:
       - { operation: reads, scope: api_key, algorithm: fixed_window, limit: 1000000, window: 1m }
       - { operation: writes, scope: tenant, algorithm: fixed_window, limit: 1000000, window: 1m }
+      - { operation: shared, scope: tenant, algorithm: sliding_window_log, limit: 20, window: 1m }
 tenants:
   - slug: chaos-a
     name: Chaos A
@@ -238,4 +240,52 @@ describe("Redis restarting empty under load", () => {
     expect(await db.policyVersion.count()).toBe(1);
     expect(worker.output()).toContain("restored it from PostgreSQL");
   }, 180_000);
+
+  it("failure mode local never admits more than its share, through the outage and after Redis returns empty, for a key resolved before and for one that cannot be resolved (defect 2)", async () => {
+    // A key of chaos-a that no server has seen: unresolvable while Redis is away or has lost its index.
+    const lateKey = (await createApiKey({ db, redis: probe }, { tenant: "chaos-a", name: "late" }, { actor: "test:chaos", role: "admin" })).key;
+    const share = 20 / servers.length; // the tenant's 20/min, SLUICE_INSTANCES=2
+    const seen: { server: number; key: "warm" | "late"; answer: Answer | null }[] = [];
+    let running = true;
+    /** When Redis accepted connections again; answers to requests sent after it may say "back on Redis". */
+    let upAtMs = Infinity;
+    const backOnRedis = new Set<number>();
+    // Redis goes first, so that every answer below comes from the failure path or from Redis
+    // after its return (no counter or deny-cache entry of this operation exists yet).
+    await own.kill();
+    const loops = servers.flatMap((s, server) =>
+      (["warm", "warm", "late", "late"] as const).map(async (key) => {
+        while (running) {
+          const sentAtMs = Date.now();
+          const r = await check(s, { key: key === "warm" ? WARM_KEY : lateKey, operation: "GET /v1/shared" }).catch(() => ({ http: 0, answer: null }));
+          seen.push({ server, key, answer: r.answer });
+          if (sentAtMs > upAtMs && key === "warm" && r.answer && !r.answer.degraded) backOnRedis.add(server);
+        }
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 2_500));
+    await own.start();
+    upAtMs = Date.now();
+    // Hammer on until both servers decide through Redis again (the seconds after its return, with
+    // the breaker still open, are where 19,065 requests were waved through), and a little longer.
+    await until("both servers back on Redis", 30_000, async () => backOnRedis.size === servers.length);
+    await new Promise((r) => setTimeout(r, 500));
+    running = false;
+    await Promise.all(loops);
+
+    const degraded = seen.filter((x) => x.answer?.degraded);
+    expect(degraded.length).toBeGreaterThan(4 * share);
+    for (let server = 0; server < servers.length; server++) {
+      for (const key of ["warm", "late"] as const) {
+        const mine = degraded.filter((x) => x.server === server && x.key === key);
+        const admitted = mine.filter((x) => x.answer!.allowed).length;
+        console.log(`server ${server}, ${key} key: ${admitted} admitted of ${mine.length} degraded answers (share ${share})`);
+        expect(admitted).toBeGreaterThan(0);
+        expect(admitted).toBeLessThanOrEqual(share);
+        expect(mine.filter((x) => !x.answer!.allowed).every((x) => x.answer!.reason === "rate_limited")).toBe(true);
+      }
+    }
+    // The late key is unresolvable while degraded: nobody's tenant in the answer.
+    expect(degraded.filter((x) => x.key === "late").every((x) => x.answer!.tenant === null)).toBe(true);
+  }, 120_000);
 });
