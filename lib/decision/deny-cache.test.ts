@@ -9,29 +9,15 @@ import { describe, expect, it } from "vitest";
 import type { PolicyFileInput } from "../policy/policy-file";
 import { ALGORITHMS } from "../policy/types";
 import { createMemoryStore } from "../store/memory";
-import type { CheckOptions, CounterStore, LimitCheck, StoreDecision } from "../store/types";
 import type { DecisionAnswer } from "./answer";
 import { CircuitBreaker } from "./breaker";
 import { DenyCache } from "./deny-cache";
 import { DecisionEngine, type DecisionRequest } from "./engine";
 import { compileFixture } from "./fixture";
+import { CountingStore } from "./testing/counting-store";
 
 const T0 = Date.UTC(2026, 11, 3, 12, 0, 0, 0);
 
-class CountingStore implements CounterStore {
-  calls = 0;
-  constructor(private readonly inner: CounterStore) {}
-  check(checks: readonly LimitCheck[], options: CheckOptions): Promise<StoreDecision> {
-    this.calls++;
-    return this.inner.check(checks, options);
-  }
-  release(leaseId: string) {
-    return this.inner.release(leaseId);
-  }
-  close() {
-    return this.inner.close();
-  }
-}
 
 /** Two engines on two stores and one clock: with and without the deny cache. */
 function pair(file: PolicyFileInput) {

@@ -1,40 +1,17 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { createMemoryStore } from "../store/memory";
-import { StoreTimeoutError, type CheckOptions, type CounterStore, type LimitCheck, type StoreDecision } from "../store/types";
 import { CircuitBreaker } from "./breaker";
 import { DenyCache } from "./deny-cache";
 import type { DecisionAnswer } from "./answer";
 import { DecisionEngine, NotReadyError } from "./engine";
 import { compileFixture, FIXTURE_KEYS } from "./fixture";
 import { UsageRecorder } from "../redis/usage";
+import { CountingStore } from "./testing/counting-store";
 
 const fixture = compileFixture();
 // A minute boundary plus 1 s, so fixed windows have 59 s left.
 const T0 = 1_800_000_000_000 - (1_800_000_000_000 % 60_000) + 1_000;
 
-class CountingStore implements CounterStore {
-  calls = 0;
-  fail: "no" | "error" | "hang" = "no";
-  constructor(private readonly inner: CounterStore) {}
-  check(checks: readonly LimitCheck[], options: CheckOptions): Promise<StoreDecision> {
-    this.calls++;
-    if (this.fail === "error") return Promise.reject(new Error("ECONNREFUSED"));
-    // A hung store honours the port's budget (CheckOptions.timeoutMs), as the Redis store does
-    // (lib/store/redis.int.test.ts pauses a real redis-server): the engine maps it to the failure mode.
-    if (this.fail === "hang") {
-      return new Promise((_resolve, reject) => {
-        if (options.timeoutMs !== undefined) setTimeout(() => reject(new StoreTimeoutError()), options.timeoutMs);
-      });
-    }
-    return this.inner.check(checks, options);
-  }
-  release(leaseId: string) {
-    return this.inner.release(leaseId);
-  }
-  close() {
-    return this.inner.close();
-  }
-}
 
 function setup(options: { denyCache?: boolean; instances?: number; timeoutMs?: number } = {}) {
   let nowMs = T0;

@@ -111,7 +111,7 @@ export async function spawnWorker(env: Record<string, string>): Promise<SpawnedW
   let out = "";
   const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/jobs.ts")], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));

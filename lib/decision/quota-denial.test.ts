@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { UsageRecorder } from "../redis/usage";
 import { keys } from "../redis/keys";
 import { createMemoryStore } from "../store/memory";
-import type { CheckOptions, CheckOutcome, CounterStore, LimitCheck, StoreDecision } from "../store/types";
+import type { CheckOutcome, LimitCheck, StoreDecision } from "../store/types";
 import type { PolicyFileInput } from "../policy/policy-file";
 import { CircuitBreaker } from "./breaker";
 import type { PlannedCheck } from "./checks";
@@ -10,6 +10,7 @@ import { DenyCache } from "./deny-cache";
 import { DecisionEngine } from "./engine";
 import { compileFixture } from "./fixture";
 import { deniedQuotaOf, quotaIdOf } from "./quota-denial";
+import { CountingStore } from "./testing/counting-store";
 
 function planned(kind: LimitCheck["kind"], key: string): PlannedCheck {
   return {
@@ -95,20 +96,6 @@ function policy(): PolicyFileInput {
   };
 }
 
-class CountingStore implements CounterStore {
-  calls = 0;
-  constructor(private readonly inner: CounterStore) {}
-  check(checks: readonly LimitCheck[], options: CheckOptions): Promise<StoreDecision> {
-    this.calls++;
-    return this.inner.check(checks, options);
-  }
-  release(leaseId: string) {
-    return this.inner.release(leaseId);
-  }
-  close() {
-    return this.inner.close();
-  }
-}
 
 function setup() {
   const fixture = compileFixture(policy());
