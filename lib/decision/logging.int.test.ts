@@ -90,14 +90,23 @@ describe("decision server logs", () => {
     await new Promise((r) => setTimeout(r, DENIAL_LOG_MS * 2));
     expect(lines().length).toBe(before);
 
-    await Promise.all(Array.from({ length: 200 }, () => check({ key: FIXTURE_KEYS.acme, operation: "GET /v1/orders" })));
-    await Promise.all(Array.from({ length: 30 }, (_, i) => check({ key: `sk_unknown_key_${i}_000000`, operation: "GET /v1/orders" })));
+    const answers = [
+      ...(await Promise.all(Array.from({ length: 200 }, () => check({ key: FIXTURE_KEYS.acme, operation: "GET /v1/orders" })))),
+      ...(await Promise.all(Array.from({ length: 30 }, (_, i) => check({ key: `sk_unknown_key_${i}_000000`, operation: "GET /v1/orders" })))),
+    ];
+    // What the server answered, counted by reason (a window edge may let a few of the 200 pass).
+    const answered = new Map<string, number>();
+    for (const a of await Promise.all(answers.map((r) => r.json() as Promise<{ allowed: boolean; reason: string }>))) {
+      if (!a.allowed) answered.set(a.reason, (answered.get(a.reason) ?? 0) + 1);
+    }
+    expect(answered.get("rate_limited")).toBeGreaterThanOrEqual(190);
+    expect(answered.get("unknown_key")).toBe(30);
     await waitFor(() => lines().some((l) => l.reason === "unknown_key"), DENIAL_LOG_MS * 10);
     await new Promise((r) => setTimeout(r, DENIAL_LOG_MS * 2));
     const denials = lines().slice(before).filter((l) => l.reason !== undefined);
-    const count = (reason: string) => denials.filter((l) => l.reason === reason).reduce((sum, l) => sum + (l.count ?? 0), 0);
-    expect(count("rate_limited")).toBe(200);
-    expect(count("unknown_key")).toBe(30);
+    const logged = new Map<string, number>();
+    for (const l of denials) logged.set(l.reason!, (logged.get(l.reason!) ?? 0) + (l.count ?? 0));
+    expect(logged).toEqual(answered);
     // A handful of lines (one per reason per interval the requests spanned), not 230.
     expect(denials.length).toBeLessThanOrEqual(8);
     const limited = denials.find((l) => l.reason === "rate_limited")!;
