@@ -271,6 +271,8 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     return maxMs;
   }
   const maxWaitMs = options.maxWaitMs ?? 1_000;
+  // Watching the event loop from the start: the first burst is judged with it too.
+  loopDelayMaxMs();
   let scheduled = false;
   function flush(): void {
     scheduled = false;
@@ -324,7 +326,6 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     let budgetMs = Infinity;
     for (const p of chunk) if (p.timeoutMs !== undefined && p.timeoutMs < budgetMs) budgetMs = p.timeoutMs;
     if (budgetMs === Infinity) return () => undefined;
-    if (loopDelay === null) loopDelayMaxMs(); // starts watching the event loop at the first budgeted call
     const sentAtMs = performance.now();
     let cancel = () => undefined as void;
     let dueAtMs = sentAtMs + budgetMs;
