@@ -32,6 +32,7 @@ import { writeFile } from "node:fs/promises";
 import { publishPolicy } from "../lib/services/publish-policy";
 import { revokeApiKey } from "../lib/services/revoke-api-key";
 import { rollbackPolicy } from "../lib/services/rollback-policy";
+import { certifyCommand } from "./commands/certify";
 import { nfrCommand } from "./commands/nfr";
 
 /** Diagnostics only, on stderr (stdout is the commands' output, e.g. an export); what users read is `out` and `report`. */
@@ -230,6 +231,15 @@ export function buildProgram(): Command {
     });
 
   program.addCommand(nfrCommand({ database, write: (text) => process.stdout.write(text) }));
+  program.addCommand(
+    certifyCommand({
+      database,
+      write: (text) => process.stdout.write(text),
+      progress: (line) => process.stderr.write(`${line}\n`),
+      serviceToken: () => currentEnv("SLUICE_SERVICE_TOKEN") || undefined,
+      setExitCode: (code) => (process.exitCode = code),
+    }),
+  );
 
   return program;
 }
@@ -266,7 +276,8 @@ function report(error: unknown): void {
 async function main(argv: string[]): Promise<number> {
   try {
     await buildProgram().parseAsync(argv);
-    return 0;
+    // A command whose verdict is a failure (certify) sets the exit code without throwing.
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 1; // commander printed it already
     report(error);

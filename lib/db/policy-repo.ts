@@ -22,6 +22,7 @@ export const ID_PREFIXES = {
   override: "ovr",
   apiKey: "key",
   apiToken: "tok",
+  certificationReport: "cert",
 } as const;
 
 export function newId(kind: keyof typeof ID_PREFIXES): string {

@@ -197,7 +197,17 @@ export function requirementsForOperation(req: CompiledRequirements | undefined, 
  */
 export const APPROXIMATE_ALGORITHMS: ReadonlySet<string> = new Set<Algorithm>(["sliding_window_counter", "fixed_window"]);
 
-/** Every approximate limit of a policy with its accuracy tolerance (for the meter's gauge and alert). */
+/**
+ * Whether a limit is held to the accuracy tolerance against an exact log: the sliding window
+ * counter always (it is an estimate of one); a fixed window only when its boundary burst is
+ * forbidden — otherwise the burst it admits at each edge (up to 2×) is what the policy accepted,
+ * and its difference from a log is that burst, not an error.
+ */
+export function heldToExactLog(algorithm: string, boundaryBurst: BoundaryBurst): boolean {
+  return algorithm === "sliding_window_counter" || (algorithm === "fixed_window" && boundaryBurst === "forbidden");
+}
+
+/** Every limit held to an exact log, with its accuracy tolerance (for the meter's gauge and alert). */
 export function accuracyTolerances(doc: {
   tiers: Record<string, { name: string; limits: { name: string; operation: string; scope: Scope; algorithm: Algorithm }[] }>;
   requirements?: CompiledRequirements;
@@ -206,7 +216,9 @@ export function accuracyTolerances(doc: {
   for (const tier of Object.values(doc.tiers)) {
     for (const l of tier.limits) {
       if (!APPROXIMATE_ALGORITHMS.has(l.algorithm)) continue;
-      out.push({ tier: tier.name, limit: l.name, tolerance: requirementsForLimit(doc.requirements, { ...l, tier: tier.name }).accuracy.value });
+      const req = requirementsForLimit(doc.requirements, { ...l, tier: tier.name });
+      if (!heldToExactLog(l.algorithm, req.boundaryBurst.value)) continue;
+      out.push({ tier: tier.name, limit: l.name, tolerance: req.accuracy.value });
     }
   }
   return out;

@@ -139,3 +139,26 @@ export async function probeLimit(row: ProbedRow, cost: number, operation = "prob
   await store.close();
   return { admittedAtOnce, delayed, maxDelayMs, next, headersAllowed, headersDenied, edgeBurstUnits };
 }
+
+/**
+ * Units admitted, in requests of `perRequest` sent one after another, `beforeMs` before a window
+ * edge and then `offsetMs` after it (certification's edge probe, whose instants are known to a few
+ * ms). A limit in shadow mode is probed as if enforced.
+ */
+export async function edgeBurstRequests(row: ProbedRow, perRequest: number, windowMs: number, offsetMs: number, beforeMs = offsetMs): Promise<number> {
+  const planned = planChecks({ effective: effectiveOf(row, "probe"), keyHash: KEY_HASH, ip: IP });
+  const checks = planned.map((p) => (p.check.mode === "shadow" ? { ...p.check, mode: "reject" as const } : p.check));
+  let nowMs = 0;
+  const store = createMemoryStore({ clock: () => nowMs });
+  const edge = EPOCH_MS + 100 * windowMs;
+  let admitted = 0;
+  for (const at of [edge - beforeMs, edge + offsetMs]) {
+    nowMs = at;
+    for (let i = 0; i <= ceilingUnits(row); i++) {
+      if (!(await store.check(checks, { cost: perRequest, dryRun: false })).allowed) break;
+      admitted += perRequest;
+    }
+  }
+  await store.close();
+  return admitted;
+}

@@ -8,7 +8,7 @@
  */
 import { formatDurationMs } from "../policy/duration";
 import type { CompiledLimit, CompiledOperation, CompiledPolicy, CompiledQuota, CompiledTier } from "../policy/compiled";
-import { formatPercent, requirementsForLimit } from "../policy/requirements";
+import { formatPercent, heldToExactLog, requirementsForLimit } from "../policy/requirements";
 import { ANY_OPERATION } from "../policy/types";
 import { probeLimit, type ProbedRow, type ProbeResult } from "./limit-probe";
 
@@ -156,7 +156,7 @@ function headersText(p: ProbeResult): string {
 async function limitRow(doc: CompiledPolicy, tier: CompiledTier, l: CompiledLimit, tenant: string | null): Promise<NfrRow> {
   const cost = costOf(doc, l.operation);
   const p = await probeLimit({ kind: "limit", tier, limit: l }, cost);
-  const approximate = l.algorithm === "sliding_window_counter" || l.algorithm === "fixed_window";
+  const req = requirementsForLimit(doc.requirements, { ...l, tier: tier.name });
   return {
     tier: tier.name,
     tenant,
@@ -173,11 +173,13 @@ async function limitRow(doc: CompiledPolicy, tier: CompiledTier, l: CompiledLimi
     failureMode: failureModeOf(doc, l.operation),
     delaySla: l.mode === "delay" ? `waits at most ${formatDurationMs(l.maxDelayMs)} (answer's delayMs); past it, 429` : "—",
     headers: headersText(p),
-    accuracy: approximate
-      ? `within ${formatPercent(requirementsForLimit(doc.requirements, { ...l, tier: tier.name }).accuracy.value)} of an exact log`
+    accuracy: heldToExactLog(l.algorithm, req.boundaryBurst.value)
+      ? `within ${formatPercent(req.accuracy.value)} of an exact log`
       : l.algorithm === "sliding_window_log"
         ? "exact"
-        : "—",
+        : l.algorithm === "fixed_window"
+          ? "not held to an exact log (edge bursts allowed)"
+          : "—",
   };
 }
 

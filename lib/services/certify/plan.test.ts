@@ -1,0 +1,62 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { compileFixture } from "../../decision/fixture";
+import { parseCompiledPolicy } from "../../policy/compiled-schema";
+import { limitsFor } from "../../policy/compile";
+import type { PolicyFileInput } from "../../policy/policy-file";
+import { CERT_LIMIT, CERT_WINDOW_MS, planCertification } from "./plan";
+import { formatReportHtml, formatReportText, type CertificationReport } from "./report";
+
+const DEMO = parse(readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8")) as PolicyFileInput;
+let n = 0;
+const plan = planCertification(compileFixture(DEMO).doc, () => `sk_cert_test_${String(++n).padStart(6, "0")}`);
+
+describe("the certification plan", () => {
+  it("has a cell per tier limit, quota and global cap, and a check for every operation and *", () => {
+    const { doc } = compileFixture(DEMO);
+    const expected = Object.values(doc.tiers).reduce((s, t) => s + t.limits.length + t.quotas.length, 0) + doc.globalCaps.length;
+    expect(plan.cells).toHaveLength(expected);
+    expect(plan.operations.map((o) => o.name)).toEqual([...Object.keys(doc.operations), "*"]);
+    expect(plan.operations.find((o) => o.name === "export")!.failureMode).toBe("closed");
+  });
+
+  it("serves a valid document where every subject is alone: its own tenant and tier, holding only its limit", () => {
+    expect(parseCompiledPolicy(JSON.parse(JSON.stringify(plan.doc))).ok).toBe(true);
+    const subjects = plan.cells.flatMap((c) => Object.values(c.subjects));
+    expect(new Set(subjects.map((s) => s.tenant)).size).toBe(subjects.length);
+    expect(new Set(subjects.map((s) => s.key)).size).toBe(subjects.length);
+    for (const c of plan.cells.filter((x) => x.kind !== "cap")) {
+      const s = c.subjects.boundary!;
+      const effective = limitsFor(plan.doc, s.tenant, c.operation === "*" ? "*" : c.operation, 0)!;
+      expect(effective.limits.length + effective.quotas.length).toBe(1);
+      expect(effective.globalCaps).toEqual([]);
+    }
+  });
+
+  it("time-compresses long windows and large limits, and says from what to what", () => {
+    const freeKey = plan.cells.find((c) => c.label === "free-api_key")!;
+    expect(freeKey.limit).toMatchObject({ limit: CERT_LIMIT, windowMs: CERT_WINDOW_MS, precision: 1 });
+    expect(freeKey.scaled).toEqual({ from: "100 per 1m", to: "50 per 2s" });
+    // a 1 s bucket of 20 (burst 40, 500 ms of delay) already fits: unchanged
+    expect(plan.cells.find((c) => c.label === "free-orders-read-ip")!.scaled).toBeNull();
+    // a bucket is scaled by what one burst admits: 1000/s, burst 2000 and 1 s of delay (3000) → × 50/3000
+    expect(plan.cells.find((c) => c.label === "enterprise-webhooks-global")!.limit).toMatchObject({ limit: 16, burst: 33, maxDelayMs: 1_000 });
+  });
+
+  it("prints a report's failures naming the requirement and its source, and a page escaping what it shows", () => {
+    const report: CertificationReport = {
+      version: 3, checksum: "a".repeat(64), mode: "ephemeral", target: null, instances: 2, startedAt: "2026-12-03T00:00:00.000Z", durationMs: 1_000, passed: false,
+      results: [
+        { requirement: "failureMode", subject: "pay", source: "requirements.operations[0]", expected: "fails closed", measured: "declared open", status: "fail" },
+        { requirement: "boundary", subject: "<b>", source: "the algorithm", expected: "x", measured: "x", status: "pass" },
+      ],
+      scaled: [], notes: [],
+    };
+    expect(formatReportText(report)).toBe(
+      "FAIL  failureMode (failure mode when Redis is down) — pay: expected fails closed, measured declared open; required by requirements.operations[0]\nFAILED: policy v3 — 1 passed, 1 failed, 0 not verified, in 1.0 s (ephemeral, 2 instances)\n",
+    );
+    expect(formatReportHtml(report)).toContain("&lt;b&gt;");
+  });
+});
