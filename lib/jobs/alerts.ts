@@ -4,7 +4,10 @@
  *    rising above its trailing baseline (the 60 minutes before): share > max(5 %, 2 × baseline,
  *    baseline + 10 points), with at least 20 decisions in the window;
  *  - `quota_80` / `quota_100`: a monthly quota at 80 % / 100 % of its limit;
- *  - `redis_errors`: store errors + timeouts ≥ 1 % of decisions in the window, or any breaker opening.
+ *  - `redis_errors`: store errors + timeouts ≥ 1 % of decisions in the window, or any breaker opening;
+ *  - `accuracy_divergence`: over the last 15 minutes, a limit's admissions diverge from the accuracy
+ *    meter's exact log (lib/services/accuracy-report.ts) by more than the policy's tolerance (the
+ *    requirements block; default 5 %), with at least 100 admissions by the log.
  * An alert opens when its condition starts and resolves when it stops; it names the policy version
  * published before it began (the likely cause) and links to that version's diff.
  */
@@ -12,13 +15,16 @@ import { createHash } from "node:crypto";
 import type { Db } from "../db/client";
 import { pgTs } from "../db/usage-repo";
 import { deliverWebhook } from "../services/alert-webhook";
+import { accuracyByLimit } from "../services/accuracy-report";
 import { getQuotas } from "../services/usage-query";
 
 export const ALERT_WINDOW_MS = 5 * 60_000;
 export const ALERT_BASELINE_MS = 60 * 60_000;
 export const ALERT_MIN_DECISIONS = 20;
 
-export type AlertKind = "deny_share" | "quota_80" | "quota_100" | "redis_errors";
+export type AlertKind = "deny_share" | "quota_80" | "quota_100" | "redis_errors" | "accuracy_divergence";
+export const ACCURACY_ALERT_WINDOW_MS = 15 * 60_000;
+export const ACCURACY_ALERT_MIN_ADMISSIONS = 100;
 
 export interface Condition {
   kind: AlertKind;
@@ -94,6 +100,16 @@ export async function currentConditions(db: Db, nowMs: number): Promise<Conditio
   const rate = decisions > 0 ? errorCount / decisions : errorCount > 0 ? 1 : 0;
   if ((errorCount > 0 && rate >= 0.01) || breaker > 0) {
     out.push({ kind: "redis_errors", subject: "redis", value: rate, threshold: 0.01, message: `Redis errors and timeouts: ${errorCount} in 5 min (${pct(rate)} of decisions), breaker openings: ${breaker}` });
+  }
+  for (const a of await accuracyByLimit(db, { fromMs: windowEnd - ACCURACY_ALERT_WINDOW_MS, toMs: windowEnd, granularity: "minute" })) {
+    if (a.tolerance === null || a.divergence === null || a.exactAdmitted < ACCURACY_ALERT_MIN_ADMISSIONS || a.divergence <= a.tolerance) continue;
+    out.push({
+      kind: "accuracy_divergence",
+      subject: `limit:${a.limit}`,
+      value: a.divergence,
+      threshold: a.tolerance,
+      message: `${a.limit} admitted ${a.limitAdmitted} sampled requests in 15 min where an exact sliding-window log admits ${a.exactAdmitted} (${pct(a.divergence)} apart; tolerance ${pct(a.tolerance)})`,
+    });
   }
   return out;
 }
