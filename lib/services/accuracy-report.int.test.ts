@@ -35,7 +35,7 @@ beforeAll(async () => {
     requirements: { limits: [{ tier: "t", operation: "*", scope: "tenant", accuracy: "10%" }] },
   });
   await db.policyVersion.create({ data: { version: 1, document: JSON.parse(JSON.stringify(doc)), checksum: doc.checksum, author: "test", createdAt: new Date(NOW - 3_600_000) } });
-  const rows = [];
+  const rows: { granularity: string; bucketStart: Date; tenant: string; tier: string; operation: string; outcome: string; keyPrefix: string; count: bigint }[] = [];
   for (let m = 1; m <= 10; m++) {
     const bucketStart = new Date(Math.floor(NOW / MIN) * MIN - m * MIN);
     const add = (limit: string, outcome: string, count: number) => rows.push({ granularity: "minute", bucketStart, tenant: "", tier: "t", operation: `accuracy:${limit}`, outcome, keyPrefix: "", count: BigInt(count) });
