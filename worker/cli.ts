@@ -241,6 +241,10 @@ export function buildProgram(): Command {
     }),
   );
 
+  // Commands built in their own modules are added whole; give them the program's settings
+  // (exitOverride, output) as `.command()` does for the ones above.
+  for (const cmd of program.commands) cmd.copyInheritedSettings(program);
+
   return program;
 }
 
