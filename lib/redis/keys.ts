@@ -47,6 +47,12 @@ export const keys = {
   usageClaimed: (minuteStartMs: number, p = redisPrefix()) => `${p}{u:${minuteStartMs}}:usage:claimed`,
   /** <p>{u:<minute>}:usage:seq — the token of the minute's current claim (TTL 30 d); names the rollup cursor. */
   usageClaimSeq: (minuteStartMs: number, p = redisPrefix()) => `${p}{u:${minuteStartMs}}:usage:seq`,
+  /**
+   * <p>{<tag>}:rsv:<token> — a reservation's record in the slot of `counterKey` (any counter key,
+   * whose prefix and hash tag it takes): HASH c (reserved cost), u (JSON undo commands), a / r
+   * (actual cost, refunded; once settled); PEXPIRE RESERVATION_TTL_MS (lib/store/reservation.ts).
+   */
+  reservation: (counterKey: string, token: string) => `${counterKey.slice(0, counterKey.indexOf("}") + 1)}:rsv:${token}`,
   /** <p>{g:<limitId>}:c:<limitId>:_ — a tier limit with scope `global`: one counter across tenants. */
   globalLimit: (limitId: string, p = redisPrefix()) => `${p}{g:${limitId}}:c:${limitId}:_`,
 };

@@ -5,10 +5,12 @@
  * of them only if all allow. JavaScript runs one check() at a time, so no locking is needed.
  */
 import { evaluateCheck, releaseLease, slidingWindowLog, type AnyState, type EngineResult } from "../policy/algorithms";
+import { refundMark, refundState, type RefundMark } from "../policy/algorithms/refund";
 import type { SlidingLogState } from "../policy/algorithms/sliding-window-log";
 import type { ConcurrencyState } from "../policy/algorithms/concurrency";
 import { formatLeaseId, newLeaseToken, parseLeaseId } from "./lease-id";
-import type { AccuracySample, CheckOptions, CheckOutcome, CounterStore, LimitCheck, StoreDecision } from "./types";
+import { formatReservationId, parseReservationId, RESERVATION_TTL_MS } from "./reservation";
+import type { AccuracySample, CheckOptions, CheckOutcome, CounterStore, LimitCheck, SettleResult, StoreDecision } from "./types";
 
 export interface MemoryStoreOptions {
   /** The store's clock in ms (default Date.now); simulations and tests pass their own. */
@@ -25,9 +27,18 @@ interface Entry {
   expiresAtMs: number;
 }
 
+/** A committed `reserve` decision: what each check wrote, until settled or RESERVATION_TTL_MS. */
+interface Reservation {
+  cost: number;
+  committed: { check: LimitCheck; mark: RefundMark }[];
+  expiresAtMs: number;
+  settled?: { actualCost: number; refunded: number };
+}
+
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCounterStore {
   const clock = options.clock ?? Date.now;
   const entries = new Map<string, Entry>();
+  const reservations = new Map<string, Reservation>();
   let lastSweepMs = 0;
 
   function read(key: string, nowMs: number): AnyState | undefined {
@@ -50,6 +61,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
     if (nowMs - lastSweepMs < 1_000 && entries.size < 100_000) return;
     lastSweepMs = nowMs;
     for (const [key, entry] of entries) if (entry.expiresAtMs <= nowMs) entries.delete(key);
+    for (const [token, r] of reservations) if (r.expiresAtMs <= nowMs) reservations.delete(token);
   }
 
   /**
@@ -67,7 +79,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
   }
 
   return {
-    async check(checks: readonly LimitCheck[], { cost, dryRun }: CheckOptions): Promise<StoreDecision> {
+    async check(checks: readonly LimitCheck[], { cost, dryRun, reserve }: CheckOptions): Promise<StoreDecision> {
       const nowMs = clock();
       sweep(nowMs);
       const evaluated: { check: LimitCheck; result: EngineResult; token?: string }[] = checks.map((check) => {
@@ -77,10 +89,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
       const allowed = evaluated.every((e) => e.result.outcome.allowed);
       const commit = allowed && !dryRun;
       const denying = evaluated.filter((e) => !e.result.outcome.allowed).length;
+      const reserved: Reservation["committed"] = [];
       const outcomes: CheckOutcome[] = evaluated.map(({ check, result, token }) => {
         const consumed = commit && result.consumes;
         if (consumed) write(check.key, result.nextState, result.expiresAtMs, nowMs);
         else if (!dryRun && result.activityState) write(check.key, result.activityState, result.expiresAtMs, nowMs);
+        const mark = consumed && reserve ? refundMark(check, result.nextState, nowMs, token) : null;
+        if (mark) reserved.push({ check, mark });
         const outcome: CheckOutcome = { ...result.outcome };
         if (!consumed) outcome.remaining = result.idleRemaining;
         if (consumed && token) outcome.leaseId = formatLeaseId(token, cost, check.key);
@@ -88,7 +103,30 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
         if (check.exactLog && !dryRun) outcome.accuracy = exactLogSample(check, result, denying, nowMs, cost);
         return outcome;
       });
-      return { nowMs, allowed, outcomes };
+      if (reserved.length === 0) return { nowMs, allowed, outcomes };
+      const token = newLeaseToken();
+      reservations.set(token, { cost, committed: reserved, expiresAtMs: nowMs + RESERVATION_TTL_MS });
+      return { nowMs, allowed, outcomes, reservationId: formatReservationId(token, [`memory:rsv:${token}`]) };
+    },
+
+    async settle(reservationId: string, actualCost: number): Promise<SettleResult> {
+      const nowMs = clock();
+      const id = parseReservationId(reservationId);
+      const r = id ? reservations.get(id.token) : undefined;
+      if (!r || r.expiresAtMs <= nowMs) return { status: "unknown", reservedCost: 0, actualCost, refunded: 0 };
+      if (r.settled) {
+        const status = r.settled.actualCost === actualCost ? "replayed" : "conflict";
+        return { status, reservedCost: r.cost, actualCost: r.settled.actualCost, refunded: r.settled.refunded };
+      }
+      const units = Math.max(0, r.cost - actualCost);
+      for (const { check, mark } of r.committed) {
+        const entry = entries.get(check.key);
+        const state = read(check.key, nowMs);
+        // A refund never moves an expiry (nor creates state): the Redis twin keeps the key's TTL.
+        if (entry && state !== undefined) entries.set(check.key, { state: refundState(state, check, mark, units) ?? state, expiresAtMs: entry.expiresAtMs });
+      }
+      r.settled = { actualCost, refunded: units };
+      return { status: "settled", reservedCost: r.cost, actualCost, refunded: units };
     },
 
     async release(leaseId: string): Promise<boolean> {

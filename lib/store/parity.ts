@@ -1,6 +1,7 @@
 /**
  * Parity of the Lua twins with the pure algorithms: the same scenario (a limit, a start time, a
- * sequence of steps: time moves, costs, subjects, dry runs, two-subject decisions, releases) is
+ * sequence of steps: time moves, costs, subjects, dry runs, two-subject decisions, releases,
+ * reservations and their settles — SETTLE against refundState, lib/policy/algorithms/refund.ts) is
  * replayed through the memory store (the pure functions) and the Redis store (the Lua script, its
  * clock overridden to the scenario's), and every answer must be identical.
  * Used by lib/policy/algorithms/*.int.test.ts, one file per algorithm next to its pure twin.
@@ -25,6 +26,13 @@ export interface Step {
   release: boolean;
   /** Check this subject and the next one in one decision (all-or-nothing). */
   pair: boolean;
+  /** Decide with `reserve` (a committed decision can then be settled). */
+  reserve?: boolean;
+  /**
+   * Instead of checking: settle the newest unsettled reservation with this actual cost, or (again)
+   * settle the oldest settled one once more (a replay, or a conflict when the cost differs).
+   */
+  settle?: { actual: number; again: boolean } | null;
 }
 
 export interface Scenario {
@@ -73,6 +81,8 @@ const stepArbitrary = (maxCost: number) =>
     dryRun: fc.boolean().map((b) => b && Math.random() < 0.2),
     release: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
     pair: fc.integer({ min: 0, max: 6 }).map((n) => n === 0),
+    reserve: fc.boolean(),
+    settle: fc.option(fc.record({ actual: fc.integer({ min: 0, max: maxCost + 1 }), again: fc.integer({ min: 0, max: 3 }).map((n) => n === 0) }), { freq: 3 }),
   });
 
 export function scenarioArbitrary(algorithm: ParityAlgorithm): fc.Arbitrary<Scenario> {
@@ -101,6 +111,13 @@ export function fixedScenarios(algorithm: ParityAlgorithm): Scenario[] {
   const s = (dtMs: number, cost = 1, subject = 0, extra: Partial<Step> = {}): Step =>
     ({ dtMs, cost, subject, dryRun: false, release: false, pair: false, ...extra });
   const burst = [s(0), s(0), s(0), s(0), s(0), s(0), s(0, 2), s(0, 7)];
+  // Reserve 3 and settle at 1, reserve 3 on two counters and settle at 0, replay, conflict, a cost
+  // above the reservation: each refund must show in the next answers of both stores.
+  const settle = (actual: number, again = false) => s(0, 1, 0, { settle: { actual, again } });
+  const reserveSettle = [
+    s(0, 3, 0, { reserve: true }), settle(1), s(0), s(0), s(0, 3, 0, { reserve: true, pair: true }), settle(0), s(0, 2),
+    settle(1, true), settle(2, true), s(0, 4, 1, { reserve: true }), settle(9), s(0, 2, 1), s(3, 5), s(0, 2, 0, { reserve: true }), s(500), settle(0),
+  ];
   return [
     { check: check({}), weights: [1, 2, 3], startMs: Date.UTC(2026, 11, 2, 12, 0, 0, 250), steps: burst },
     {
@@ -115,6 +132,8 @@ export function fixedScenarios(algorithm: ParityAlgorithm): Scenario[] {
       startMs: Date.UTC(2026, 5, 30, 23, 59, 59, 999),
       steps: [s(0), s(1), s(1), s(1), s(5), s(0, 1, 0, { dryRun: true }), s(40 * DAY), s(0), s(0), s(0), s(0)],
     },
+    { check: check({}), weights: [1, 2, 3], startMs: Date.UTC(2026, 11, 2, 12, 0, 0, 250), steps: reserveSettle },
+    { check: check({ limit: 6, burst: 6, windowMs: 60_000, precision: 2, mode: "delay", maxDelayMs: 20_000 }), weights: [2, 1, 1], startMs: Date.UTC(2026, 11, 2, 12, 0, 30), steps: reserveSettle },
   ];
 }
 
@@ -166,6 +185,8 @@ export async function expectParity(redis: Redis, prefix: string, scenario: Scena
       ? { ...scenario.check, key: `${prefix}{g:cap${cap}${run}}:g`, fairShare: { member: `m${subject}`, weight: scenario.weights[subject] } }
       : { ...scenario.check, key: `${prefix}{t:p${run}}:c:l1:s${subject}` };
   const leases: { memory: string; redis: string }[] = [];
+  const reservations: { memory: string; redis: string }[] = [];
+  const settled: { memory: string; redis: string }[] = [];
 
   if (onRedisTime) nowMs = await redisNowMs();
   const startMs = nowMs;
@@ -180,8 +201,15 @@ export async function expectParity(redis: Redis, prefix: string, scenario: Scena
       expect(await lua.release(lease.redis), where).toBe(await memory.release(lease.memory));
       continue;
     }
+    if (step.settle && (step.settle.again ? settled : reservations).length > 0) {
+      const ids = step.settle.again ? settled[0]! : reservations.pop()!;
+      if (!step.settle.again) settled.push(ids);
+      if (onRedisTime) nowMs = await redisNowMs();
+      expect(await lua.settle(ids.redis, step.settle.actual), `${where}: settle`).toEqual(await memory.settle(ids.memory, step.settle.actual));
+      continue;
+    }
     const checks = step.pair ? [checkFor(step.subject), checkFor((step.subject + 1) % 3, 2)] : [checkFor(step.subject)];
-    const options = { cost: step.cost, dryRun: step.dryRun };
+    const options = { cost: step.cost, dryRun: step.dryRun, reserve: step.reserve === true };
     // On Redis time, Redis decides first and the memory store then decides at the instant it reported.
     const r = await lua.check(checks, options);
     if (onRedisTime) nowMs = r.nowMs;
@@ -194,5 +222,7 @@ export async function expectParity(redis: Redis, prefix: string, scenario: Scena
     m.outcomes.forEach((o, i) => {
       if (o.leaseId && r.outcomes[i].leaseId) leases.push({ memory: o.leaseId, redis: r.outcomes[i].leaseId! });
     });
+    expect(r.reservationId !== undefined, `${where}: a reservation in both stores or neither`).toBe(m.reservationId !== undefined);
+    if (r.reservationId && m.reservationId) reservations.push({ memory: m.reservationId, redis: r.reservationId });
   }
 }

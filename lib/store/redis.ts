@@ -36,9 +36,12 @@ import { isNoScript, type RedisClient as Client } from "../redis/client";
 import { decideLua, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS, SHADOW_BITS } from "./lua/decide";
 import { REFUND_LUA } from "./lua/refund";
 import { RELEASE_LUA } from "./lua/release";
+import { SETTLE_LUA } from "./lua/settle";
 import { newLeaseToken, parseLeaseId, formatLeaseId } from "./lease-id";
 import { deadline, withTimeout } from "../net/timeout";
-import { StoreTimeoutError, type CheckOptions, type CheckOutcome, type CounterStore, type LimitCheck, type StoreDecision } from "./types";
+import { keys as redisKeys } from "../redis/keys";
+import { formatReservationId, parseReservationId, RESERVATION_TTL_MS } from "./reservation";
+import { StoreTimeoutError, type CheckOptions, type CheckOutcome, type CounterStore, type LimitCheck, type SettleResult, type StoreDecision } from "./types";
 
 export interface RedisStoreOptions {
   /**
@@ -73,6 +76,7 @@ interface Script {
 const script = (source: string): Script => ({ source, sha: createHash("sha1").update(source).digest("hex") });
 const REFUND = script(REFUND_LUA);
 const RELEASE = script(RELEASE_LUA);
+const SETTLE = script(SETTLE_LUA);
 
 /** DECIDE scripts by the algorithms they contain (a handful of distinct sets in practice). */
 const decideScripts = new Map<string, Script>();
@@ -363,9 +367,9 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     cancel = deadline(budgetMs, answered, expire);
     return () => cancel();
   }
-  function decideCoalesced(checks: readonly LimitCheck[], cost: number, dryRun: boolean, timeoutMs: number | undefined): Promise<GroupResult> {
+  function decideCoalesced(checks: readonly LimitCheck[], cost: number, dryRun: boolean, timeoutMs: number | undefined, wantUndo = false): Promise<GroupResult> {
     return new Promise<GroupResult>((resolve, reject) => {
-      queue.push({ checks, cost, flags: dryRun ? 1 : 0, timeoutMs, settled: false, resolve, reject });
+      queue.push({ checks, cost, flags: (dryRun ? 1 : 0) + (wantUndo ? 2 : 0), timeoutMs, settled: false, resolve, reject });
       if (!scheduled) {
         scheduled = true;
         setImmediate(flush);
@@ -385,7 +389,7 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     await run(REFUND, keys, args);
   }
 
-  async function checkAcrossSlots(checks: readonly LimitCheck[], cost: number, dryRun: boolean): Promise<StoreDecision> {
+  async function checkAcrossSlots(checks: readonly LimitCheck[], cost: number, dryRun: boolean, reserve: boolean): Promise<StoreDecision> {
     const groups = new Map<string, number[]>();
     checks.forEach((c, i) => {
       const tag = hashTag(c.key);
@@ -402,12 +406,13 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     let nowMs = 0;
     for (const tag of order) {
       const idx = groups.get(tag)!;
-      const r = await decide(idx.map((i) => checks[i]), cost, dryRun || !allowed, tag !== homeTag);
+      const r = await decide(idx.map((i) => checks[i]), cost, dryRun || !allowed, tag !== homeTag || reserve);
       nowMs = Math.max(nowMs, r.nowMs);
       idx.forEach((i, j) => (outcomes[i] = r.outcomes[j]));
       if (!r.allowed) allowed = false;
       else if (allowed && !dryRun) reserved.push(r.undo);
     }
+    if (allowed && reserve && !dryRun) return { nowMs, allowed, outcomes, reservationId: await recordReservation(nowMs, cost, reserved.flat()) };
     if (!allowed && reserved.length > 0) {
       // Take back what the allowing slots committed; their outcomes then show nothing consumed.
       await Promise.all(reserved.map(refund));
@@ -428,8 +433,57 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     );
   }
 
+  /**
+   * Writes a committed reservation's records (one per hash slot its commands touch, each with the
+   * reservation TTL) and returns its id; undefined when nothing was committed. Written after the
+   * DECIDE that committed: if this write fails, the request stays charged in full (never refunded).
+   */
+  async function recordReservation(nowMs: number, cost: number, undo: UndoCommand[]): Promise<string | undefined> {
+    if (undo.length === 0) return undefined;
+    const token = newLeaseToken();
+    const bySlot = new Map<string, UndoCommand[]>();
+    for (const cmd of undo) {
+      const record = redisKeys.reservation(String(cmd[1]), token);
+      bySlot.set(record, [...(bySlot.get(record) ?? []), cmd]);
+    }
+    try {
+      await Promise.all(
+        [...bySlot].map(([record, cmds]) => redis
+            .multi()
+            .hset(record, { c: String(cost), u: JSON.stringify(cmds), e: String(nowMs + RESERVATION_TTL_MS) })
+            // With a test clock real time runs apart from the scenario's: `e` decides, the TTL only collects.
+            .pexpire(record, RESERVATION_TTL_MS + (options.testClock ? 60 * 60_000 : 0))
+            .exec(),
+        ),
+      );
+    } catch {
+      return undefined;
+    }
+    return formatReservationId(token, [...bySlot.keys()]);
+  }
+
+  async function settleRecord(record: string, actualCost: number): Promise<SettleResult> {
+    const payload = await redis.hget(record, "u");
+    if (payload === null) return { status: "unknown", reservedCost: 0, actualCost, refunded: 0 };
+    const commandKeys = [...new Set((JSON.parse(payload) as UndoCommand[]).map((cmd) => String(cmd[1])))];
+    const [status, reserved, actual, refunded] = (await run(SETTLE, [record, ...commandKeys], [String(actualCost), nowArg()])) as [SettleResult["status"], string, string, string];
+    return { status, reservedCost: Number(reserved), actualCost: Number(actual), refunded: Number(refunded) };
+  }
+
   return {
-    async check(checks: readonly LimitCheck[], { cost, dryRun, timeoutMs }: CheckOptions): Promise<StoreDecision> {
+    async settle(reservationId: string, actualCost: number): Promise<SettleResult> {
+      const id = parseReservationId(reservationId);
+      if (!id) return { status: "unknown", reservedCost: 0, actualCost, refunded: 0 };
+      // One record per slot, each settled once on its own: a settle repeated after a partial
+      // failure (Redis Cluster) finishes the slots still owed and replays the others.
+      const results = await Promise.all(id.records.map((record) => settleRecord(record, actualCost)));
+      const known = results.filter((r) => r.status !== "unknown");
+      if (known.length === 0) return results[0]!;
+      const pick = known.find((r) => r.status === "conflict") ?? known.find((r) => r.status === "settled") ?? known[0]!;
+      return pick;
+    },
+
+    async check(checks: readonly LimitCheck[], { cost, dryRun, timeoutMs, reserve = false }: CheckOptions): Promise<StoreDecision> {
       const budget = <T>(p: Promise<T>) => (timeoutMs === undefined ? p : withTimeout(p, timeoutMs, () => new StoreTimeoutError()));
       if (checks.length === 0) {
         const [s, us] = options.testClock ? [0, 0] : await budget(redis.time());
@@ -438,9 +492,13 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
       if (isCluster(redis) && new Set(checks.map((c) => hashTag(c.key))).size > 1) {
         // Several round trips: the budget covers them together (a timeout mid-way leaves reserved
         // global units counted until their window passes: it errs on the side of limiting).
-        return budget(checkAcrossSlots(checks, cost, dryRun));
+        return budget(checkAcrossSlots(checks, cost, dryRun, reserve));
       }
-      const { nowMs, allowed, outcomes } = coalesce ? await decideCoalesced(checks, cost, dryRun, timeoutMs) : await budget(decide(checks, cost, dryRun));
+      const wantUndo = reserve && !dryRun;
+      const { nowMs, allowed, outcomes, undo } = coalesce
+        ? await decideCoalesced(checks, cost, dryRun, timeoutMs, wantUndo)
+        : await budget(decide(checks, cost, dryRun, wantUndo));
+      if (allowed && wantUndo) return { nowMs, allowed, outcomes, reservationId: await recordReservation(nowMs, cost, undo) };
       return { nowMs, allowed, outcomes };
     },
 

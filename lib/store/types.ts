@@ -43,6 +43,8 @@ export interface CheckOptions {
   cost: number;
   /** Evaluate without consuming anything. */
   dryRun: boolean;
+  /** Keep what this decision commits refundable: a committed decision then has a `reservationId` for `settle`. */
+  reserve?: boolean;
   /**
    * The store budget of this decision (ms): how long the store may take to answer once the
    * command is on its way — time the decision waited inside this process before that does not
@@ -91,11 +93,28 @@ export interface StoreDecision {
   allowed: boolean;
   /** One outcome per check, in the order given. */
   outcomes: CheckOutcome[];
+  /** With `reserve`, on a decision that committed something: what `settle` takes (lib/store/reservation.ts). */
+  reservationId?: string;
+}
+
+/**
+ * `settle`: `settled` refunded `refunded = max(0, reservedCost − actualCost)` units on every
+ * counter the reservation committed; `replayed` it had been settled with this actual cost already
+ * (nothing more refunded); `conflict` it had been settled with another one (`actualCost` is that
+ * one); `unknown` no such reservation, or older than RESERVATION_TTL_MS.
+ */
+export interface SettleResult {
+  status: "settled" | "replayed" | "conflict" | "unknown";
+  reservedCost: number;
+  actualCost: number;
+  refunded: number;
 }
 
 export interface CounterStore {
   check(checks: readonly LimitCheck[], options: CheckOptions): Promise<StoreDecision>;
   /** Frees a concurrency lease; false when it was unknown or already expired. */
   release(leaseId: string): Promise<boolean>;
+  /** Gives back the unused part of a reservation, once (see SettleResult). */
+  settle(reservationId: string, actualCost: number): Promise<SettleResult>;
   close(): Promise<void>;
 }

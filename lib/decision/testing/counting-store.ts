@@ -23,6 +23,9 @@ export class CountingStore implements CounterStore {
   release(leaseId: string) {
     return this.inner.release(leaseId);
   }
+  settle(reservationId: string, actualCost: number) {
+    return this.inner.settle(reservationId, actualCost);
+  }
   close() {
     return this.inner.close();
   }

@@ -1,0 +1,70 @@
+/**
+ * SETTLE — gives back the unused part of a reservation (POST /v1/settle), once: the Lua twin of
+ * refundState in lib/policy/algorithms/refund.ts. KEYS[1]: the reservation record, then the keys
+ * of its commands (all in one slot). ARGV[1]: the actual cost, [2] now override in ms (tests only;
+ * else Redis TIME).
+ *
+ * The record (a HASH written by the Redis store when a `reserve` decision commits, with the
+ * reservation's TTL) holds `c`, the reserved cost, and `u`, the JSON list of the commands DECIDE
+ * returned to take that commit back (`DECRBY k cost`, `HINCRBY k f -cost·unit`, `ZREM k member…`),
+ * and `e`, when it expires (ms, store clock: exact, whatever PEXPIRE's granularity).
+ * Settling scales each to `units = max(0, c − actual)`: never more than was reserved, never below
+ * zero on any counter, only on keys that still exist (a refund never creates one, nor touches an
+ * expiry), and all of them in this one script (all-or-nothing). Then it records `a` (actual) and
+ * `r` (refunded): the same settle again answers `replayed` and refunds nothing more; another actual
+ * cost answers `conflict`. No record (never made, or older than its TTL): `unknown`.
+ *
+ * Returns {status, reserved, actual, refunded}.
+ */
+export const SETTLE_LUA = `
+local function fmt(n) return string.format('%.0f', n) end
+local actual = tonumber(ARGV[1])
+local now
+if ARGV[2] ~= nil and ARGV[2] ~= '' then
+  now = tonumber(ARGV[2])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local vals = redis.call('HMGET', KEYS[1], 'c', 'u', 'a', 'r', 'e')
+if not vals[1] or tonumber(vals[5]) <= now then return {'unknown', 0, fmt(actual), 0} end
+local cost = tonumber(vals[1])
+if vals[3] then
+  local status = 'replayed'
+  if tonumber(vals[3]) ~= actual then status = 'conflict' end
+  return {status, fmt(cost), vals[3], vals[4]}
+end
+local units = math.max(0, cost - actual)
+if units > 0 then
+  for _, cmd in ipairs(cjson.decode(vals[2])) do
+    local name, key = cmd[1], cmd[2]
+    if name == 'DECRBY' then
+      -- fixed window, quota: that window's / period's count
+      local v = tonumber(redis.call('GET', key))
+      if v then redis.call('DECRBY', key, fmt(math.min(units, v))) end
+    elseif name == 'HINCRBY' then
+      -- sliding-window sub-window, bucket level (units × window), global cap total and tenant
+      local field = cmd[3]
+      local v = tonumber(redis.call('HGET', key, field))
+      if v then redis.call('HINCRBY', key, field, fmt(-math.min(units * (-tonumber(cmd[4]) / cost), v))) end
+    elseif name == 'ZREM' then
+      local member = cmd[3]
+      if #cmd == 3 and string.find(member, '^%d+:%d+:%d+$') then
+        -- a sliding-log entry <atMs>:<n>:<cost>: it keeps cost − units
+        local score = redis.call('ZSCORE', key, member)
+        if score then
+          local c = tonumber(string.match(member, ':(%d+)$'))
+          local left = c - math.min(units, c)
+          redis.call('ZREM', key, member)
+          if left > 0 then redis.call('ZADD', key, score, (string.gsub(member, ':%d+$', ':' .. fmt(left)))) end
+        end
+      else
+        -- a lease's units <token>:1..cost: the highest ones go
+        for j = #cmd - math.min(units, #cmd - 2) + 1, #cmd do redis.call('ZREM', key, cmd[j]) end
+      end
+    end
+  end
+end
+redis.call('HSET', KEYS[1], 'a', fmt(actual), 'r', fmt(units))
+return {'settled', fmt(cost), fmt(actual), fmt(units)}
+`;
