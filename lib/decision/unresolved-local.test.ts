@@ -33,6 +33,7 @@ const T0 = 1_800_000_000_000 - (1_800_000_000_000 % 60_000) + 1_000;
 const downStore: CounterStore = {
   check: () => Promise.reject(new Error("ECONNREFUSED")),
   release: () => Promise.resolve(false),
+  settle: () => Promise.reject(new Error("ECONNREFUSED")),
   close: () => Promise.resolve(),
 };
 
