@@ -28,6 +28,9 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: "int",
+          // graphql 17 has a development build: inlined, graphql-query-complexity gets the same copy
+          // as the tests (externalised, Node would load the production one: two graphql modules).
+          server: { deps: { inline: ["graphql-query-complexity"] } },
           include: ["lib/**/*.int.test.ts", "worker/**/*.int.test.ts", "app/**/*.int.test.ts"],
           environment: "node",
           globalSetup: ["./test/global-setup.ts"],

@@ -11,7 +11,7 @@
  * `fetch` only, no runtime dependency: it runs on Node 20+, edge runtimes and browsers.
  */
 import { type Clock, deadlineSignal, realClock } from "./clock.js";
-import type { DecisionAnswer, DecisionRequest, WireAnswer } from "./types.js";
+import type { DecisionAnswer, DecisionRequest, SettleAnswer, SettleOutcome, WireAnswer } from "./types.js";
 
 /** The decision API's batch limit (`{ requests: [...] }`); `checkMany` splits longer lists. */
 export const MAX_BATCH = 100;
@@ -93,7 +93,18 @@ function isAnswer(value: unknown): value is WireAnswer {
   return isObject(value) && typeof value.allowed === "boolean" && typeof value.status === "number" && isObject(value.headers);
 }
 
-type Posted = { ok: true; body: unknown } | { ok: false; error: string };
+function isSettleAnswer(value: unknown): value is SettleAnswer {
+  return (
+    isObject(value) &&
+    typeof value.reservationId === "string" &&
+    typeof value.reservedCost === "number" &&
+    typeof value.actualCost === "number" &&
+    typeof value.refunded === "number" &&
+    typeof value.replayed === "boolean"
+  );
+}
+
+type Posted = { ok: true; status: number; body: unknown } | { ok: false; error: string };
 
 export class SluiceClient {
   readonly url: string;
@@ -157,6 +168,23 @@ export class SluiceClient {
     if (leaseId === "") return false;
     const posted = await this.post("/v1/release", { leaseId });
     return posted.ok && isObject(posted.body) && posted.body.released === true;
+  }
+
+  /**
+   * Settles a reservation (a `reserve: true` check's `reservationId`) with the cost the work
+   * actually had: the difference is refunded, once. Safe to repeat with the same `actualCost` (the
+   * answer is the same, `replayed: true`). Never throws for an unknown id, a conflict or an
+   * unreachable decision API: see SettleOutcome.
+   */
+  async settle(reservationId: string, actualCost: number, options: { signal?: AbortSignal } = {}): Promise<SettleOutcome> {
+    const posted = await this.post("/v1/settle", { reservationId, actualCost }, options.signal, [200, 404, 409]);
+    if (!posted.ok) return { ok: false, reason: "unavailable", error: posted.error };
+    const body = posted.body;
+    if (posted.status === 200 && isSettleAnswer(body)) return { ok: true, ...body };
+    const error = isObject(body) && isObject(body.error) && typeof body.error.message === "string" ? body.error.message : `HTTP ${posted.status}`;
+    if (posted.status === 404) return { ok: false, reason: "unknown", error };
+    if (posted.status === 409) return { ok: false, reason: "conflict", error };
+    return { ok: false, reason: "unavailable", error: "unexpected answer from /v1/settle" };
   }
 
   /** Decides and returns a lease to hold while the work runs: `await using lease = await client.acquire(req)`. */
@@ -225,8 +253,11 @@ export class SluiceClient {
     return { allowed: false, status: 503, reason: "store_unavailable", ...base };
   }
 
-  /** One POST within timeoutMs (connect, answer and body). Throws only SluiceRequestError. */
-  private async post(path: string, body: unknown, signal?: AbortSignal): Promise<Posted> {
+  /**
+   * One POST within timeoutMs (connect, answer and body). Throws only SluiceRequestError. `answers`:
+   * the statuses that are answers of this endpoint (with a JSON body), not failures.
+   */
+  private async post(path: string, body: unknown, signal?: AbortSignal, answers: readonly number[] = [200]): Promise<Posted> {
     const deadline = deadlineSignal(this.timeoutMs, signal, `the decision API did not answer within ${this.timeoutMs} ms`);
     try {
       const res = await this.fetchFn(`${this.url}${path}`, {
@@ -242,7 +273,7 @@ export class SluiceClient {
       } catch {
         // A proxy's HTML error page, a truncated body: reported below by status.
       }
-      if (res.status === 200 && parsed !== undefined) return { ok: true, body: parsed };
+      if (answers.includes(res.status) && parsed !== undefined) return { ok: true, status: res.status, body: parsed };
       const error = isObject(parsed) && isObject(parsed.error) ? parsed.error : {};
       const message = typeof error.message === "string" ? error.message : `HTTP ${res.status}`;
       if (res.status === 400 || res.status === 413) {

@@ -11,4 +11,4 @@ export { OriginCooldowns, sharedCooldowns } from "./cooldowns.js";
 export { legacyResetMs, parseRateLimitList, rateLimitResetMs, retryAfterMs, serverDelayMs } from "./retry-headers.js";
 export { realClock } from "./clock.js";
 export type { Clock } from "./clock.js";
-export type { DecisionAnswer, DecisionRequest, ExplainedCheck, Reason, WireAnswer } from "./types.js";
+export type { DecisionAnswer, DecisionRequest, ExplainedCheck, Reason, SettleAnswer, SettleOutcome, WireAnswer } from "./types.js";

@@ -6,7 +6,8 @@ import { describe, expectTypeOf, it } from "vitest";
 import type { DecisionAnswer as ServerAnswer, ExplainedCheck as ServerCheck } from "../decision/answer";
 import type { DecisionRequest as ServerRequest } from "../decision/engine";
 import type { Reason as ServerReason } from "../policy/types";
-import type { DecisionRequest, ExplainedCheck, Reason, WireAnswer } from "./types";
+import type { SettleAnswer as ServerSettleAnswer } from "../../worker/decision/settle";
+import type { DecisionRequest, ExplainedCheck, Reason, SettleAnswer, WireAnswer } from "./types";
 
 describe("the SDK's wire types equal the decision server's", () => {
   it("answer, request, reason and explained check", () => {
@@ -14,5 +15,6 @@ describe("the SDK's wire types equal the decision server's", () => {
     expectTypeOf<DecisionRequest>().toEqualTypeOf<ServerRequest>();
     expectTypeOf<Reason>().toEqualTypeOf<ServerReason>();
     expectTypeOf<ExplainedCheck>().toEqualTypeOf<ServerCheck>();
+    expectTypeOf<SettleAnswer>().toEqualTypeOf<ServerSettleAnswer>();
   });
 });

@@ -32,6 +32,11 @@ export interface DecisionRequest {
   dryRun?: boolean;
   /** Include every limit checked and its counters in `checks`. */
   explain?: boolean;
+  /**
+   * Reserve `cost` now and settle the actual cost later (`SluiceClient.settle`): an allowed answer
+   * carries `reservationId`, and the difference is refunded once the work is done.
+   */
+  reserve?: boolean;
 }
 
 /** With `explain: true`: one limit the decision checked. */
@@ -79,9 +84,32 @@ export interface WireAnswer {
   degraded?: boolean;
   /** Concurrency leases taken; free them with `release`. Comma-separated if several. */
   leaseId?: string;
+  /** With `reserve: true`, on an allowed decision that committed something: pass it to `settle`. */
+  reservationId?: string;
   dryRun?: boolean;
   checks?: ExplainedCheck[];
 }
+
+/** `POST /v1/settle`'s answer. */
+export interface SettleAnswer {
+  reservationId: string;
+  reservedCost: number;
+  actualCost: number;
+  /** Units given back on every counter the reservation committed: max(0, reservedCost − actualCost). */
+  refunded: number;
+  /** The same settle had been made before: nothing more was refunded. */
+  replayed: boolean;
+}
+
+/**
+ * What `SluiceClient.settle` hands back: the settle (`ok`), or why not — `unknown` (no such
+ * reservation, or it expired after 10 minutes: it stays charged in full), `conflict` (settled with
+ * another actual cost before; `error` names it), `unavailable` (the decision API could not be asked
+ * in time; the same settle again is safe).
+ */
+export type SettleOutcome =
+  | ({ ok: true } & SettleAnswer)
+  | { ok: false; reason: "unknown" | "conflict" | "unavailable"; error: string };
 
 /**
  * What `SluiceClient` hands back: the wire answer, or one the SDK made itself because the decision

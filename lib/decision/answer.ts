@@ -50,6 +50,8 @@ export interface DecisionAnswer {
   degraded?: boolean;
   /** Concurrency leases taken; release them with POST /v1/release. Comma-separated if several. */
   leaseId?: string;
+  /** With `reserve: true`, on an allowed decision that committed something: the id POST /v1/settle takes. */
+  reservationId?: string;
   dryRun?: boolean;
   /** With `explain: true`: every check and its counters. */
   checks?: ExplainedCheck[];

@@ -15,7 +15,7 @@ import { limitsFor } from "../policy/compile";
 import { resolveOperation } from "../policy/match";
 import { withTimeout } from "../net/timeout";
 import type { FailureMode } from "../policy/types";
-import { StoreTimeoutError, type CounterStore, type LimitCheck, type StoreDecision } from "../store/types";
+import { StoreTimeoutError, type CounterStore, type LimitCheck, type SettleResult, type StoreDecision } from "../store/types";
 import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer } from "./answer";
 import type { CircuitBreaker } from "./breaker";
 import { localShare, planChecks, planUnresolvedChecks, type PlannedCheck } from "./checks";
@@ -47,6 +47,8 @@ export interface DecisionRequest {
   cost?: number;
   dryRun?: boolean;
   explain?: boolean;
+  /** Keep what this decision commits refundable: an allowed answer then carries `reservationId` for POST /v1/settle. */
+  reserve?: boolean;
 }
 
 export interface EngineDeps {
@@ -186,7 +188,7 @@ export class DecisionEngine {
     }
     let decision: StoreDecision;
     try {
-      decision = await this.deps.store.check(checks, { cost, dryRun, timeoutMs: this.budgetFor(failureMode) });
+      decision = await this.deps.store.check(checks, { cost, dryRun, reserve: req.reserve === true, timeoutMs: this.budgetFor(failureMode) });
       this.deps.breaker.success(this.now());
     } catch (error) {
       const kind = this.storeFailed(error, startedMs);
@@ -195,6 +197,7 @@ export class DecisionEngine {
     this.clock.observe(decision.nowMs);
     this.deps.denyCache?.observe(checks, decision, cost, startedMs);
     const answer = answerFromStore(ctx, decision, planned, { explain, dryRun });
+    if (decision.reservationId !== undefined) answer.reservationId = decision.reservationId;
     const accuracy = this.deps.accuracySample ? accuracyOf(decision, planned) : null;
     return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, denialOf(decision, planned), accuracy);
   }
@@ -226,6 +229,16 @@ export class DecisionEngine {
       else any = true;
     }
     return any;
+  }
+
+  /**
+   * Gives back the unused part of a reservation (POST /v1/settle; lib/store/types.ts SettleResult).
+   * Only the counter store holds reservations: a degraded answer never carried one. Throws
+   * StoreTimeoutError when the store does not answer within 4 × the budget (the settle may have
+   * run: a retry with the same actual cost replays it).
+   */
+  settle(reservationId: string, actualCost: number): Promise<SettleResult> {
+    return withTimeout(this.deps.store.settle(reservationId, actualCost), closedWaitMs(this.deps.storeTimeoutMs), () => new StoreTimeoutError());
   }
 
   /**

@@ -39,6 +39,7 @@ const checkSchema = z
       .optional(),
     dryRun: z.boolean({ error: "expected a boolean" }).optional(),
     explain: z.boolean({ error: "expected a boolean" }).optional(),
+    reserve: z.boolean({ error: "expected a boolean" }).optional(),
   })
   .refine((v) => v.key !== undefined || v.tenant !== undefined, {
     error: "one of key or tenant is required",
@@ -98,7 +99,7 @@ const okText = (v: unknown): v is string => typeof v === "string" && v.length >=
  * error, and on a valid body they give the same request.
  */
 function fastCheck(v: Record<string, unknown>): DecisionRequest | null {
-  const { key, tenant, operation, ip, cost, dryRun, explain } = v;
+  const { key, tenant, operation, ip, cost, dryRun, explain, reserve } = v;
   if (!okText(operation)) return null;
   if (key !== undefined ? !okText(key) || tenant !== undefined : !okText(tenant)) return null;
   const out: DecisionRequest = { operation };
@@ -119,6 +120,10 @@ function fastCheck(v: Record<string, unknown>): DecisionRequest | null {
   if (explain !== undefined) {
     if (typeof explain !== "boolean") return null;
     out.explain = explain;
+  }
+  if (reserve !== undefined) {
+    if (typeof reserve !== "boolean") return null;
+    out.reserve = reserve;
   }
   return out;
 }
@@ -156,4 +161,26 @@ export function parseReleaseBody(body: unknown): { ok: true; leaseId: string } |
   const result = releaseSchema.safeParse(body);
   if (!result.success) return { ok: false, error: firstIssue(result.error, [], body) };
   return { ok: true, leaseId: result.data.leaseId };
+}
+
+const settleSchema = z.object({
+  reservationId: z
+    .string({ error: "expected a reservation id" })
+    .min(1, { error: "expected a reservation id" })
+    .max(MAX_FIELD_CHARS * 8, { error: "too long" }),
+  actualCost: z
+    .number({ error: "expected an integer ≥ 0" })
+    .int({ error: "expected an integer ≥ 0" })
+    .min(0, { error: "expected an integer ≥ 0" })
+    .max(MAX_COST, { error: `expected an integer ≤ ${MAX_COST}` }),
+});
+
+export type SettleBody = z.infer<typeof settleSchema>;
+
+/** Parses a /v1/settle body: `{ reservationId, actualCost }` (actualCost an integer ≥ 0). */
+export function parseSettleBody(body: unknown): { ok: true; value: SettleBody } | { ok: false; error: FieldError } {
+  if (!isPlainObject(body)) return { ok: false, error: { field: "", message: "body: expected a JSON object" } };
+  const result = settleSchema.safeParse(body);
+  if (!result.success) return { ok: false, error: firstIssue(result.error, [], body) };
+  return { ok: true, value: result.data };
 }

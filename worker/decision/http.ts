@@ -1,6 +1,6 @@
 /**
  * The decision server's HTTP adapter (docs/decision-api.md): POST /v1/check (single or batch), ANY
- * /v1/forward-auth, POST /v1/release, GET /healthz, /readyz, /metrics, on plain node:http. It
+ * /v1/forward-auth, POST /v1/release, POST /v1/settle (./settle.ts), GET /healthz, /readyz, /metrics, on plain node:http. It
  * authenticates, parses (lib/decision/request.ts), calls `engine.decide` and writes the answer;
  * the decision itself is the engine's.
  *
@@ -18,6 +18,7 @@ import { errorMessage, type Logger } from "../../lib/log";
 import { MAX_FIELD_CHARS, parseCheckBody, parseReleaseBody, type FieldError } from "../../lib/decision/request";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { ServiceTokens } from "./service-tokens";
+import { settleRoute } from "./settle";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -207,23 +208,41 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     json(res, answer.status, answer, headers);
   }
 
-  async function handleRelease(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  /** A service-token POST's JSON body, or undefined once the error is answered. */
+  async function authedJson(req: http.IncomingMessage, res: http.ServerResponse): Promise<{ value: unknown } | undefined> {
     if (!tokens.accepts(bearer(header(req, "authorization")))) {
       json(res, 401, errorBody("unauthorized", "missing or wrong service token"));
       req.resume();
-      return;
+      return undefined;
     }
     const body = parseJson(await readBody(req));
-    if (!body.ok) return invalid(res, { field: "", message: "body: malformed JSON" });
+    if (!body.ok) {
+      invalid(res, { field: "", message: "body: malformed JSON" });
+      return undefined;
+    }
+    return body;
+  }
+
+  async function handleRelease(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const body = await authedJson(req, res);
+    if (!body) return;
     const parsed = parseReleaseBody(body.value);
     if (!parsed.ok) return invalid(res, parsed.error);
     json(res, 200, { released: await engine.release(parsed.leaseId) });
+  }
+
+  async function handleSettle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const body = await authedJson(req, res);
+    if (!body) return;
+    const out = await settleRoute(engine, body.value);
+    json(res, out.status, out.body, out.headers);
   }
 
   const routes: Record<string, { methods: string[] | null; handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> | void }> = {
     "/v1/check": { methods: ["POST"], handle: handleCheck },
     [FORWARD_AUTH_PATH]: { methods: null, handle: handleForwardAuth },
     "/v1/release": { methods: ["POST"], handle: handleRelease },
+    "/v1/settle": { methods: ["POST"], handle: handleSettle },
     "/healthz": { methods: ["GET", "HEAD"], handle: (_req, res) => json(res, 200, { ok: true }) },
     "/readyz": {
       methods: ["GET", "HEAD"],
