@@ -126,11 +126,12 @@ export function buildProgram(): Command {
 
   program
     .command("rollback")
-    .description("republish an earlier version as a new version")
+    .description("republish an earlier version as a new version and reset the draft to it")
     .requiredOption("--to <version>", "the version to restore", parseVersion)
     .action(async (opts: { to: number }) => {
       const r = await rollbackPolicy({ db: database(), redis: redisClient(true) }, { actor: actor(), toVersion: opts.to });
       out(`Rolled back: v${r.version} is live with the document of v${opts.to}.`);
+      out(r.draftReset === null ? `Warning: ${r.draftNote}.` : `The draft was reset to it (${r.draftReset} row(s) changed).`);
     });
 
   program

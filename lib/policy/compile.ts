@@ -70,7 +70,7 @@ function limitName(tier: string, operation: string, scope: string): string {
   return operation === ANY_OPERATION ? `${tier}-${scope}` : `${tier}-${operation}-${scope}`;
 }
 
-function compileLimit(tier: string, l: LimitSpec): CompiledLimit {
+export function compileLimit(tier: string, l: LimitSpec): CompiledLimit {
   return {
     id: limitId(tier, l.operation, l.scope, l.algorithm),
     name: limitName(tier, l.operation, l.scope),
@@ -87,7 +87,7 @@ function compileLimit(tier: string, l: LimitSpec): CompiledLimit {
   };
 }
 
-function compileQuota(tier: string, q: QuotaSpec): CompiledQuota {
+export function compileQuota(tier: string, q: QuotaSpec): CompiledQuota {
   return { id: quotaId(tier, q.operation, q.period), operation: q.operation, period: q.period, limit: q.limit, overage: q.overage };
 }
 
@@ -96,7 +96,7 @@ function compileQuota(tier: string, q: QuotaSpec): CompiledQuota {
  * Fields it omits are inherited from the limit it replaces; with nothing to inherit from it must
  * name its window (and defaults to sliding_window_counter).
  */
-function compileOverride(
+export function compileOverride(
   tier: CompiledTier,
   o: OverrideSpec,
   path: (string | number)[],

@@ -73,51 +73,69 @@ export interface EditOptions {
   nowMs?: number;
   /** Runs in the transaction after the rows are written; a throw rolls the whole edit back. */
   afterWrite?: (tx: Tx, result: EditResult) => Promise<void>;
+  /**
+   * Runs in the transaction under the lock, before the edit reads the draft: what the edit needs
+   * from the database besides the draft (the live version, for a reset), read consistently.
+   */
+  beforeEdit?: (tx: Tx) => Promise<void>;
+  /**
+   * False skips the per-field role check: only for the reset that makes the draft equal to the
+   * version a rollback just made live (whoever may roll back made those values live already).
+   */
+  fieldCheck?: boolean;
 }
 
 const TRANSACTION = { maxWait: 10_000, timeout: 120_000 };
 
 export async function editPolicy(db: PrismaClient, edit: DraftEdit, editor: Editor, options: EditOptions = {}): Promise<EditResult> {
+  const run = (tx: Tx) => editPolicyIn(tx, edit, editor, options);
+  return options.dryRun ? run(db as unknown as Tx) : db.$transaction(run, TRANSACTION);
+}
+
+/**
+ * editPolicy inside the caller's transaction (rollback resets the draft in its own). Takes the
+ * policy lock (a transaction-scoped advisory lock: taking it again in the same transaction is a
+ * no-op) unless it is a dry run.
+ */
+export async function editPolicyIn(tx: Tx, edit: DraftEdit, editor: Editor, options: EditOptions = {}): Promise<EditResult> {
   const dryRun = options.dryRun ?? false;
-  const run = async (tx: Tx): Promise<EditResult> => {
-    if (!dryRun) await lockPolicy(tx);
-    const { draft: current, ids } = draftFromRows(await loadPolicyRows(tx));
-    const warnings: string[] = [];
-    let scope: string | null = null;
-    const next = edit(structuredClone(current), { warn: (m) => warnings.push(m), ids, focus: (path) => void (scope = formatPath(path)) });
-    const nothing: EditResult = { plan: { created: [], changed: [], deleted: [], warnings }, dryRun, applied: false, generatedKeys: [], ids };
-    if (next === null) return nothing;
+  if (!dryRun) await lockPolicy(tx);
+  await options.beforeEdit?.(tx);
+  const { draft: current, ids } = draftFromRows(await loadPolicyRows(tx));
+  const warnings: string[] = [];
+  let scope: string | null = null;
+  const next = edit(structuredClone(current), { warn: (m) => warnings.push(m), ids, focus: (path) => void (scope = formatPath(path)) });
+  const nothing: EditResult = { plan: { created: [], changed: [], deleted: [], warnings }, dryRun, applied: false, generatedKeys: [], ids };
+  if (next === null) return nothing;
 
-    const checked = validatePolicySpec(next.spec);
-    if (!checked.ok) throw invalidPolicy(checked.issues, { scope });
-    const desired: Draft = { spec: checked.value, keys: next.keys };
-    const plan = planPolicy(current, desired);
-    plan.warnings.push(...warnings);
-    if (dryRun || planIsEmpty(plan)) return { ...nothing, plan };
+  const checked = validatePolicySpec(next.spec);
+  if (!checked.ok) throw invalidPolicy(checked.issues, { scope });
+  const desired: Draft = { spec: checked.value, keys: next.keys };
+  const plan = planPolicy(current, desired);
+  plan.warnings.push(...warnings);
+  if (dryRun || planIsEmpty(plan)) return { ...nothing, plan };
 
-    const denied = deniedChanges(editor.role, plan);
-    if (denied.length > 0) {
-      const first = denied[0];
-      const more = denied.length > 1 ? ` (and ${denied.length - 1} more)` : "";
-      throw new ServiceError("forbidden", `${first.field}: ${first.message}${more}`, { field: first.field });
-    }
+  const denied = options.fieldCheck === false ? [] : deniedChanges(editor.role, plan);
+  if (denied.length > 0) {
+    const first = denied[0];
+    const more = denied.length > 1 ? ` (and ${denied.length - 1} more)` : "";
+    throw new ServiceError("forbidden", `${first.field}: ${first.message}${more}`, { field: first.field });
+  }
 
-    const generatedKeys: EditResult["generatedKeys"] = [];
-    const keySecrets = new Map<string, { hash: string; prefix: string }>();
-    for (const k of desired.keys) {
-      const id = `${k.tenant}/${k.name}`;
-      if (k.hash === null) {
-        const key = generateSecret("sk_live");
-        generatedKeys.push({ tenant: k.tenant, name: k.name, key });
-        keySecrets.set(id, { hash: hashSecret(key), prefix: displayPrefix(key) });
-      } else if (k.prefix !== null) keySecrets.set(id, { hash: k.hash, prefix: k.prefix });
-    }
-    const written = await writePlan(tx, plan, { actor: editor.actor, nowMs: options.nowMs ?? Date.now(), ids, keySecrets });
-    const result: EditResult = { plan, dryRun, applied: true, generatedKeys, ids: written };
-    await options.afterWrite?.(tx, result);
-    return result;
-  };
-  return dryRun ? run(db as unknown as Tx) : db.$transaction(run, TRANSACTION);
+  const generatedKeys: EditResult["generatedKeys"] = [];
+  const keySecrets = new Map<string, { hash: string; prefix: string }>();
+  for (const k of desired.keys) {
+    const id = `${k.tenant}/${k.name}`;
+    if (k.hash === null) {
+      const key = generateSecret("sk_live");
+      generatedKeys.push({ tenant: k.tenant, name: k.name, key });
+      keySecrets.set(id, { hash: hashSecret(key), prefix: displayPrefix(key) });
+    } else if (k.prefix !== null) keySecrets.set(id, { hash: k.hash, prefix: k.prefix });
+  }
+  const written = await writePlan(tx, plan, { actor: editor.actor, nowMs: options.nowMs ?? Date.now(), ids, keySecrets });
+  const result: EditResult = { plan, dryRun, applied: true, generatedKeys, ids: written };
+  await options.afterWrite?.(tx, result);
+  return result;
 }
 
 /** The tenant `slug` of a draft, or not_found (404) naming the field `tenant`. */

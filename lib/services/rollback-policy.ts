@@ -1,20 +1,28 @@
 /**
  * `sluice rollback --to N`: republish the document of version N as a new version N' (versions only
- * grow, so every decision server moves forward to it and the history says what happened). The draft
- * rows in Postgres are not touched: the next `publish` compiles the draft again; export the old
- * version's intent into the draft by editing it if the rollback should stick. In single-node mode
- * (`deps.redis` null) the new version is written to Postgres only, as publish does.
+ * grow, so every decision server moves forward to it and the history says what happened), and
+ * reset the draft to it in the same transaction: the rolled-back state is where you end up, so the
+ * next publish cannot re-ship what was rolled back (docs/architecture.md, "Draft and live").
+ * Unpublished draft changes are discarded by a rollback; each reset row has its audit entry. In
+ * single-node mode (`deps.redis` null) the new version is written to Postgres only, as publish does.
  */
 import { findPolicyVersion, lockPolicy } from "../db/policy-repo";
 import { bodyOf } from "../policy/compile";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
+import { resetDraftIn } from "./discard-draft";
 import { ServiceError } from "./errors";
 import { publishBody, type PublishDeps, type PublishResult } from "./publish-policy";
+
+export interface RollbackResult extends PublishResult {
+  /** Draft rows the reset changed; null when the old document no longer validates (draftNote says why). */
+  draftReset: number | null;
+  draftNote?: string;
+}
 
 export async function rollbackPolicy(
   deps: PublishDeps,
   options: { actor: string; toVersion: number; note?: string; nowMs?: number },
-): Promise<PublishResult> {
+): Promise<RollbackResult> {
   if (!Number.isSafeInteger(options.toVersion) || options.toVersion < 1) {
     throw new ServiceError("invalid_request", "version: expected an integer ≥ 1", { field: "version" });
   }
@@ -32,7 +40,15 @@ export async function rollbackPolicy(
         rolledBackFrom: target.version,
         nowMs,
       });
-      return { status: "published" as const, version: doc.version, checksum: doc.checksum, previousVersion };
+      const reset = await resetDraftIn(tx, doc, options.actor, nowMs);
+      return {
+        status: "published" as const,
+        version: doc.version,
+        checksum: doc.checksum,
+        previousVersion,
+        draftReset: reset.changes,
+        ...("reason" in reset ? { draftNote: `the draft was left as it was: v${target.version} no longer validates (${reset.reason})` } : {}),
+      };
     },
     { maxWait: 10_000, timeout: 60_000 },
   );

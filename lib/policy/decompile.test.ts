@@ -1,0 +1,75 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { compilePolicy, policyChecksum, validatePolicySpec, type PolicySpec } from "./compile";
+import { specFromDocument } from "./decompile";
+import { planPolicy } from "./plan";
+import type { PolicyFileInput } from "./policy-file";
+
+const DEMO = parse(readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8")) as PolicyFileInput;
+
+function demoSpec(extra: Partial<PolicyFileInput> = {}): PolicySpec {
+  const checked = validatePolicySpec({ ...DEMO, ...extra } as never);
+  if (!checked.ok) throw new Error(JSON.stringify(checked.issues));
+  return checked.value;
+}
+
+const REQUIREMENTS = {
+  accuracy: "2.5%",
+  rejectP95: "40ms",
+  operations: [{ operation: "export", failureMode: "closed" as const, boundaryBurst: "forbidden" as const }],
+  limits: [{ tier: "free", operation: "*", scope: "api_key" as const, accuracy: "1%" }],
+};
+
+describe("specFromDocument", () => {
+  it("gives a spec that compiles to the same document, with or without the draft as a hint", () => {
+    for (const spec of [demoSpec(), demoSpec({ requirements: REQUIREMENTS, defaults: { failureMode: "closed" } })]) {
+      const doc = compilePolicy(spec);
+      const bare = specFromDocument(doc);
+      expect(validatePolicySpec(bare).ok).toBe(true);
+      expect(policyChecksum(compilePolicy(bare))).toBe(policyChecksum(doc));
+      expect(policyChecksum(compilePolicy(specFromDocument(doc, spec)))).toBe(policyChecksum(doc));
+    }
+  });
+
+  it("keeps the draft's own spelling, so resetting a draft equal to live changes nothing", () => {
+    const spec = demoSpec({ requirements: REQUIREMENTS });
+    const doc = compilePolicy(spec);
+    const again = specFromDocument(doc, spec);
+    const keys = { keys: [] };
+    expect(planPolicy({ spec, ...keys }, { spec: again, ...keys })).toMatchObject({ created: [], changed: [], deleted: [] });
+  });
+
+  it("changes exactly what the draft changed against live, with the live values", () => {
+    const live = demoSpec();
+    const doc = compilePolicy(live);
+    const draft = structuredClone(live);
+    draft.tenants.find((t) => t.slug === "wonka")!.tier = "pro";
+    draft.tiers.find((t) => t.name === "free")!.limits[0].limit = 150;
+    draft.tenants.find((t) => t.slug === "stark")!.overrides.push({ operation: "*", scope: "api_key", limit: 5000 });
+    draft.tiers.push({ name: "startup", weight: 2, limits: [{ operation: "*", scope: "api_key", algorithm: "fixed_window", limit: 50, window: "1m", mode: "reject" }], quotas: [] });
+    draft.operations.find((o) => o.name === "search")!.failureMode = "closed";
+
+    const reset = specFromDocument(doc, draft);
+    expect(policyChecksum(compilePolicy(reset))).toBe(policyChecksum(doc));
+    const plan = planPolicy({ spec: draft, keys: [] }, { spec: reset, keys: [] });
+    const touched = [...plan.created, ...plan.changed, ...plan.deleted].map((c) => `${c.entity}:${c.key}`).sort();
+    expect(touched).toEqual(
+      ["limit:free/*/api_key/sliding_window_counter", "limit:startup/*/api_key/fixed_window", "operation:search", "override:stark/*/scope:api_key", "tenant:wonka", "tier:startup"].sort(),
+    );
+    const limit = plan.changed.find((c) => c.entity === "limit");
+    expect(limit?.after).toMatchObject({ limit: 100 });
+    expect(plan.changed.find((c) => c.entity === "operation")?.after).toMatchObject({ failureMode: "local" });
+  });
+
+  it("spells an override out in full when the draft has none like it (window, algorithm, burst, expiry)", () => {
+    const live = demoSpec();
+    const doc = compilePolicy(live);
+    const acme = specFromDocument(doc).tenants.find((t) => t.slug === "acme")!;
+    // acme's override inherits the free tier's export token bucket (1h, burst 1): the document has it resolved.
+    expect(acme.overrides).toEqual([
+      { operation: "export", scope: "tenant", limit: 100, algorithm: "token_bucket", window: "1h", burst: 1, expiresAt: "2027-01-01T00:00:00.000Z" },
+    ]);
+  });
+});
