@@ -30,7 +30,6 @@
  * (a key of the wrong type) fails alone: the script catches it per decision.
  */
 import { createHash } from "node:crypto";
-import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import type { Cluster } from "ioredis";
 import { isNoScript, type RedisClient as Client } from "../redis/client";
 import { decideLua, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS, SHADOW_BITS } from "./lua/decide";
@@ -38,6 +37,7 @@ import { REFUND_LUA } from "./lua/refund";
 import { RELEASE_LUA } from "./lua/release";
 import { SETTLE_LUA } from "./lua/settle";
 import { newLeaseToken, parseLeaseId, formatLeaseId } from "./lease-id";
+import { loopLateMaxMs, watchLoopDelay } from "../net/loop-delay";
 import { deadline, withTimeout } from "../net/timeout";
 import { keys as redisKeys } from "../redis/keys";
 import { formatReservationId, parseReservationId, RESERVATION_TTL_MS } from "./reservation";
@@ -253,30 +253,10 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
   let queue: Pending[] = [];
   /** When Redis last answered a DECIDE call of this store (performance.now()); -Infinity: never. */
   let lastAnswerAtMs = -Infinity;
-  /** When a budget deadline last ran late (this process starved of CPU); -Infinity: never. */
-  let starvedAtMs = -Infinity;
-  // The event loop's delay over the last second (libuv samples it every 10 ms, off the request
-  // path): a loop that could not run on time for half a budget is a starved process.
-  let loopDelay: IntervalHistogram | null = null;
-  let loopDelaySinceMs = 0;
-  function loopDelayMaxMs(): number {
-    const nowMs = performance.now();
-    if (loopDelay === null) {
-      loopDelay = monitorEventLoopDelay({ resolution: 10 });
-      loopDelay.enable();
-      loopDelaySinceMs = nowMs;
-      return 0;
-    }
-    const maxMs = loopDelay.max / 1e6;
-    if (nowMs - loopDelaySinceMs > 1_000) {
-      loopDelay.reset();
-      loopDelaySinceMs = nowMs;
-    }
-    return maxMs;
-  }
   const maxWaitMs = options.maxWaitMs ?? 1_000;
-  // Watching the event loop from the start: the first burst is judged with it too.
-  loopDelayMaxMs();
+  // Watching the event loop from the start (off the request path, lib/net/loop-delay.ts): the
+  // first burst is judged with it too.
+  watchLoopDelay();
   let scheduled = false;
   function flush(): void {
     scheduled = false;
@@ -333,19 +313,23 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     const sentAtMs = performance.now();
     let cancel = () => undefined as void;
     let dueAtMs = sentAtMs + budgetMs;
+    let judgedFromMs = sentAtMs;
     const expire = () => {
       const nowMs = performance.now();
       const waitedMs = nowMs - sentAtMs;
-      // Two signs that a late answer is load, not the store failing — then keep waiting, up to
-      // the longest any decision waits (maxWaitMs), instead of failing open:
+      // Two signs that a late answer is load, not the store failing — then keep waiting, one
+      // budget at a time up to the longest any decision waits (maxWaitMs), instead of failing open:
       // - Redis answered one of our calls within the budget: it is up and working through what it
       //   was sent (this call is queued behind others);
-      // - this process could not run on time by more than half the budget within the last second
-      //   (a deadline ran late, or the event loop's measured delay): it did not get the CPU, so
-      //   neither, likely, did Redis on the same machine; the wait measured the machine, not the
-      //   store.
-      if (nowMs - dueAtMs > budgetMs / 2 || loopDelayMaxMs() > budgetMs / 2) starvedAtMs = nowMs;
-      const silentMs = nowMs - starvedAtMs < 1_000 ? 0 : nowMs - lastAnswerAtMs;
+      // - this process could not run on time by more than half the budget during this very wait
+      //   (since it was sent or last judged: this deadline ran late, or the event loop stalled):
+      //   it did not get the CPU, so neither, likely, did Redis on the same machine; the wait
+      //   measured the machine, not the store. Only a stall inside the wait counts: one before it,
+      //   or one already counted, says nothing about this reply (counting them kept every call
+      //   of a hung Redis waiting 1 s on a machine whose loop stalls now and then).
+      const starved = nowMs - dueAtMs > budgetMs / 2 || loopLateMaxMs(judgedFromMs) > budgetMs / 2;
+      judgedFromMs = nowMs;
+      const silentMs = starved ? 0 : nowMs - lastAnswerAtMs;
       let nextMs = Infinity;
       for (const p of chunk) {
         if (p.settled || p.timeoutMs === undefined) continue;

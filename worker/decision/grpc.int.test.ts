@@ -10,6 +10,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closedWaitMs } from "../../lib/decision/engine";
 import { compileFixture, writeFixturePolicy } from "../../lib/decision/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "../../lib/decision/harness";
 import { type OwnRedis, startOwnRedis } from "../../lib/net/redis-server";
@@ -319,13 +320,22 @@ describe("Envoy RLS over gRPC (real decision server)", () => {
         expect(reply.response?.overall_code).toBe("OK");
       }
     }
-    const server = results.map((r) => r.reply.serverMs).sort((a, b) => a - b);
     const client = results.map((r) => r.reply.ms).sort((a, b) => a - b);
+    const p99 = (xs: number[]) => xs[Math.floor(xs.length * 0.99)]!;
+    const serverMs = (ops: string[]) =>
+      results
+        .filter((r) => ops.includes(r.op))
+        .map((r) => r.reply.serverMs)
+        .sort((a, b) => a - b);
+    const [fastOps, closedOps] = [serverMs(["open", "local"]), serverMs(["closed"])];
     console.log(
-      `outage: n=${server.length} server p50 ${server[server.length >> 1]!.toFixed(2)} p99 ${server[Math.floor(server.length * 0.99)]!.toFixed(2)} max ${server[server.length - 1]!.toFixed(2)} ms; client p50 ${client[client.length >> 1]!.toFixed(1)} max ${client[client.length - 1]!.toFixed(1)} ms`,
+      `outage: open+local n=${fastOps.length} server p50 ${fastOps[fastOps.length >> 1]!.toFixed(2)} p99 ${p99(fastOps).toFixed(2)} max ${fastOps[fastOps.length - 1]!.toFixed(2)} ms; closed p99 ${p99(closedOps).toFixed(2)} max ${closedOps[closedOps.length - 1]!.toFixed(2)} ms; client p50 ${client[client.length >> 1]!.toFixed(1)} max ${client[client.length - 1]!.toFixed(1)} ms`,
     );
-    // Judged by the server's own timing, like failure-modes.int.test.ts: this machine's cores are shared.
-    expect(server[Math.floor(server.length * 0.99)]!).toBeLessThanOrEqual(TIMEOUT_MS + 10);
+    // Judged by the server's own timing, like failure-modes.int.test.ts: this machine's cores are
+    // shared. Each operation within its own wait: the budget, or for a fail-closed one the longer
+    // wait before its 503 (docs/failure-modes.md: it gains nothing from giving up early).
+    expect(p99(fastOps)).toBeLessThanOrEqual(TIMEOUT_MS + 10);
+    expect(p99(closedOps)).toBeLessThanOrEqual(closedWaitMs(TIMEOUT_MS) + 10);
   }, 60_000);
 
   it("SIGTERM drains a gRPC call in flight, answers it, and exits 0", async () => {
