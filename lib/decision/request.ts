@@ -21,7 +21,7 @@ const text = (what: string) =>
     .min(1, { error: `expected ${what}` })
     .max(MAX_FIELD_CHARS, { error: `at most ${MAX_FIELD_CHARS} characters` });
 
-const checkSchema = z
+export const checkSchema = z
   .object({
     key: text("a non-empty string").optional(),
     tenant: text("a tenant slug").optional(),
@@ -149,7 +149,7 @@ export function parseCheckBody(body: unknown): ParsedCheck {
   return one.ok ? { ok: true, batch: false, request: one.request } : one;
 }
 
-const releaseSchema = z.object({
+export const releaseSchema = z.object({
   leaseId: z
     .string({ error: "expected a lease id" })
     .min(1, { error: "expected a lease id" })
@@ -163,7 +163,7 @@ export function parseReleaseBody(body: unknown): { ok: true; leaseId: string } |
   return { ok: true, leaseId: result.data.leaseId };
 }
 
-const settleSchema = z.object({
+export const settleSchema = z.object({
   reservationId: z
     .string({ error: "expected a reservation id" })
     .min(1, { error: "expected a reservation id" })

@@ -1,6 +1,6 @@
 /**
  * The decision server's HTTP adapter (docs/decision-api.md): POST /v1/check (single or batch), ANY
- * /v1/forward-auth, POST /v1/release, POST /v1/settle (./settle.ts), GET /healthz, /readyz, /metrics, on plain node:http. It
+ * /v1/forward-auth, POST /v1/release, POST /v1/settle (./settle.ts), GET /openapi.json (lib/openapi/decision.ts), GET /healthz, /readyz, /metrics, on plain node:http. It
  * authenticates, parses (lib/decision/request.ts), calls `engine.decide` and writes the answer;
  * the decision itself is the engine's.
  *
@@ -19,6 +19,7 @@ import { MAX_FIELD_CHARS, parseCheckBody, parseReleaseBody, type FieldError } fr
 import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { ServiceTokens } from "./service-tokens";
 import { settleRoute } from "./settle";
+import { decisionOpenApi } from "../../lib/openapi/decision";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -244,6 +245,7 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     "/v1/release": { methods: ["POST"], handle: handleRelease },
     "/v1/settle": { methods: ["POST"], handle: handleSettle },
     "/healthz": { methods: ["GET", "HEAD"], handle: (_req, res) => json(res, 200, { ok: true }) },
+    "/openapi.json": { methods: ["GET", "HEAD"], handle: (_req, res) => json(res, 200, decisionOpenApi()) },
     "/readyz": {
       methods: ["GET", "HEAD"],
       handle: (_req, res) => {

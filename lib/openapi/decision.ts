@@ -1,0 +1,168 @@
+/**
+ * The decision API as an OpenAPI 3.1 document (docs/decision-api.md), served at `GET /openapi.json`
+ * by the decision server. Request bodies are the very zod schemas the server parses with
+ * (lib/decision/request.ts); answers are described here in zod, and
+ * lib/openapi/decision.test.ts proves their types equal the server's (DecisionAnswer, SettleAnswer).
+ */
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
+import { z } from "zod";
+import { checkSchema, MAX_BATCH, releaseSchema, settleSchema } from "../decision/request";
+import { REASONS } from "../policy/types";
+
+export const explainedCheckSchema = z.object({
+  name: z.string(),
+  kind: z.string(),
+  scope: z.string(),
+  algorithm: z.string(),
+  mode: z.string(),
+  key: z.string(),
+  allowed: z.boolean(),
+  reason: z.string(),
+  limit: z.number(),
+  remaining: z.number(),
+  resetSeconds: z.number(),
+  retryAfterSeconds: z.number(),
+  delayMs: z.number(),
+  shadowDenied: z.boolean(),
+});
+
+const count = z.number().int().min(0);
+
+export const decisionAnswerSchema = z.object({
+  allowed: z.boolean(),
+  status: z.union([z.literal(200), z.literal(401), z.literal(403), z.literal(429), z.literal(503)]).meta({
+    description: "What to answer the end client: 200, 401 unknown key, 403 suspended tenant, 429 limited or quota spent, 503 fail-closed",
+  }),
+  reason: z.enum(REASONS),
+  tenant: z.string().nullable(),
+  tier: z.string().nullable(),
+  operation: z.string().nullable(),
+  policyVersion: count,
+  limit: count.meta({ description: "The most restrictive limit's size" }),
+  remaining: count,
+  resetSeconds: count,
+  retryAfterSeconds: count.meta({ description: "0 when allowed; else whole seconds after which the same request passes if nothing else consumes" }),
+  delayMs: count.meta({ description: "Shaping limits (mode delay): hold the request this long" }),
+  headers: z.record(z.string(), z.string()).meta({ description: "RateLimit, RateLimit-Policy, RateLimit-Limit/-Remaining/-Reset, Retry-After: copy them into the response" }),
+  shadowDenied: z.boolean().optional(),
+  degraded: z.boolean().optional(),
+  leaseId: z.string().optional().meta({ description: "Concurrency leases taken (comma-separated): POST /v1/release" }),
+  reservationId: z.string().optional().meta({ description: "With reserve: true, on an allowed decision: POST /v1/settle" }),
+  dryRun: z.boolean().optional(),
+  checks: z.array(explainedCheckSchema).optional(),
+});
+
+export const batchSchema = z.object({ requests: z.array(checkSchema).min(1).max(MAX_BATCH) });
+
+export const settleAnswerSchema = z.object({
+  reservationId: z.string(),
+  reservedCost: count,
+  actualCost: count,
+  refunded: count.meta({ description: "max(0, reservedCost − actualCost), given back on every counter the decision committed" }),
+  replayed: z.boolean().meta({ description: "This settle had been made before with the same actualCost: nothing more refunded" }),
+});
+
+export const decisionErrorSchema = z.object({
+  error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }),
+});
+
+/** A component of the document: zod's own metadata id (zod-to-openapi's `.openapi()` would need its
+ * patch applied before every schema was made). */
+const named = <S extends z.ZodType>(id: string, schema: S): S => schema.meta({ id }) as S;
+
+const json = <S extends z.ZodType>(schema: S, description: string) => ({ description, content: { "application/json": { schema } } });
+
+function registry(): OpenAPIRegistry {
+  const r = new OpenAPIRegistry();
+  const bearer = r.registerComponent("securitySchemes", "serviceToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "A service token (`sluice tokens create --kind service`, or SLUICE_SERVICE_TOKENS)",
+  });
+  const security = [{ [bearer.name]: [] }];
+  const CheckRequest = named("CheckRequest", checkSchema);
+  const Answer = named("DecisionAnswer", decisionAnswerSchema);
+  const ErrorBody = named("Error", decisionErrorSchema);
+  const errors = {
+    400: json(ErrorBody, "Malformed JSON or an invalid field (named in error.field)"),
+    401: json(ErrorBody, "Missing or wrong service token"),
+    413: json(ErrorBody, "Body over 64 KiB"),
+  };
+  r.registerPath({
+    method: "post",
+    path: "/v1/check",
+    operationId: "check",
+    summary: "Decide one request, or a batch of at most 100 (each decided on its own)",
+    security,
+    request: { body: { required: true, content: { "application/json": { schema: z.union([CheckRequest, named("CheckBatch", batchSchema)]) } } } },
+    responses: {
+      200: json(z.union([Answer, z.object({ results: z.array(Answer) })]), "A decision was made (a denial too: see `status`)"),
+      ...errors,
+      503: json(ErrorBody, "No policy loaded yet (Retry-After: 1)"),
+    },
+  });
+  r.registerPath({
+    method: "post",
+    path: "/v1/release",
+    operationId: "release",
+    summary: "Free a concurrency lease",
+    security,
+    request: { body: { required: true, content: { "application/json": { schema: releaseSchema } } } },
+    responses: { 200: json(z.object({ released: z.boolean() }), "Whether a lease was freed"), ...errors },
+  });
+  r.registerPath({
+    method: "post",
+    path: "/v1/settle",
+    operationId: "settle",
+    summary: "Refund the difference between a reserved and the actual cost, once (idempotent)",
+    security,
+    request: { body: { required: true, content: { "application/json": { schema: named("SettleRequest", settleSchema) } } } },
+    responses: {
+      200: json(named("SettleAnswer", settleAnswerSchema), "Settled; the same settle again answers the same with replayed: true"),
+      ...errors,
+      404: json(ErrorBody, "No such reservation, or older than 10 minutes (unknown_reservation)"),
+      409: json(ErrorBody, "Settled before with another actualCost (conflict)"),
+      503: json(ErrorBody, "The counter store did not answer: settling again with the same actualCost is safe"),
+    },
+  });
+  r.registerPath({
+    method: "get",
+    path: "/healthz",
+    operationId: "healthz",
+    summary: "The process is up",
+    responses: { 200: json(z.object({ ok: z.literal(true) }), "Up") },
+  });
+  r.registerPath({
+    method: "get",
+    path: "/readyz",
+    operationId: "readyz",
+    summary: "A policy is loaded and Redis answers; otherwise 503 saying what is missing",
+    responses: {
+      200: json(z.record(z.string(), z.unknown()), "Ready"),
+      503: json(z.record(z.string(), z.unknown()), "Not ready (the body says what is missing)"),
+    },
+  });
+  r.registerPath({
+    method: "get",
+    path: "/metrics",
+    operationId: "metrics",
+    summary: "Prometheus metrics",
+    responses: { 200: { description: "Prometheus text exposition format", content: { "text/plain": { schema: z.string() } } } },
+  });
+  return r;
+}
+
+let cached: Record<string, unknown> | null = null;
+
+/** The decision API's OpenAPI 3.1 document (built once per process). */
+export function decisionOpenApi(): Record<string, unknown> {
+  cached ??= new OpenApiGeneratorV31(registry().definitions).generateDocument({
+    openapi: "3.1.0",
+    info: {
+      title: "Sluice decision API",
+      version: "1",
+      description: "Asked by gateways and services on every request (docs/decision-api.md). Forward-auth (ANY /v1/forward-auth) reads headers, not a body, and answers the decision's status.",
+    },
+  }) as unknown as Record<string, unknown>;
+  return cached;
+}
