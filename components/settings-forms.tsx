@@ -82,7 +82,7 @@ const USER_COLUMNS: Column[] = [
   { key: "actions", label: "", srLabel: "Actions", align: "right", sortable: false },
 ];
 
-export function UsersTable({ users, selfId, setRole, setDisabled }: { users: UserRow[]; selfId: string; setRole: Act; setDisabled: Act }) {
+export function UsersTable({ users, selfId, setRole, setDisabled, unlock }: { users: UserRow[]; selfId: string; setRole: Act; setDisabled: Act; unlock: Act }) {
   const [result, setResult] = useState<ActionResult | null>(null);
   const [pending, start] = useTransition();
   return (
@@ -112,9 +112,14 @@ export function UsersTable({ users, selfId, setRole, setDisabled }: { users: Use
             createdAt: formatTime(u.createdAt),
             status: u.disabledAt ? "disabled" : "active",
             actions: u.id !== selfId && (
-              <button type="button" className="btn" disabled={pending} onClick={() => start(async () => setResult(await setDisabled({ userId: u.id, disabled: !u.disabledAt })))}>
-                {u.disabledAt ? "Enable" : "Disable"}
-              </button>
+              <span className="inline-flex gap-2">
+                <button type="button" className="btn" disabled={pending} title="Clear the failed sign-ins that lock this account" onClick={() => start(async () => setResult(await unlock({ userId: u.id })))}>
+                  Unlock sign-in
+                </button>
+                <button type="button" className="btn" disabled={pending} onClick={() => start(async () => setResult(await setDisabled({ userId: u.id, disabled: !u.disabledAt })))}>
+                  {u.disabledAt ? "Enable" : "Disable"}
+                </button>
+              </span>
             ),
           },
         }))}

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { createUser } from "@/lib/services/create-user";
+import { LOGIN_MAX_FAILURES, login, loginLockout } from "@/lib/services/login";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const DEMO = path.join(ROOT, "examples/demo-policy.yaml");
@@ -72,4 +74,20 @@ describe("sluice CLI", () => {
     const audit = await db.auditEntry.findFirstOrThrow({ where: { action: "policy.publish" } });
     expect(audit.actor).toMatch(/^cli:/);
   }, 400_000); // four process starts; tsx takes seconds each on a loaded machine
+
+  it("users unlock clears a locked account's failures, audited as the CLI's actor; an unknown email exits 1", async () => {
+    const email = "locked-out@example.com";
+    expect((await createUser(db, { email, password: "correct-horse-7", role: "sre" }, "test")).ok).toBe(true);
+    const now = Date.now();
+    for (let i = 0; i < LOGIN_MAX_FAILURES; i++) await login(db, { email, password: `wrong-${i}` }, now, "198.51.100.1");
+    expect(await loginLockout(db, email, now + 1, "198.51.100.1")).toMatchObject({ locked: true });
+    const r = await sluice("users", "unlock", "--email", email);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`Unlocked ${email} (${LOGIN_MAX_FAILURES} failed sign-ins cleared).`);
+    expect(await loginLockout(db, email, Date.now(), "198.51.100.1")).toEqual({ locked: false });
+    expect(await db.auditEntry.findFirst({ where: { action: "user.unlock" } })).toMatchObject({ actor: expect.stringMatching(/^cli:/) });
+    const unknown = await sluice("users", "unlock", "--email", "nobody@example.com");
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("no user nobody@example.com");
+  }, 150_000);
 });

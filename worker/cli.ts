@@ -24,6 +24,7 @@ import { formatPlan } from "./format-plan";
 import { createApiKey } from "../lib/services/create-api-key";
 import { createApiToken } from "../lib/services/create-api-token";
 import { createUser } from "../lib/services/create-user";
+import { unlockLogin } from "../lib/services/login";
 import { ServiceError } from "../lib/services/errors";
 import { exportPolicyFile } from "../lib/services/export-policy-file";
 import { billingExportQuerySchema, exportBilling } from "../lib/services/billing-export";
@@ -206,6 +207,16 @@ export function buildProgram(): Command {
       if (!r.ok) throw new CliError(`${r.field}: ${r.message}`);
       out(`Created user ${r.user.email} (${r.user.role}).`);
       if (!opts.password) out(`Password (shown once): ${password}`);
+    });
+
+  users
+    .command("unlock")
+    .description("clear an account's failed sign-ins, so its owner can sign in again (audited)")
+    .requiredOption("--email <email>", "sign-in email")
+    .action(async (opts: { email: string }) => {
+      const r = await unlockLogin(database(), { email: opts.email }, actor(), Date.now());
+      if (!r) throw new CliError(`email: no user ${opts.email}`);
+      out(`Unlocked ${r.email} (${r.cleared} failed sign-in${r.cleared === 1 ? "" : "s"} cleared).`);
     });
 
   const billing = program.command("billing").description("monthly quota usage for billing");

@@ -9,6 +9,7 @@ import { createApiToken } from "@/lib/services/create-api-token";
 import { revokeApiToken } from "@/lib/services/revoke-api-token";
 import { createUser, setUserDisabled, setUserRole } from "@/lib/services/create-user";
 import { setDefaultFailureMode } from "@/lib/services/set-failure-mode";
+import { unlockLogin } from "@/lib/services/login";
 import { appRedis } from "../_lib/redis";
 
 export async function createUserAction(input: unknown): Promise<ActionResult> {
@@ -38,6 +39,17 @@ export async function setUserDisabledAction(input: unknown): Promise<ActionResul
     const user = await setUserDisabled(db(), p.data, actorOf(principal), Date.now());
     revalidatePath("/settings");
     return user ? { ok: true, message: `${user.email} ${p.data.disabled ? "disabled" : "enabled"}.` } : { ok: false, status: 404, message: "No such user." };
+  });
+}
+
+/** Clears a user's failed sign-ins, so a locked-out owner can sign in again (audited as user.unlock). */
+export async function unlockUserAction(input: unknown): Promise<ActionResult> {
+  return guardAction("users.manage", async (principal) => {
+    const p = z.strictObject({ userId: z.string().max(64) }).safeParse(input);
+    if (!p.success) return malformed(p.error);
+    const r = await unlockLogin(db(), { userId: p.data.userId }, actorOf(principal), Date.now());
+    revalidatePath("/settings");
+    return r ? { ok: true, message: `${r.email} can sign in again (${r.cleared} failed sign-in${r.cleared === 1 ? "" : "s"} cleared).` } : { ok: false, status: 404, message: "No such user." };
   });
 }
 

@@ -11,6 +11,7 @@ import {
   revokeTokenAction,
   setDefaultFailureModeAction,
   setUserDisabledAction,
+  unlockUserAction,
   setUserRoleAction,
 } from "./actions";
 
@@ -39,6 +40,7 @@ export default async function SettingsPage() {
               selfId={principal.id}
               setRole={setUserRoleAction}
               setDisabled={setUserDisabledAction}
+              unlock={unlockUserAction}
               users={users.map((u) => ({ ...u, createdAt: u.createdAt.toISOString(), disabledAt: u.disabledAt?.toISOString() ?? null }))}
             />
             <CreateUserForm create={createUserAction} />

@@ -2,10 +2,11 @@
  * next-auth 4 configuration: a credentials provider over the User table (bcrypt), JWT sessions
  * carrying id, email and role. The per-account login rate limit lives in lib/services/login.ts.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { db } from "../db/client";
-import { login } from "../services/login";
+import { login, type LoginResult } from "../services/login";
 import { ROLES, type Role } from "../policy/types";
 import { authSecret } from "./secret";
 
@@ -13,6 +14,22 @@ import { authSecret } from "./secret";
 export const RATE_LIMITED_ERROR = "RateLimited";
 
 const SESSION_MAX_AGE_S = 12 * 60 * 60;
+
+interface CheckedSignIn {
+  credentials: { email: string; password: string };
+  result: LoginResult;
+}
+
+/**
+ * The sign-in route (app/api/auth/[...nextauth]) checks the credentials itself — counting and
+ * checking in one step, so it can answer 429 — and hands the result to `authorize` through this,
+ * so one request is one attempt.
+ */
+const checkedSignIn = new AsyncLocalStorage<CheckedSignIn>();
+
+export function withCheckedSignIn<T>(checked: CheckedSignIn, fn: () => T): T {
+  return checkedSignIn.run(checked, fn);
+}
 
 function isRole(value: unknown): value is Role {
   return typeof value === "string" && (ROLES as readonly string[]).includes(value);
@@ -31,7 +48,12 @@ export function authOptions(): NextAuthOptions {
           password: { label: "Password", type: "password" },
         },
         async authorize(credentials) {
-          const result = await login(db(), { email: credentials?.email ?? "", password: credentials?.password ?? "" }, Date.now());
+          const given = { email: credentials?.email ?? "", password: credentials?.password ?? "" };
+          const checked = checkedSignIn.getStore();
+          const result =
+            checked && checked.credentials.email === given.email && checked.credentials.password === given.password
+              ? checked.result
+              : await login(db(), given, Date.now());
           if (result.ok) return { id: result.principal.id, email: result.principal.email, role: result.principal.role };
           if (result.reason === "rate_limited") throw new Error(RATE_LIMITED_ERROR);
           return null;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../db/client";
 import type { PrismaClient } from "../generated/prisma/client";
 import { createUser } from "./create-user";
-import { LOGIN_INVALID_MESSAGE, LOGIN_WINDOW_MS, login, loginLockout } from "./login";
+import { LOGIN_ACCOUNT_MAX_FAILURES, LOGIN_INVALID_MESSAGE, LOGIN_MAX_FAILURES, LOGIN_WINDOW_MS, login, loginLockout, unlockLogin } from "./login";
 
 let db: PrismaClient;
 const T0 = Date.UTC(2026, 11, 2, 12, 0, 0);
@@ -13,7 +13,14 @@ beforeAll(async () => {
   expect(r.ok).toBe(true);
   await createUser(db, { email: "sam@example.com", password: "correct-horse-2", role: "sre" }, "test");
   await createUser(db, { email: "dee@example.com", password: "correct-horse-3", role: "billing" }, "test");
+  for (const email of ["par@example.com", "own@example.com", "cei@example.com"]) {
+    await createUser(db, { email, password: "correct-horse-9", role: "product" }, "test");
+  }
 });
+
+async function checkedAttempts(email: string): Promise<number> {
+  return db.loginAttempt.count({ where: { email } });
+}
 
 afterAll(async () => {
   await db.$disconnect();
@@ -73,5 +80,50 @@ describe("sign-in", () => {
   it("rejects a duplicate email and a short password as field errors", async () => {
     expect(await createUser(db, { email: "pat@example.com", password: "long-enough-1", role: "sre" }, "test")).toMatchObject({ ok: false, field: "email" });
     expect(await createUser(db, { email: "new@example.com", password: "short", role: "sre" }, "test")).toMatchObject({ ok: false, field: "password" });
+  });
+
+  it("counts and checks in one step: 30 concurrent wrong passwords get exactly 5 password checks, the other 25 are 429", async () => {
+    const email = "par@example.com";
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => login(db, { email, password: `wrong-${i}` }, T0 + 1000, "203.0.113.9")),
+    );
+    expect(results.filter((r) => !r.ok && r.reason === "invalid")).toHaveLength(LOGIN_MAX_FAILURES);
+    expect(results.filter((r) => !r.ok && r.reason === "rate_limited")).toHaveLength(30 - LOGIN_MAX_FAILURES);
+    // Only the checked attempts are recorded.
+    expect(await checkedAttempts(email)).toBe(LOGIN_MAX_FAILURES);
+    // Locked now, for this address, even with the right password.
+    expect(await login(db, { email, password: "correct-horse-9" }, T0 + 2000, "203.0.113.9")).toMatchObject({ reason: "rate_limited" });
+  });
+
+  it("a lock from one client address does not lock the owner out from another; the owner's success clears it", async () => {
+    const email = "own@example.com";
+    for (let i = 0; i < 8; i++) await login(db, { email, password: `attack-${i}` }, T0 + i, "198.51.100.66");
+    expect(await loginLockout(db, email, T0 + 100, "198.51.100.66")).toMatchObject({ locked: true, scope: "client" });
+    expect(await loginLockout(db, email, T0 + 100, "192.0.2.10")).toEqual({ locked: false });
+    expect((await login(db, { email, password: "correct-horse-9" }, T0 + 200, "192.0.2.10")).ok).toBe(true);
+    // The success cleared the account's failures: the attacking address gets 5 more checks, not 0.
+    expect(await loginLockout(db, email, T0 + 300, "198.51.100.66")).toEqual({ locked: false });
+  });
+
+  it("locks the account from every address after 50 failures from many; an administrator's unlock (audited) lets the owner in", async () => {
+    const email = "cei@example.com";
+    // 49 failures from 49 addresses already recorded (a password check takes a second here) …
+    for (let i = 0; i < LOGIN_ACCOUNT_MAX_FAILURES - 1; i++) {
+      await db.$executeRaw`INSERT INTO "LoginAttempt" ("email", "clientAddress", "at", "succeeded") VALUES (${email}, ${`198.51.100.${i}`}, ${new Date(T0 + i)}::timestamp(3), false)`;
+    }
+    // … then six at once from six more: one is checked, the ceiling refuses the other five.
+    const spray = await Promise.all(Array.from({ length: 6 }, (_, i) => login(db, { email, password: `spray-${i}` }, T0 + 100, `203.0.113.${i}`)));
+    expect(spray.filter((r) => !r.ok && r.reason === "invalid")).toHaveLength(1);
+    expect(await checkedAttempts(email)).toBe(LOGIN_ACCOUNT_MAX_FAILURES);
+    const owner = await login(db, { email, password: "correct-horse-9" }, T0 + 1000, "192.0.2.20");
+    expect(owner).toMatchObject({ ok: false, reason: "rate_limited" });
+    if (!owner.ok && owner.reason === "rate_limited") expect(owner.retryAfterSeconds).toBe(LOGIN_WINDOW_MS / 1000 - 1);
+
+    expect(await unlockLogin(db, { email: "CEI@example.com" }, "user:admin@example.com", T0 + 2000)).toEqual({ email, cleared: LOGIN_ACCOUNT_MAX_FAILURES });
+    const user = await db.user.findUniqueOrThrow({ where: { email } });
+    const audit = await db.auditEntry.findFirst({ where: { action: "user.unlock", entityId: user.id } });
+    expect(audit).toMatchObject({ actor: "user:admin@example.com", before: { email, failures: LOGIN_ACCOUNT_MAX_FAILURES } });
+    expect((await login(db, { email, password: "correct-horse-9" }, T0 + 3000, "192.0.2.20")).ok).toBe(true);
+    expect(await unlockLogin(db, { email: "nobody-here@example.com" }, "user:admin@example.com", T0)).toBeNull();
   });
 });

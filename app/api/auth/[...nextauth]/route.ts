@@ -1,12 +1,14 @@
 /**
- * next-auth's endpoints. A credentials sign-in for an account locked by the login rate limit
- * (5 failures in 15 minutes) is answered 429 with Retry-After before next-auth sees it.
+ * next-auth's endpoints. A credentials sign-in is checked here first (lib/services/login.ts: the
+ * lockout counted and checked in one step, keyed by account and client address): a locked one is
+ * answered 429 with Retry-After before next-auth sees it; otherwise next-auth uses this result.
  */
 import NextAuth from "next-auth";
 import { NextResponse, type NextRequest } from "next/server";
+import { requestClientAddress } from "@/lib/auth/client-address";
 import { db } from "@/lib/db/client";
-import { authOptions, RATE_LIMITED_ERROR } from "@/lib/auth/options";
-import { loginLockout } from "@/lib/services/login";
+import { authOptions, RATE_LIMITED_ERROR, withCheckedSignIn } from "@/lib/auth/options";
+import { login } from "@/lib/services/login";
 
 type Context = { params: Promise<{ nextauth: string[] }> };
 
@@ -16,21 +18,23 @@ async function handler(request: NextRequest, context: Context): Promise<Response
 
 export const GET = handler;
 
+function formText(form: FormData | null, name: string): string {
+  const value = form?.get(name);
+  return typeof value === "string" ? value : "";
+}
+
 export async function POST(request: NextRequest, context: Context): Promise<Response> {
   const { nextauth } = await context.params;
-  if (nextauth.join("/") === "callback/credentials") {
-    const form = await request.clone().formData().catch(() => null);
-    const email = form?.get("email");
-    if (typeof email === "string" && email.length > 0 && email.length <= 320) {
-      const lockout = await loginLockout(db(), email, Date.now());
-      if (lockout.locked) {
-        const url = new URL(`/login?error=${RATE_LIMITED_ERROR}`, request.url).toString();
-        return NextResponse.json(
-          { url, error: RATE_LIMITED_ERROR, retryAfterSeconds: lockout.retryAfterSeconds },
-          { status: 429, headers: { "Retry-After": String(lockout.retryAfterSeconds) } },
-        );
-      }
-    }
+  if (nextauth.join("/") !== "callback/credentials") return handler(request, context);
+  const form = await request.clone().formData().catch(() => null);
+  const credentials = { email: formText(form, "email"), password: formText(form, "password") };
+  const result = await login(db(), credentials, Date.now(), requestClientAddress(request.headers));
+  if (!result.ok && result.reason === "rate_limited") {
+    const url = new URL(`/login?error=${RATE_LIMITED_ERROR}`, request.url).toString();
+    return NextResponse.json(
+      { url, error: RATE_LIMITED_ERROR, retryAfterSeconds: result.retryAfterSeconds },
+      { status: 429, headers: { "Retry-After": String(result.retryAfterSeconds) } },
+    );
   }
-  return handler(request, context);
+  return withCheckedSignIn({ credentials, result }, () => handler(request, context));
 }
