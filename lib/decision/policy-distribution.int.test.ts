@@ -1,11 +1,13 @@
 /**
  * Policy distribution: three decision servers follow publishes (PUBLISH + poll). Measures
- * publish → all three answer with the new version, over repeated publishes: p99 ≤ 1 s.
+ * publish → all three answer with the new version, over repeated publishes: p99 ≤ 1 s; and each
+ * server is subscribed to the policy channel once ready (not left to the poll).
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
+import { keys } from "../redis/keys";
 import { compileFixture, fixturePolicyFile, writeFixturePolicy } from "./fixture";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 
@@ -35,6 +37,16 @@ async function answeredVersion(s: SpawnedServer): Promise<number> {
   });
   return ((await res.json()) as { policyVersion: number }).policyVersion;
 }
+
+it("every server listens on the policy channel once it is ready", async () => {
+  // A server that lost its subscription follows publishes only by polling (5 s here): the
+  // subscription raced ioredis's ready check and was dropped in 2 runs of 5 before the fix.
+  const channel = keys.policyChannel(process.env.SLUICE_REDIS_PREFIX);
+  const listeners = async () => ((await redis.pubsub("NUMSUB", channel)) as [string, number])[1];
+  const deadline = performance.now() + 2_000;
+  while ((await listeners()) < servers.length && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  expect(await listeners()).toBe(servers.length);
+});
 
 it("publish → all three servers answer with the new version: p99 ≤ 1 s", async () => {
   const lagsMs: number[] = [];

@@ -124,12 +124,23 @@ export class PolicySource implements PolicyPort {
         if (channel === keys.policyChannel()) void this.refresh();
         else if (channel === keys.keyChannel()) this.options.onKeyRevoked?.(message);
       });
+      // SUBSCRIBE only on a ready connection, and again on every one. Sent earlier (queued while
+      // connecting), it could reach Redis before ioredis's ready check (INFO), which then failed
+      // in subscriber mode; the connection was dropped before it was ever ready, so ioredis's own
+      // resubscription had nothing to restore, and this server heard no PUBLISH again, following
+      // publishes only by polling (policy-distribution.int.test.ts, 2 runs in 5).
+      const subscribe = () =>
+        subscriber.subscribe(keys.policyChannel(), keys.keyChannel()).then(
+          () => undefined,
+          (error: unknown) => this.options.log?.(`policy channel subscription failed (polling meanwhile): ${error instanceof Error ? error.message : String(error)}`),
+        );
       subscriber.on("ready", () => {
-        // ioredis resubscribes by itself after a reconnect; catch up on what was missed.
+        void subscribe();
+        // Messages may have been missed while disconnected: catch up.
         this.options.onResubscribed?.();
         void this.refresh();
       });
-      await subscriber.subscribe(keys.policyChannel(), keys.keyChannel()).catch(() => undefined);
+      if (subscriber.status === "ready") await subscribe();
     }
     await this.poller.start();
   }
