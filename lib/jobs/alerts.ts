@@ -8,12 +8,14 @@
  *  - `accuracy_divergence`: over the last 15 minutes, a limit's admissions diverge from the accuracy
  *    meter's exact log (lib/services/accuracy-report.ts) by more than the policy's tolerance (the
  *    requirements block; default 5 %), with at least 100 admissions by the log.
- * An alert opens when its condition starts and resolves when it stops; it names the policy version
- * published before it began (the likely cause) and links to that version's diff.
+ * An alert opens when its condition starts and resolves when it stops (a deny-share alert: when the
+ * share falls to the threshold it opened with, see denyShareJudge); it names the policy version
+ * published before it began (the likely cause) and links to that version's own diff.
  */
 import { createHash } from "node:crypto";
 import type { Db } from "../db/client";
 import { pgTs } from "../db/usage-repo";
+import { activeSilences } from "../services/alert-actions";
 import { deliverWebhook } from "../services/alert-webhook";
 import { accuracyByLimit } from "../services/accuracy-report";
 import { getQuotas } from "../services/usage-query";
@@ -56,7 +58,19 @@ async function shares(db: Db, fromMs: number, toMs: number): Promise<Map<string,
   return new Map(rows.map((r) => [r.tenant, { total: Number(r.total), denied: Number(r.denied) }]));
 }
 
-export async function currentConditions(db: Db, nowMs: number): Promise<Condition[]> {
+/**
+ * The threshold a deny-share subject is judged against: while an alert on it is open, the one it
+ * opened with. The baseline is the hour before the window, so a lasting incident soon becomes its
+ * own baseline (60 % denied for an hour gives a threshold over 100 %): re-judging an open alert
+ * against that resolved it while its share was still 58–62 %. An alert stays open while the share
+ * it watches is above the threshold it opened with.
+ */
+export function denyShareJudge(baselineShare: number, openThreshold: number | undefined): number {
+  return openThreshold ?? denyShareThreshold(baselineShare);
+}
+
+/** `openThresholds`: `<kind>|<subject>` → threshold of the alerts open now (see denyShareJudge). */
+export async function currentConditions(db: Db, nowMs: number, openThresholds: ReadonlyMap<string, number> = new Map()): Promise<Condition[]> {
   const windowEnd = Math.floor(nowMs / 60_000) * 60_000;
   const windowStart = windowEnd - ALERT_WINDOW_MS;
   const window = await shares(db, windowStart, windowEnd);
@@ -67,10 +81,10 @@ export async function currentConditions(db: Db, nowMs: number): Promise<Conditio
     const b = baseline.get(tenant);
     const baseShare = b && b.total > 0 ? b.denied / b.total : 0;
     const share = w.denied / w.total;
-    const threshold = denyShareThreshold(baseShare);
-    if (share <= threshold) continue;
     const isTier = tenant.startsWith("*:");
     const subject = isTier ? `tier:${tenant.slice(2)}` : `tenant:${tenant}`;
+    const threshold = denyShareJudge(baseShare, openThresholds.get(`deny_share|${subject}`));
+    if (share <= threshold) continue;
     out.push({
       kind: "deny_share",
       subject,
@@ -127,9 +141,9 @@ export async function evaluateAlerts(
   db: Db,
   { nowMs, webhookUrl, allowPrivateWebhooks = false }: { nowMs: number; webhookUrl?: string; allowPrivateWebhooks?: boolean },
 ): Promise<OpenedAlert[]> {
-  const conditions = await currentConditions(db, nowMs);
-  const now = new Date(nowMs);
   const open = await db.alertEvent.findMany({ where: { resolvedAt: null } });
+  const conditions = await currentConditions(db, nowMs, new Map(open.map((a) => [`${a.kind}|${a.subject}`, a.threshold])));
+  const now = new Date(nowMs);
   const opened: OpenedAlert[] = [];
   const seen = new Set<string>();
   for (const c of conditions) {
@@ -154,7 +168,13 @@ export async function evaluateAlerts(
     if (!seen.has(`${a.kind}|${a.subject}`)) await db.alertEvent.update({ where: { id: a.id }, data: { resolvedAt: now } });
   }
   if (webhookUrl) {
+    const silences = opened.length ? await activeSilences(db, nowMs) : new Map<string, { until: Date }>();
     for (const a of opened) {
+      const silence = silences.get(`${a.kind}|${a.subject}`);
+      if (silence) {
+        await db.alertEvent.update({ where: { id: a.id }, data: { webhookStatus: `silenced until ${silence.until.toISOString()}` } });
+        continue;
+      }
       const result = await deliverWebhook(webhookUrl, { type: "sluice.alert.opened", ...a, policyDiff: a.policyVersion ? `/policy?version=${a.policyVersion}` : null }, { allowPrivate: allowPrivateWebhooks });
       await db.alertEvent.update({ where: { id: a.id }, data: { webhookStatus: result.ok ? `delivered (${result.attempts})` : `failed: ${result.error ?? "unknown"}` } });
     }
