@@ -13,21 +13,27 @@
  * metrics, dashboards and billing by the engine itself.
  *
  * Status codes: UNAUTHENTICATED without an accepted token; INVALID_ARGUMENT naming the field for
- * malformed descriptors or another domain; RESOURCE_EXHAUSTED (grpc-js itself) for a message over
- * MAX_MESSAGE_BYTES; UNAVAILABLE before a policy is loaded or while draining; INTERNAL for a bug,
- * with a fixed message. A denial is never an error: it is OVER_LIMIT.
+ * malformed descriptors or another domain, and for bytes that are no RateLimitRequest;
+ * RESOURCE_EXHAUSTED for a message over MAX_MESSAGE_BYTES; UNAVAILABLE before a policy is loaded
+ * or while draining; INTERNAL for a bug, with a fixed message. A denial is never an error: it is
+ * OVER_LIMIT.
+ *
+ * The transport is grpc-server.ts (unary gRPC on node:http2) and the messages lib/rls/codec.ts,
+ * both by hand: @grpc/grpc-js on this side cost more CPU per call than the whole HTTP path.
  */
 import { randomUUID } from "node:crypto";
-import * as grpc from "@grpc/grpc-js";
+import type { IncomingHttpHeaders } from "node:http2";
 import { Counter } from "prom-client";
 import type { DecisionAnswer } from "../../lib/decision/answer";
 import { NotReadyError, type DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
 import { errorMessage, type Logger } from "../../lib/log";
+import { decodeHealthCheckRequest, decodeRateLimitRequest, encodeHealthCheckResponse, encodeRateLimitResponse, ProtoDecodeError } from "../../lib/rls/codec";
 import { descriptorToken, planRateLimit, rateLimitResponse } from "../../lib/rls/mapping";
-import { healthServiceDefinition, RLS_SERVICE, rlsServiceDefinition, type RlsRequestMessage, type RlsResponseMessage } from "../../lib/rls/protos";
+import { HEALTH_SERVICE, RLS_SERVICE, type RlsRequestMessage } from "../../lib/rls/protos";
+import { createUnaryGrpcServer, GRPC_STATUS_NAMES, GrpcError, GrpcStatus, type GrpcStatusCode, type UnaryAnswer, type UnaryCall, type UnaryGrpcServer, type UnaryHandler } from "./grpc-server";
 
-/** The same bound as an HTTP body (64 KiB): larger messages get RESOURCE_EXHAUSTED before they are decoded. */
+/** The same bound as an HTTP body (64 KiB): larger messages get RESOURCE_EXHAUSTED before they are read. */
 export const MAX_MESSAGE_BYTES = 64 * 1024;
 /** How long draining waits for calls in flight before it cuts the connections. */
 const DRAIN_MS = 10_000;
@@ -45,44 +51,34 @@ export interface DecisionGrpcDeps {
 }
 
 export interface DecisionGrpc {
-  server: grpc.Server;
+  server: UnaryGrpcServer["server"];
   /** Binds `host:port` (0: a free port) and resolves to the port bound. */
   listen(port: number, host: string): Promise<number>;
   /** Health turns NOT_SERVING, new calls get UNAVAILABLE; calls in flight finish (at most 10 s). */
   drain(): Promise<void>;
 }
 
-function first(metadata: grpc.Metadata, name: string): string | undefined {
-  const value = metadata.get(name)[0];
-  return typeof value === "string" ? value : undefined;
+function first(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /** The service token: `authorization: Bearer <token>` or `x-sluice-token: <token>`. */
-export function tokenOf(metadata: grpc.Metadata): string | undefined {
-  const auth = first(metadata, "authorization");
+export function tokenOf(headers: IncomingHttpHeaders): string | undefined {
+  const auth = first(headers, "authorization");
   const m = auth === undefined ? null : /^Bearer\s+(.+)$/i.exec(auth.trim());
   if (m) return m[1]!.trim();
-  return first(metadata, "x-sluice-token")?.trim();
+  return first(headers, "x-sluice-token")?.trim();
 }
 
 /** Envoy's x-request-id for the call, when it sent a sane one, else a fresh id. */
-function requestIdOf(metadata: grpc.Metadata): string {
-  const given = first(metadata, "x-request-id");
+function requestIdOf(headers: IncomingHttpHeaders): string {
+  const given = first(headers, "x-request-id");
   return given !== undefined && /^[\w.:@/+=-]{1,128}$/.test(given) ? given : randomUUID();
-}
-
-function status(code: grpc.status, details: string): Partial<grpc.StatusObject> {
-  return { code, details, metadata: new grpc.Metadata() };
 }
 
 export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
   const { engine, tokens, domain, logger } = deps;
-  const server = new grpc.Server({
-    "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
-    "grpc.max_send_message_length": MAX_MESSAGE_BYTES * 4,
-    // Channelz keeps per-call statistics nobody here reads; the hot path does without it.
-    "grpc.enable_channelz": 0,
-  });
   // Bounded labels: the gRPC status code names (about a dozen), never a key or a tenant.
   const calls = new Counter({
     name: "sluice_rls_calls_total",
@@ -91,93 +87,83 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
     registers: [deps.metrics.registry],
   });
   const counted = new Map<string, { inc(): void }>();
-  function count(grpcCode: grpc.status, overall: string): void {
+  function count(grpcCode: GrpcStatusCode, overall: string): void {
     const id = `${grpcCode}|${overall}`;
     let child = counted.get(id);
-    if (!child) counted.set(id, (child = calls.labels({ grpc_code: grpc.status[grpcCode] ?? String(grpcCode), overall_code: overall })));
+    if (!child) counted.set(id, (child = calls.labels({ grpc_code: GRPC_STATUS_NAMES[grpcCode] ?? String(grpcCode), overall_code: overall })));
     child.inc();
   }
+  const refuse = (code: GrpcStatusCode, details: string): never => {
+    count(code, "-");
+    throw new GrpcError(code, details);
+  };
 
   let draining = false;
 
-  async function shouldRateLimit(
-    call: grpc.ServerUnaryCall<RlsRequestMessage, RlsResponseMessage>,
-    callback: grpc.sendUnaryData<RlsResponseMessage>,
-  ): Promise<void> {
-    const refuse = (code: grpc.status, details: string) => {
-      count(code, "-");
-      callback(status(code, details));
-    };
-    if (draining) return refuse(grpc.status.UNAVAILABLE, "draining: this decision server is shutting down");
-    // Gateways that cannot set metadata (Contour) put the token in every descriptor instead.
-    if (!tokens.accepts(tokenOf(call.metadata) ?? descriptorToken(call.request))) {
-      return refuse(grpc.status.UNAUTHENTICATED, "missing or wrong service token: send `authorization: Bearer <token>` or `x-sluice-token` in the metadata");
+  async function shouldRateLimit(call: UnaryCall): Promise<UnaryAnswer> {
+    if (draining) return refuse(GrpcStatus.UNAVAILABLE, "draining: this decision server is shutting down");
+    let request: RlsRequestMessage;
+    try {
+      request = decodeRateLimitRequest(call.message);
+    } catch (error) {
+      if (error instanceof ProtoDecodeError) return refuse(GrpcStatus.INVALID_ARGUMENT, `not a RateLimitRequest: ${error.message}`);
+      throw error;
     }
-    const plan = planRateLimit(call.request, { domain });
-    if (!plan.ok) return refuse(grpc.status.INVALID_ARGUMENT, plan.error.message);
+    // Gateways that cannot set metadata (Contour) put the token in every descriptor instead.
+    if (!tokens.accepts(tokenOf(call.headers) ?? descriptorToken(request))) {
+      return refuse(GrpcStatus.UNAUTHENTICATED, "missing or wrong service token: send `authorization: Bearer <token>` or `x-sluice-token` in the metadata");
+    }
+    const plan = planRateLimit(request, { domain });
+    if (!plan.ok) return refuse(GrpcStatus.INVALID_ARGUMENT, plan.error.message);
     let answers: DecisionAnswer[];
     const started = performance.now();
     try {
       // Started in one turn: the store coalesces them into one call.
       answers = await Promise.all(plan.requests.map((r) => engine.decide(r)));
     } catch (error) {
-      if (error instanceof NotReadyError) return refuse(grpc.status.UNAVAILABLE, "no policy loaded yet");
-      logger.error({ reqId: requestIdOf(call.metadata), err: errorMessage(error) }, "internal error in ShouldRateLimit");
-      return refuse(grpc.status.INTERNAL, "internal error");
+      if (error instanceof NotReadyError) return refuse(GrpcStatus.UNAVAILABLE, "no policy loaded yet");
+      logger.error({ reqId: requestIdOf(call.headers), err: errorMessage(error) }, "internal error in ShouldRateLimit");
+      return refuse(GrpcStatus.INTERNAL, "internal error");
     }
     const { response, leasesToRelease } = rateLimitResponse(answers);
     // The request is denied, so nobody will release what its other descriptors leased.
     for (const lease of leasesToRelease) void engine.release(lease).catch(() => undefined);
-    count(grpc.status.OK, response.overall_code);
+    count(GrpcStatus.OK, response.overall_code);
     // Like /v1/check's Server-Timing: how long the decisions took, store call included.
-    const trailer = new grpc.Metadata();
-    trailer.set("server-timing", `decide;dur=${(performance.now() - started).toFixed(2)}`);
-    callback(null, response, trailer);
+    return { framed: encodeRateLimitResponse(response), trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
   }
 
   const KNOWN_SERVICES = new Set(["", RLS_SERVICE]);
-  function check(call: grpc.ServerUnaryCall<{ service?: string }, { status: string }>, callback: grpc.sendUnaryData<{ status: string }>): void {
-    const service = call.request.service ?? "";
-    if (!KNOWN_SERVICES.has(service)) {
-      callback(status(grpc.status.NOT_FOUND, `unknown service ${JSON.stringify(service.slice(0, 100))}`));
-      return;
+  function check(call: UnaryCall): UnaryAnswer {
+    let service: string;
+    try {
+      service = decodeHealthCheckRequest(call.message).service ?? "";
+    } catch (error) {
+      if (error instanceof ProtoDecodeError) throw new GrpcError(GrpcStatus.INVALID_ARGUMENT, `not a HealthCheckRequest: ${error.message}`);
+      throw error;
     }
-    callback(null, { status: !draining && deps.readiness().ready ? "SERVING" : "NOT_SERVING" });
+    if (!KNOWN_SERVICES.has(service)) throw new GrpcError(GrpcStatus.NOT_FOUND, `unknown service ${JSON.stringify(service.slice(0, 100))}`);
+    return { framed: encodeHealthCheckResponse(!draining && deps.readiness().ready ? "SERVING" : "NOT_SERVING") };
   }
 
-  server.addService(rlsServiceDefinition(), {
-    ShouldRateLimit: (call: grpc.ServerUnaryCall<RlsRequestMessage, RlsResponseMessage>, callback: grpc.sendUnaryData<RlsResponseMessage>) => {
-      shouldRateLimit(call, callback).catch((error: unknown) => {
-        logger.error({ reqId: requestIdOf(call.metadata), err: errorMessage(error) }, "internal error in ShouldRateLimit");
-        callback(status(grpc.status.INTERNAL, "internal error"));
-      });
-    },
+  // Health's Watch (a stream) is not served (UNIMPLEMENTED, as an unknown method): Envoy's and
+  // Kubernetes' gRPC probes call Check.
+  const grpc = createUnaryGrpcServer({
+    methods: new Map<string, UnaryHandler>([
+      [`/${RLS_SERVICE}/ShouldRateLimit`, shouldRateLimit],
+      [`/${HEALTH_SERVICE}/Check`, check],
+    ]),
+    maxMessageBytes: MAX_MESSAGE_BYTES,
+    drainMs: DRAIN_MS,
+    logger,
   });
-  // Watch (a stream) is left to grpc-js's UNIMPLEMENTED: Envoy's and Kubernetes' gRPC probes call Check.
-  server.addService(healthServiceDefinition(), { Check: check });
 
   return {
-    server,
-    listen(port, host) {
-      return new Promise((resolve, reject) => {
-        // An IPv6 host needs brackets in a gRPC target.
-        const target = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-        server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
-      });
-    },
+    server: grpc.server,
+    listen: (port, host) => grpc.listen(port, host),
     drain() {
       draining = true;
-      return new Promise((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, DRAIN_MS);
-        timer.unref();
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      return grpc.drain();
     },
   };
 }
