@@ -15,6 +15,7 @@
  * (lib/single-node/postgres-policy-source.ts), and its keys and service tokens come from the
  * ApiKey and ApiToken tables directly.
  */
+import { z } from "zod";
 import type { PrismaClient } from "../generated/prisma/client";
 import type { Tx } from "../db/client";
 import { writeAudit } from "../db/audit";
@@ -31,6 +32,9 @@ import type { CompiledPolicy, CompiledPolicyBody } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { writePublishedPolicy, type RedisLike } from "../redis/policy";
 import { invalidPolicy, redisStep, ServiceError } from "./errors";
+
+/** POST /api/v1/policy/publish's body (the route and its OpenAPI document use this one schema). */
+export const publishRequestSchema = z.strictObject({ note: z.string().max(500).optional() });
 
 export interface PublishDeps {
   db: PrismaClient;

@@ -6,12 +6,19 @@
  * Unpublished draft changes are discarded by a rollback; each reset row has its audit entry. In
  * single-node mode (`deps.redis` null) the new version is written to Postgres only, as publish does.
  */
+import { z } from "zod";
 import { findPolicyVersion, lockPolicy } from "../db/policy-repo";
 import { bodyOf } from "../policy/compile";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { resetDraftIn } from "./discard-draft";
 import { ServiceError } from "./errors";
 import { publishBody, type PublishDeps, type PublishResult } from "./publish-policy";
+
+/** POST /api/v1/policy/rollback's body (the route and its OpenAPI document use this one schema). */
+export const rollbackRequestSchema = z.strictObject({
+  version: z.number("expected an integer ≥ 1").int("expected an integer ≥ 1").min(1, "expected an integer ≥ 1"),
+  note: z.string().max(500).optional(),
+});
 
 export interface RollbackResult extends PublishResult {
   /** Draft rows the reset changed; null when the old document no longer validates (draftNote says why). */

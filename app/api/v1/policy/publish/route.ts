@@ -1,17 +1,14 @@
 /** POST /api/v1/policy/publish — compile the draft and make it live. Optional body `{"note": "…"}`. */
-import { z } from "zod";
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { readJsonBody } from "@/lib/http/body";
 import { controlPlaneRedis, db } from "@/lib/http/deps";
 import { handle, invalidRequest } from "@/lib/http/errors";
-import { publishPolicy } from "@/lib/services/publish-policy";
-
-const bodySchema = z.strictObject({ note: z.string().max(500).optional() });
+import { publishPolicy, publishRequestSchema } from "@/lib/services/publish-policy";
 
 export async function POST(request: Request): Promise<Response> {
   return handle(async () => {
     const caller = await authenticateAdmin(request, db(), "policy.publish");
-    const body = bodySchema.safeParse(await readJsonBody(request));
+    const body = publishRequestSchema.safeParse(await readJsonBody(request));
     if (!body.success) throw invalidRequest(body.error.issues, "body");
     const result = await publishPolicy({ db: db(), redis: controlPlaneRedis() }, { actor: caller.actor, note: body.data.note });
     return Response.json(result);

@@ -1,0 +1,219 @@
+/**
+ * The control plane's admin REST API (app/api/v1/**) as an OpenAPI 3.1 document, served at
+ * `GET /api/v1/openapi.json`. Query strings and bodies are the zod schemas the route handlers
+ * validate with (lib/services/*); answers are described here in zod, and
+ * lib/openapi/admin.test.ts proves their types equal the services' results.
+ */
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from "@asteasolutions/zod-to-openapi";
+import { z } from "zod";
+import { ERROR_STATUS } from "../errors";
+import { FAILURE_MODES } from "../policy/types";
+import { policyFileSchema } from "../policy/policy-file";
+import { failureModesInput } from "../services/apply-failure-modes";
+import { billingExportQuerySchema } from "../services/billing-export";
+import { publishRequestSchema } from "../services/publish-policy";
+import { rollbackRequestSchema } from "../services/rollback-policy";
+import { quotasQuerySchema, topQuerySchema, usageQuerySchema } from "../services/usage-query";
+
+const named = <S extends z.ZodType>(id: string, schema: S): S => schema.meta({ id }) as S;
+const count = z.number().int().min(0);
+const isoDate = z.string().meta({ format: "date-time" });
+
+export const adminErrorSchema = z.object({
+  error: z.object({
+    code: z.enum(Object.keys(ERROR_STATUS) as [keyof typeof ERROR_STATUS, ...(keyof typeof ERROR_STATUS)[]]),
+    message: z.string(),
+    field: z.string().nullable(),
+    issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  }),
+});
+
+export const usagePointSchema = z.object({
+  t: isoDate,
+  allowed: count,
+  denied: count,
+  shadowDenied: count,
+  degraded: count,
+  denyShare: z.number().min(0).max(1),
+});
+
+export const usageAnswerSchema = z.object({
+  from: isoDate,
+  to: isoDate,
+  granularity: z.string(),
+  tenant: z.string().nullable(),
+  tier: z.string().nullable(),
+  points: z.array(usagePointSchema),
+});
+
+const topTenant = z.object({ tenant: z.string(), tier: z.string(), requests: count, denied: count });
+export const topAnswerSchema = z.object({
+  from: isoDate,
+  to: isoDate,
+  by: z.string(),
+  tenants: z.array(topTenant),
+  keys: z.array(topTenant.extend({ keyPrefix: z.string() })),
+});
+
+export const quotaBurnSchema = z.object({
+  tenant: z.string(),
+  tier: z.string(),
+  quotaId: z.string(),
+  operation: z.string(),
+  period: z.string(),
+  limit: count,
+  overage: z.enum(["block", "bill"]),
+  used: count,
+  remaining: count,
+  projected: count,
+  runsOutAt: isoDate.nullable(),
+  usedShare: z.number().min(0),
+});
+export const quotasAnswerSchema = z.object({ period: z.string(), quotas: z.array(quotaBurnSchema) });
+
+export const billingPeriodSchema = z.object({
+  period: z.string(),
+  status: z.enum(["open", "closed"]),
+  closedAt: isoDate.nullable(),
+  revision: count,
+  checksums: z.record(z.string(), z.string()),
+});
+
+export const publishAnswerSchema = z.object({
+  status: z.enum(["published", "unchanged"]),
+  version: count,
+  checksum: z.string(),
+  previousVersion: count.nullable(),
+});
+export const rollbackAnswerSchema = publishAnswerSchema.extend({
+  draftReset: count.nullable().meta({ description: "Draft rows the rollback reset to the rolled-back document; null when it no longer validates" }),
+  draftNote: z.string().optional().meta({ description: "Why the draft was not reset" }),
+});
+export const discardAnswerSchema = z.object({ version: count, changes: count });
+export const failureModesAnswerSchema = z.object({
+  status: z.enum(["published", "unchanged"]),
+  version: count,
+  previousVersion: count,
+  changed: z.array(z.object({ field: z.string(), before: z.enum(FAILURE_MODES), after: z.enum(FAILURE_MODES) })),
+});
+
+const planChange = z.object({
+  entity: z.string(),
+  key: z.string(),
+  path: z.string(),
+  before: z.record(z.string(), z.unknown()).nullable(),
+  after: z.record(z.string(), z.unknown()).nullable(),
+});
+export const applyAnswerSchema = z.object({
+  plan: z.object({ created: z.array(planChange), changed: z.array(planChange), deleted: z.array(planChange), warnings: z.array(z.string()) }),
+  dryRun: z.boolean(),
+  applied: z.boolean(),
+  generatedKeys: z.array(z.object({ tenant: z.string(), name: z.string(), key: z.string() })).meta({ description: "Keys created with a generated secret: the plaintext, shown once" }),
+});
+
+const json = <S extends z.ZodType>(schema: S, description: string) => ({ description, content: { "application/json": { schema } } });
+
+function registry(): OpenAPIRegistry {
+  const r = new OpenAPIRegistry();
+  const token = r.registerComponent("securitySchemes", "adminToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "An admin token (`sluice tokens create --kind admin --role …`); the UI's session cookie works too",
+  });
+  const security = [{ [token.name]: [] }];
+  const ErrorBody = named("Error", adminErrorSchema);
+  const errors = (...codes: (400 | 401 | 403 | 404 | 409 | 413 | 415 | 503)[]) => {
+    const what: Record<number, string> = {
+      400: "A bad parameter or body (error.field names it; invalid_policy lists every issue)",
+      401: "No or a wrong admin token",
+      403: "The token's role may not do this",
+      404: "Not found",
+      409: "Conflict",
+      413: "Body too large",
+      415: "Unsupported Content-Type",
+      503: "Redis or the database is not answering",
+    };
+    return Object.fromEntries([401, 403, ...codes].map((c) => [c, json(ErrorBody, what[c]!)]));
+  };
+  const get = (path: string, operationId: string, summary: string, query: z.ZodObject | null, ok: ResponseConfig, tag: string) =>
+    r.registerPath({ method: "get", path, operationId, summary, tags: [tag], security, ...(query ? { request: { query } } : {}), responses: { 200: ok, ...errors(400) } });
+
+  get("/api/v1/usage", "getUsage", "Decisions by outcome over time (minute, hour or day buckets)", usageQuerySchema, json(named("Usage", usageAnswerSchema), "The series"), "usage");
+  get("/api/v1/usage/top", "getTopConsumers", "Top tenants and API key prefixes by requests or denials", topQuerySchema, json(named("TopConsumers", topAnswerSchema), "Top consumers"), "usage");
+  get("/api/v1/quotas", "getQuotas", "Quota burn per tenant and quota, with a projection to period end", quotasQuerySchema, json(named("Quotas", quotasAnswerSchema), "Quota burn"), "usage");
+  get("/api/v1/billing/periods", "listBillingPeriods", "Billing months with status, revision and checksums", null, json(z.object({ periods: z.array(named("BillingPeriod", billingPeriodSchema)) }), "Billing periods"), "billing");
+  get(
+    "/api/v1/billing/exports",
+    "exportBilling",
+    "The month's billing export; the same bytes for the same period until an adjustment (X-Sluice-Checksum is their sha256)",
+    billingExportQuerySchema.strict(),
+    {
+      description: "The export (CSV, JSON or CloudEvents JSON lines, by format)",
+      content: { "text/csv": { schema: z.string() }, "application/json": { schema: z.unknown() }, "application/cloudevents-batch+json": { schema: z.unknown() } },
+    },
+    "billing",
+  );
+  get(
+    "/api/v1/policy/export",
+    "exportPolicy",
+    "The draft policy as a file: YAML, or JSON with format=json. No secrets",
+    z.object({ format: z.enum(["yaml", "json"]).optional() }),
+    { description: "The policy file", content: { "application/yaml": { schema: z.string() }, "application/json": { schema: z.record(z.string(), z.unknown()) } } },
+    "policy",
+  );
+  r.registerPath({
+    method: "post",
+    path: "/api/v1/policy/apply",
+    operationId: "applyPolicy",
+    summary: "Apply a policy file to the draft (YAML or JSON by Content-Type); dryRun=1 answers the plan without writing",
+    tags: ["policy"],
+    security,
+    request: {
+      query: z.object({ dryRun: z.enum(["1", "true", "0", "false"]).optional() }),
+      body: { required: true, content: { "application/json": { schema: named("PolicyFile", policyFileSchema) }, "application/yaml": { schema: z.string() } } },
+    },
+    responses: { 200: json(named("ApplyResult", applyAnswerSchema), "The plan, and whether it was applied"), ...errors(400, 409, 413, 415) },
+  });
+  const post = (path: string, operationId: string, summary: string, body: z.ZodType | null, ok: ResponseConfig, codes: (400 | 404 | 409 | 503)[]) =>
+    r.registerPath({
+      method: "post",
+      path,
+      operationId,
+      summary,
+      tags: ["policy"],
+      security,
+      ...(body ? { request: { body: { required: false, content: { "application/json": { schema: body } } } } } : {}),
+      responses: { 200: ok, ...errors(...codes) },
+    });
+  post("/api/v1/policy/publish", "publishPolicy", "Compile the draft and make it live", publishRequestSchema, json(named("PublishResult", publishAnswerSchema), "Published, or unchanged"), [400, 409, 503]);
+  post("/api/v1/policy/rollback", "rollbackPolicy", "Republish version N as a new version and reset the draft to it", rollbackRequestSchema, json(named("RollbackResult", rollbackAnswerSchema), "Rolled back"), [400, 404, 409, 503]);
+  post("/api/v1/policy/discard", "discardDraft", "Reset the draft to the live version (API keys stay)", null, json(named("DiscardResult", discardAnswerSchema), "The draft equals live"), [404, 409]);
+  post(
+    "/api/v1/policy/failure-modes",
+    "applyFailureModes",
+    "Apply failure modes to the live policy at once, as a new version changing only them",
+    failureModesInput,
+    json(named("FailureModesResult", failureModesAnswerSchema), "Published, or unchanged"),
+    [400, 404, 409, 503],
+  );
+  r.registerPath({
+    method: "get",
+    path: "/api/v1/openapi.json",
+    operationId: "openapi",
+    summary: "This document",
+    tags: ["meta"],
+    responses: { 200: json(z.record(z.string(), z.unknown()), "OpenAPI 3.1") },
+  });
+  return r;
+}
+
+let cached: Record<string, unknown> | null = null;
+
+/** The admin REST API's OpenAPI 3.1 document (built once per process). */
+export function adminOpenApi(): Record<string, unknown> {
+  cached ??= new OpenApiGeneratorV31(registry().definitions).generateDocument({
+    openapi: "3.1.0",
+    info: { title: "Sluice admin API", version: "1", description: "The control plane's REST API (docs/architecture.md): policy, usage, quotas and billing." },
+  }) as unknown as Record<string, unknown>;
+  return cached;
+}
