@@ -17,7 +17,7 @@ import { availableParallelism } from "node:os";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { Redis } from "ioredis";
-import { compileFixture, writeFixturePolicy } from "../lib/decision/fixture";
+import { compileFixture, writeFixturePolicy } from "../lib/decision/testing/fixture";
 import { freePort } from "../lib/net/ports";
 import { startOwnRedis } from "../lib/net/redis-server";
 import { sha256Hex } from "../lib/redis/key-index";

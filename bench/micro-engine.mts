@@ -3,7 +3,7 @@
 import { CircuitBreaker } from "../lib/decision/breaker";
 import { DenyCache } from "../lib/decision/deny-cache";
 import { DecisionEngine } from "../lib/decision/engine";
-import { compileFixture } from "../lib/decision/fixture";
+import { compileFixture } from "../lib/decision/testing/fixture";
 import { DecisionMetrics } from "../lib/decision/metrics";
 import { parseCheckBody } from "../lib/decision/request";
 import { sha256Hex } from "../lib/redis/key-index";

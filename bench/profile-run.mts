@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { Redis } from "ioredis";
-import { compileFixture, writeFixturePolicy } from "../lib/decision/fixture";
+import { compileFixture, writeFixturePolicy } from "../lib/decision/testing/fixture";
 import { freePort } from "../lib/net/ports";
 import { startOwnRedis } from "../lib/net/redis-server";
 import { sha256Hex } from "../lib/redis/key-index";

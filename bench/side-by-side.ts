@@ -20,7 +20,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { compileFixture, writeFixturePolicy } from "../lib/decision/fixture";
+import { compileFixture, writeFixturePolicy } from "../lib/decision/testing/fixture";
 import { freePort } from "../lib/net/ports";
 import { startOwnRedis } from "../lib/net/redis-server";
 import { sha256Hex } from "../lib/redis/key-index";

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../test/helpers";
-import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../lib/decision/fixture";
+import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../lib/decision/testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "../lib/decision/harness";
 import { startTraffic } from "./traffic";
 

@@ -10,6 +10,7 @@ import { limitsFor } from "@/lib/policy/compile";
 import { sha256Hex } from "@/lib/policy/checksum";
 import { answerFromStore, plainAnswer } from "@/lib/decision/answer";
 import { planChecks } from "@/lib/decision/checks";
+import { IN_PROCESS } from "@/lib/policy/counter-keys";
 import { createMemoryStore } from "@/lib/store/memory";
 
 export interface Traffic {
@@ -150,7 +151,7 @@ export async function runSimulation(
     if (effective.tenant.status === "suspended") {
       answer = plainAnswer(ctx, 403, "tenant_suspended");
     } else {
-      const planned = planChecks({ effective, keyHash: keyHashes[i % keyHashes.length], ip: ips[i % ips.length] }).filter((p) => {
+      const planned = planChecks({ effective, keyHash: keyHashes[i % keyHashes.length], ip: ips[i % ips.length], prefix: IN_PROCESS }).filter((p) => {
         // Concurrency depends on how long requests take, which traffic here does not describe.
         if (p.check.algorithm === "concurrency") skippedConcurrency = true;
         return p.check.algorithm !== "concurrency";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileFixture } from "./fixture";
+import { compileFixture } from "./testing/fixture";
 import { limitsFor } from "../policy/compile";
 import { planChecks, localShare } from "./checks";
 import { isSampled } from "./accuracy";
@@ -36,15 +36,15 @@ describe("which subjects the accuracy meter samples", () => {
   });
 
   it("samples only approximate limits (sliding window counter, fixed window), every one at 1, none at 0", () => {
-    const all = planChecks({ effective, keyHash: hashOf(7), ip: "198.51.100.1", accuracySample: 1 });
+    const all = planChecks({ effective, keyHash: hashOf(7), ip: "198.51.100.1", prefix: "sl:", accuracySample: 1 });
     expect(all.filter((p) => p.check.exactLog).map((p) => p.check.algorithm)).toEqual(["sliding_window_counter", "fixed_window"]);
-    const none = planChecks({ effective, keyHash: hashOf(7), ip: "198.51.100.1", accuracySample: 0 });
+    const none = planChecks({ effective, keyHash: hashOf(7), ip: "198.51.100.1", prefix: "sl:", accuracySample: 0 });
     expect(none.some((p) => "exactLog" in p.check)).toBe(false);
-    expect(planChecks({ effective, keyHash: hashOf(7), ip: null }).some((p) => "exactLog" in p.check)).toBe(false);
+    expect(planChecks({ effective, keyHash: hashOf(7), ip: null, prefix: "sl:" }).some((p) => "exactLog" in p.check)).toBe(false);
   });
 
   it("never asks the local failure-mode store for an exact log", () => {
-    const sampled = planChecks({ effective, keyHash: hashOf(7), ip: null, accuracySample: 1 }).map((p) => p.check);
+    const sampled = planChecks({ effective, keyHash: hashOf(7), ip: null, prefix: "sl:", accuracySample: 1 }).map((p) => p.check);
     for (const n of [1, 3]) expect(localShare(sampled, n).some((c) => "exactLog" in c)).toBe(false);
   });
 });

@@ -10,7 +10,7 @@ import { createMemoryStore } from "../store/memory";
 import { createRedisStore } from "../store/redis";
 import { CircuitBreaker } from "./breaker";
 import { DecisionEngine } from "./engine";
-import { compileFixture, FIXTURE_KEYS } from "./fixture";
+import { compileFixture, FIXTURE_KEYS } from "./testing/fixture";
 
 const fixture = compileFixture();
 let server: OwnRedis;

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix } from "../../test/helpers";
 import { type OwnRedis, startOwnRedis } from "../net/redis-server";
 import type { PolicyFileInput } from "../policy/policy-file";
-import { compileFixture, writeFixturePolicy } from "./fixture";
+import { compileFixture, writeFixturePolicy } from "./testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 
 const TOKEN = "svc_test_token_burst";

@@ -14,7 +14,7 @@
 import type { EffectiveLimits } from "../policy/compile";
 import type { CompiledPolicyBody, CompiledTenant } from "../policy/compiled";
 import { ANY_OPERATION } from "../policy/types";
-import { keys } from "../redis/keys";
+import { counterKeys } from "../policy/counter-keys";
 import type { LimitCheck } from "../store/types";
 import { APPROXIMATE_ALGORITHMS } from "../policy/requirements";
 import { isSampled } from "./accuracy";
@@ -37,6 +37,8 @@ export interface PlanInput {
   /** sha256 hex of the API key, or null when the caller named the tenant. */
   keyHash: string | null;
   ip: string | null;
+  /** The deployment's key prefix (`redisPrefix()` in lib/redis/keys.ts on the decision path). */
+  prefix: string;
   /** The accuracy meter's sample (lib/decision/accuracy.ts); 0 or absent: off. */
   accuracySample?: number;
 }
@@ -44,7 +46,7 @@ export interface PlanInput {
 const PERIOD_SECONDS = { day: 86_400, month: 2_592_000 } as const;
 
 export function planChecks(input: PlanInput): PlannedCheck[] {
-  const { effective, keyHash, ip } = input;
+  const { effective, keyHash, ip, prefix } = input;
   const sample = input.accuracySample ?? 0;
   const { tenant, tier } = effective;
   const out: PlannedCheck[] = [];
@@ -52,14 +54,14 @@ export function planChecks(input: PlanInput): PlannedCheck[] {
     let key: string;
     if (l.scope === "api_key") {
       if (keyHash === null) continue;
-      key = keys.counter(tenant.slug, l.id, keyHash.slice(0, KEY_SUBJECT_LENGTH));
+      key = counterKeys.counter(tenant.slug, l.id, keyHash.slice(0, KEY_SUBJECT_LENGTH), prefix);
     } else if (l.scope === "tenant") {
-      key = keys.counter(tenant.slug, l.id, "_");
+      key = counterKeys.counter(tenant.slug, l.id, "_", prefix);
     } else if (l.scope === "ip") {
       if (ip === null) continue;
-      key = keys.counter(tenant.slug, l.id, ip);
+      key = counterKeys.counter(tenant.slug, l.id, ip, prefix);
     } else {
-      key = keys.globalLimit(l.id);
+      key = counterKeys.globalLimit(l.id, prefix);
     }
     const exactLog = sample > 0 && APPROXIMATE_ALGORITHMS.has(l.algorithm) && isSampled(key, sample);
     out.push({
@@ -84,7 +86,7 @@ export function planChecks(input: PlanInput): PlannedCheck[] {
   for (const q of effective.quotas) {
     out.push({
       check: {
-        key: keys.quota(tenant.slug, q.id),
+        key: counterKeys.quota(tenant.slug, q.id, prefix),
         kind: "quota",
         algorithm: "quota",
         limit: q.limit,
@@ -105,7 +107,7 @@ export function planChecks(input: PlanInput): PlannedCheck[] {
   for (const c of effective.globalCaps) {
     out.push({
       check: {
-        key: keys.globalCap(c.id),
+        key: counterKeys.globalCap(c.id, prefix),
         kind: "global",
         algorithm: "sliding_window_counter",
         limit: c.limit,
@@ -141,7 +143,7 @@ export const UNRESOLVED_TENANT = "~unresolved";
  * together, all the keys this server cannot resolve get at most one local share of the strictest
  * tenant limit, whoever they belong to. Overrides cannot apply (they need the tenant).
  */
-export function planUnresolvedChecks(doc: CompiledPolicyBody, operation: string, keyHash: string | null, ip: string | null): PlannedCheck[] {
+export function planUnresolvedChecks(doc: CompiledPolicyBody, operation: string, keyHash: string | null, ip: string | null, prefix: string): PlannedCheck[] {
   const applies = (row: string) => row === ANY_OPERATION || row === operation;
   const tenant: CompiledTenant = { slug: UNRESOLVED_TENANT, name: UNRESOLVED_TENANT, tier: "", status: "active", overrides: [] };
   const globalCaps = doc.globalCaps.filter((c) => applies(c.operation));
@@ -156,7 +158,7 @@ export function planUnresolvedChecks(doc: CompiledPolicyBody, operation: string,
       globalCaps,
     };
     // One check per counter: a global cap is the same counter for every tier.
-    for (const p of planChecks({ effective, keyHash, ip })) if (!byKey.has(p.check.key)) byKey.set(p.check.key, p);
+    for (const p of planChecks({ effective, keyHash, ip, prefix })) if (!byKey.has(p.check.key)) byKey.set(p.check.key, p);
   }
   return [...byKey.values()];
 }

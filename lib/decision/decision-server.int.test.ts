@@ -9,7 +9,7 @@ import { sha256Hex } from "../redis/key-index";
 import { keys } from "../redis/keys";
 import { unindexApiKeys } from "../redis/policy";
 import { listUsageMinutes, readUsageMinute } from "../redis/usage";
-import { compileFixture, FIXTURE_KEYS, fixturePolicyFile, writeFixturePolicy } from "./fixture";
+import { compileFixture, FIXTURE_KEYS, fixturePolicyFile, writeFixturePolicy } from "./testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 
 const TOKEN = "svc_test_token_0001";

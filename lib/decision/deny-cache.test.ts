@@ -13,7 +13,7 @@ import type { DecisionAnswer } from "./answer";
 import { CircuitBreaker } from "./breaker";
 import { DenyCache } from "./deny-cache";
 import { DecisionEngine, type DecisionRequest } from "./engine";
-import { compileFixture } from "./fixture";
+import { compileFixture } from "./testing/fixture";
 import { CountingStore } from "./testing/counting-store";
 
 const T0 = Date.UTC(2026, 11, 3, 12, 0, 0, 0);

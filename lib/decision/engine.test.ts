@@ -4,7 +4,7 @@ import { CircuitBreaker } from "./breaker";
 import { DenyCache } from "./deny-cache";
 import type { DecisionAnswer } from "./answer";
 import { DecisionEngine, NotReadyError } from "./engine";
-import { compileFixture, FIXTURE_KEYS } from "./fixture";
+import { compileFixture, FIXTURE_KEYS } from "./testing/fixture";
 import { UsageRecorder } from "../redis/usage";
 import { CountingStore } from "./testing/counting-store";
 

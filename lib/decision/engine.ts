@@ -19,6 +19,7 @@ import { StoreTimeoutError, type CounterStore, type LimitCheck, type SettleResul
 import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer } from "./answer";
 import type { CircuitBreaker } from "./breaker";
 import { localShare, planChecks, planUnresolvedChecks, type PlannedCheck } from "./checks";
+import { redisPrefix } from "../redis/keys";
 import type { DenialLog } from "./denial-log";
 import type { DenyCache } from "./deny-cache";
 import type { DecisionMetrics, MetricOutcome } from "./metrics";
@@ -140,7 +141,7 @@ export class DecisionEngine {
       } else {
         // Unresolvable: under `local` the key is still counted, against every tier's rows at once
         // (planUnresolvedChecks); `open` and `closed` need no checks.
-        const unresolved = () => (failureMode === "local" ? planUnresolvedChecks(doc, operation, keyHash, req.ip ?? null) : null);
+        const unresolved = () => (failureMode === "local" ? planUnresolvedChecks(doc, operation, keyHash, req.ip ?? null, redisPrefix()) : null);
         if (!this.deps.breaker.allow(startedMs)) {
           return this.failurePath(ctx, failureMode, unresolved(), keyHash, cost, dryRun, startedMs, "breaker_open");
         }
@@ -166,7 +167,7 @@ export class DecisionEngine {
       return this.finish(plainAnswer(ctx, 403, "tenant_suspended"), keyHash, startedMs, dryRun, null);
     }
 
-    const planned = planChecks({ effective, keyHash, ip: req.ip ?? null, accuracySample: this.deps.accuracySample });
+    const planned = planChecks({ effective, keyHash, ip: req.ip ?? null, prefix: redisPrefix(), accuracySample: this.deps.accuracySample });
     const checks = planned.map((p) => p.check);
     if (checks.length === 0) {
       const answer = plainAnswer(ctx, 200, "ok");

@@ -6,7 +6,7 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "./fixture";
+import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "./testing/fixture";
 import { type OwnRedis, startOwnRedis } from "../net/redis-server";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 

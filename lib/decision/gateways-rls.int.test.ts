@@ -18,7 +18,7 @@ import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import { type ClientRequest, type ClientView, closeEnvoyModel, type EnvoyModel, type Json, throughEnvoy } from "../../test/envoy-ratelimit";
 import { freePort } from "../net/ports";
 import { rlsClient } from "../rls/protos";
-import { compileFixture, writeFixturePolicy } from "./fixture";
+import { compileFixture, writeFixturePolicy } from "./testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 
 const EXAMPLES = path.resolve(import.meta.dirname, "../../examples/gateways");

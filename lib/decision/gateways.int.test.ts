@@ -30,7 +30,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import { freePort } from "../net/ports";
-import { compileFixture, writeFixturePolicy } from "./fixture";
+import { compileFixture, writeFixturePolicy } from "./testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

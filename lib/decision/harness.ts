@@ -37,7 +37,7 @@ export interface SpawnedServer {
 
 export interface SpawnOptions {
   waitReady?: boolean;
-  /** Milliseconds this server's clock is ahead (negative: behind), for clock-skew tests (skewed-clock.mjs). */
+  /** Milliseconds this server's clock is ahead (negative: behind), for clock-skew tests (testing/skewed-clock.mjs). */
   clockSkewMs?: number;
 }
 
@@ -48,7 +48,7 @@ export async function spawnDecisionServer(env: Record<string, string>, options: 
   const grpcPortSetting = env.SLUICE_GRPC_PORT ?? String(grpcPort);
   let out = "";
   // One process (node with tsx's loader), not the tsx CLI: a signal reaches the server itself.
-  const skew = options.clockSkewMs ? ["--import", `${pathToFileURL(path.join(ROOT, "lib/decision/skewed-clock.mjs")).href}?skewMs=${options.clockSkewMs}`] : [];
+  const skew = options.clockSkewMs ? ["--import", `${pathToFileURL(path.join(ROOT, "lib/decision/testing/skewed-clock.mjs")).href}?skewMs=${options.clockSkewMs}`] : [];
   const child = spawn(process.execPath, [...skew, "--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
     cwd: ROOT,
     // The product's defaults (the 25 ms store budget included) unless a test sets its own: a test

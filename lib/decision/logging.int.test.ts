@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
-import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "./fixture";
+import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "./testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 
 const TOKEN = "sl_svc_logging_test_token_0001";

@@ -8,7 +8,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import { keys } from "../redis/keys";
-import { compileFixture, fixturePolicyFile, writeFixturePolicy } from "./fixture";
+import { compileFixture, fixturePolicyFile, writeFixturePolicy } from "./testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 
 const TOKEN = "svc_dist_0001";

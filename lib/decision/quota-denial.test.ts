@@ -8,7 +8,7 @@ import { CircuitBreaker } from "./breaker";
 import type { PlannedCheck } from "./checks";
 import { DenyCache } from "./deny-cache";
 import { DecisionEngine } from "./engine";
-import { compileFixture } from "./fixture";
+import { compileFixture } from "./testing/fixture";
 import { deniedQuotaOf, quotaIdOf } from "./quota-denial";
 import { CountingStore } from "./testing/counting-store";
 

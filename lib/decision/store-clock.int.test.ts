@@ -8,7 +8,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import type { PolicyFileInput } from "../policy/policy-file";
-import { compileFixture, writeFixturePolicy } from "./fixture";
+import { compileFixture, writeFixturePolicy } from "./testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 
 const TOKEN = "svc_test_token_clock";

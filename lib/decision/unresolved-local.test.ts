@@ -4,7 +4,7 @@ import type { CounterStore } from "../store/types";
 import { CircuitBreaker } from "./breaker";
 import { UNRESOLVED_TENANT } from "./checks";
 import { DecisionEngine } from "./engine";
-import { compileFixture } from "./fixture";
+import { compileFixture } from "./testing/fixture";
 import { KeyIndexMissingError } from "./ports";
 
 // Two tiers with different rows for one `local` operation, so "the strictest binds" is visible.

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
 import { GET as getUsageRoute } from "../../app/api/v1/usage/route";
 import { db } from "../db/client";
-import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../decision/fixture";
+import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../decision/testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "../decision/harness";
 import { keys } from "../redis/keys";
 import { reconcileQuotas } from "./reconcile";

@@ -1,3 +1,3 @@
-import { paritySuite } from "./algorithms/parity-suite";
+import { paritySuite } from "../store/testing/parity-suite";
 
 paritySuite("fair_share");

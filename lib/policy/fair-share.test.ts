@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { limitOf } from "./algorithms/test-limits";
+import { limitOf } from "./testing/limits";
 import { fairShare, type FairShareState } from "./fair-share";
 
 const WINDOW = 1_000;

@@ -1,10 +1,12 @@
 /**
- * Every Redis key Sluice writes, in one place. Each key carries a hash tag (`{…}`) so the same
- * scripts run on Redis Cluster: all of a tenant's counters share the tag `{t:<slug>}`, so one
- * decision's tenant checks are one slot. `SLUICE_REDIS_PREFIX` (default `sl:`) namespaces a
+ * Every Redis key Sluice writes, in one place (the counter formats themselves are pure, in
+ * lib/policy/counter-keys.ts, so the browser simulator builds them without this module). Each key
+ * carries a hash tag (`{…}`) so the same scripts run on Redis Cluster: all of a tenant's counters
+ * share the tag `{t:<slug>}`, so one decision's tenant checks are one slot. `SLUICE_REDIS_PREFIX` (default `sl:`) namespaces a
  * deployment, or a test run.
  */
 import { currentEnv } from "../env";
+import { counterKeys } from "../policy/counter-keys";
 
 export function redisPrefix(): string {
   return currentEnv("SLUICE_REDIS_PREFIX");
@@ -30,13 +32,12 @@ export const keys = {
   keyIndex: (p = redisPrefix()) => `${p}{policy}:keys`,
   /** <p>{policy}:keys:channel — PUBLISHed with a key hash when that key is revoked. */
   keyChannel: (p = redisPrefix()) => `${p}{policy}:keys:channel`,
-  /** <p>{t:<tenant>}:c:<limitId>:<subject> — a tenant's counter; windowed algorithms append suffixes. */
-  counter: (tenant: string, limitId: string, subject: string, p = redisPrefix()) =>
-    `${p}{t:${tenant}}:c:${limitId}:${subject}`,
+  /** <p>{t:<tenant>}:c:<limitId>:<subject> — a tenant's counter (lib/policy/counter-keys.ts). */
+  counter: (tenant: string, limitId: string, subject: string, p = redisPrefix()) => counterKeys.counter(tenant, limitId, subject, p),
   /** <p>{t:<tenant>}:q:<quotaId> — a tenant's quota counter; the period is appended. */
-  quota: (tenant: string, quotaId: string, p = redisPrefix()) => `${p}{t:${tenant}}:q:${quotaId}`,
+  quota: (tenant: string, quotaId: string, p = redisPrefix()) => counterKeys.quota(tenant, quotaId, p),
   /** <p>{g:<capId>}:g — a global cap's counter, shared by all tenants. */
-  globalCap: (capId: string, p = redisPrefix()) => `${p}{g:${capId}}:g`,
+  globalCap: (capId: string, p = redisPrefix()) => counterKeys.globalCap(capId, p),
   /** <p>{u:<minute>}:usage — hash of one minute's decision counts (see lib/redis/usage.ts). */
   usageMinute: (minuteStartMs: number, p = redisPrefix()) => `${p}{u:${minuteStartMs}}:usage`,
   /** <p>{policy}:service-tokens — set of sha256(service token) hex the decision API accepts, plus PUBLISHED_MARKER (written by publish). */
@@ -54,5 +55,5 @@ export const keys = {
    */
   reservation: (counterKey: string, token: string) => `${counterKey.slice(0, counterKey.indexOf("}") + 1)}:rsv:${token}`,
   /** <p>{g:<limitId>}:c:<limitId>:_ — a tier limit with scope `global`: one counter across tenants. */
-  globalLimit: (limitId: string, p = redisPrefix()) => `${p}{g:${limitId}}:c:${limitId}:_`,
+  globalLimit: (limitId: string, p = redisPrefix()) => counterKeys.globalLimit(limitId, p),
 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CircuitBreaker } from "../decision/breaker";
 import { DecisionEngine, type DecisionRequest } from "../decision/engine";
-import { compileFixture, FIXTURE_KEYS } from "../decision/fixture";
+import { compileFixture, FIXTURE_KEYS } from "../decision/testing/fixture";
 import { createMemoryStore } from "../store/memory";
 import { clientNetworkOrUnknown, descriptorToken, parsePolicyItem, planRateLimit, rateLimitResponse, REASON_HEADER } from "./mapping";
 import type { RlsDescriptorMessage, RlsRequestMessage } from "./protos";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
 import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { compileFixture } from "@/lib/decision/fixture";
+import { compileFixture } from "@/lib/decision/testing/fixture";
 import { evaluateAlerts } from "@/lib/jobs/alerts";
 import { accuracyByLimit } from "./accuracy-report";
 

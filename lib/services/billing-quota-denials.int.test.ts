@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
 import { monthOf, monthRangeMs } from "../db/billing-repo";
 import { createDb, type Db } from "../db/client";
-import { compileFixture, writeFixturePolicy, type CompiledFixture } from "../decision/fixture";
+import { compileFixture, writeFixturePolicy, type CompiledFixture } from "../decision/testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "../decision/harness";
 import { closeDuePeriods, closePeriod } from "../jobs/billing-close";
 import { drainClosedMinutes } from "../jobs/rollup";

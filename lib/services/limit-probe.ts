@@ -9,6 +9,7 @@
  */
 import { answerFromStore, type DecisionAnswer } from "../decision/answer";
 import { planChecks } from "../decision/checks";
+import { IN_PROCESS } from "../policy/counter-keys";
 import type { EffectiveLimits } from "../policy/compile";
 import type { CompiledGlobalCap, CompiledLimit, CompiledQuota, CompiledTenant, CompiledTier } from "../policy/compiled";
 import { createMemoryStore } from "../store/memory";
@@ -67,7 +68,7 @@ function ceilingUnits(row: ProbedRow): number {
 /** Runs the probe for one row; `cost` is its operation's cost (1 for `*` rows). */
 export async function probeLimit(row: ProbedRow, cost: number, operation = "probe"): Promise<ProbeResult> {
   const effective = effectiveOf(row, operation);
-  const planned = planChecks({ effective, keyHash: KEY_HASH, ip: IP });
+  const planned = planChecks({ effective, keyHash: KEY_HASH, ip: IP, prefix: IN_PROCESS });
   const checks = planned.map((p) => p.check);
   const ctx = { tenant: "probe", tier: row.tier.name, operation, policyVersion: 0 };
   let nowMs = EPOCH_MS;
@@ -146,7 +147,7 @@ export async function probeLimit(row: ProbedRow, cost: number, operation = "prob
  * ms). A limit in shadow mode is probed as if enforced.
  */
 export async function edgeBurstRequests(row: ProbedRow, perRequest: number, windowMs: number, offsetMs: number, beforeMs = offsetMs): Promise<number> {
-  const planned = planChecks({ effective: effectiveOf(row, "probe"), keyHash: KEY_HASH, ip: IP });
+  const planned = planChecks({ effective: effectiveOf(row, "probe"), keyHash: KEY_HASH, ip: IP, prefix: IN_PROCESS });
   const checks = planned.map((p) => (p.check.mode === "shadow" ? { ...p.check, mode: "reject" as const } : p.check));
   let nowMs = 0;
   const store = createMemoryStore({ clock: () => nowMs });

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "@/test/helpers";
-import { compileFixture, writeFixturePolicy } from "@/lib/decision/fixture";
+import { compileFixture, writeFixturePolicy } from "@/lib/decision/testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
 import type { PolicyFileInput } from "@/lib/policy/policy-file";
 import { sha256Hex } from "@/lib/redis/key-index";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileFixture } from "../decision/fixture";
+import { compileFixture } from "../decision/testing/fixture";
 import type { PolicyFileInput } from "../policy/policy-file";
 import { cellsFromRecorded, compareReplays, replayUsage, splitProportionally } from "./replay";
 import { projectMonthQuotas } from "./replay-quotas";

@@ -22,6 +22,7 @@
  */
 import { answerFromStore } from "../decision/answer";
 import { planChecks } from "../decision/checks";
+import { IN_PROCESS } from "../policy/counter-keys";
 import type { CompiledPolicyBody } from "../policy/compiled";
 import { limitsFor } from "../policy/compile";
 import { createMemoryStore } from "../store/memory";
@@ -190,7 +191,7 @@ export async function replayUsage(
       }
       if (effective.tenant.status === "suspended") continue;
       const keyHash = cell.keyPrefix === "_" ? null : cell.keyPrefix.padEnd(64, "0");
-      const planned = planChecks({ effective, keyHash, ip: null }).filter((p) => p.check.kind !== "quota" && p.check.algorithm !== "concurrency");
+      const planned = planChecks({ effective, keyHash, ip: null, prefix: IN_PROCESS }).filter((p) => p.check.kind !== "quota" && p.check.algorithm !== "concurrency");
       if (effective.limits.some((l) => l.algorithm === "concurrency")) skippedConcurrency = true;
       if (effective.limits.some((l) => l.scope === "ip")) skippedIp = true;
       const cost = doc.operations[cell.operation]?.cost ?? 1;

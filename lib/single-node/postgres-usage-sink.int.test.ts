@@ -7,7 +7,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "../../test/helpers";
 import { createDb, type Db } from "../db/client";
-import { fixturePolicyFile } from "../decision/fixture";
+import { fixturePolicyFile } from "../decision/testing/fixture";
 import { applyPolicyFile } from "../services/apply-policy-file";
 import { publishPolicy } from "../services/publish-policy";
 import { getUsage } from "../services/usage-query";

@@ -9,7 +9,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "@/test/helpers";
 import { createMemoryStore } from "./memory";
-import { expectParity, realTimeScenarioArbitrary, scenarioArbitrary, type Scenario } from "./parity";
+import { expectParity, realTimeScenarioArbitrary, scenarioArbitrary, type Scenario } from "./testing/parity";
 import { createRedisStore } from "./redis";
 import type { LimitCheck } from "./types";
 

@@ -2,10 +2,13 @@
  * A lease id names the counter it lives in, so `release(leaseId)` needs nothing else:
  * `<token>.<cost>.<counter key>` (token: 32 hex, no dots; the key may contain dots, so it comes last).
  */
-import { randomUUID } from "node:crypto";
 
+/** 32 random hex characters, from Web Crypto (in Node and in the browser, where the simulator runs the memory store). */
 export function newLeaseToken(): string {
-  return randomUUID().replace(/-/g, "");
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  let hex = "";
+  for (const b of bytes) hex += b.toString(16).padStart(2, "0");
+  return hex;
 }
 
 export function formatLeaseId(token: string, cost: number, key: string): string {

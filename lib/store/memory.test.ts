@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { conformanceSuite, limitCheck, manualClock } from "./conformance";
+import { conformanceSuite, limitCheck, manualClock } from "./testing/conformance";
 import { createMemoryStore } from "./memory";
 
 conformanceSuite("memory", () => ({ makeStore: (clock) => createMemoryStore({ clock }), prefix: "m:" }));

@@ -7,9 +7,9 @@ import { Cluster } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startRedisCluster, type RedisClusterHandle } from "../../test/redis-cluster";
 import { createRedisClient } from "../redis/client";
-import { conformanceSuite, globalCheck, limitCheck, manualClock } from "./conformance";
+import { conformanceSuite, globalCheck, limitCheck, manualClock } from "./testing/conformance";
 import { createRedisStore, hashTag } from "./redis";
-import { keysWithoutTtl, snapshot } from "./redis-test-utils";
+import { keysWithoutTtl, snapshot } from "./testing/redis-keys";
 
 let cluster: RedisClusterHandle;
 let client: Cluster;

@@ -4,9 +4,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import { type OwnRedis, startOwnRedis } from "../net/redis-server";
 import { createRedisClient } from "../redis/client";
-import { conformanceSuite, globalCheck, limitCheck, manualClock } from "./conformance";
+import { conformanceSuite, globalCheck, limitCheck, manualClock } from "./testing/conformance";
 import { createRedisStore } from "./redis";
-import { keysUnder, keysWithoutTtl, snapshot } from "./redis-test-utils";
+import { keysUnder, keysWithoutTtl, snapshot } from "./testing/redis-keys";
 import type { LimitCheck } from "./types";
 
 // Our own namespace inside this run's prefix: other suites' keys (policy documents) have no TTL.

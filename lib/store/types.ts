@@ -1,7 +1,7 @@
 /**
  * The counter store port: one decision's full list of checks in, all answers out, all-or-nothing.
  * Implemented by the Redis store (one Lua script, Redis server time) and the in-process memory
- * store (the pure algorithms over a Map). `lib/store/conformance.ts` holds the cases both must pass.
+ * store (the pure algorithms over a Map). `lib/store/testing/conformance.ts` holds the cases both must pass.
  */
 import type { AlgorithmLimit } from "../policy/algorithms/types";
 import type { Algorithm, Reason } from "../policy/types";

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { testRedisPrefix, testRedisUrl } from "../../../test/helpers";
-import { compileFixture, writeFixturePolicy } from "../../decision/fixture";
+import { compileFixture, writeFixturePolicy } from "../../decision/testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "../../decision/harness";
 import type { PolicyFileInput } from "../../policy/policy-file";
 

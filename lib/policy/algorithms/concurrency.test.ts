@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { concurrency, releaseLease } from "./concurrency";
-import { limitOf } from "./test-limits";
+import { limitOf } from "../testing/limits";
 
 describe("concurrency (pure)", () => {
   const limit = limitOf({ limit: 2, windowMs: 0, leaseTtlMs: 1_000 });

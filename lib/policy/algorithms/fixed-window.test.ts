@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fixedWindow } from "./fixed-window";
-import { drive, limitOf } from "./test-limits";
+import { drive, limitOf } from "../testing/limits";
 
 describe("fixed_window (pure)", () => {
   const limit = limitOf({ limit: 3, windowMs: 1_000 });

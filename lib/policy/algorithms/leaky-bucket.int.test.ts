@@ -1,3 +1,3 @@
-import { paritySuite } from "./parity-suite";
+import { paritySuite } from "../../store/testing/parity-suite";
 
 paritySuite("leaky_bucket");

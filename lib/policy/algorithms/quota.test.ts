@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { quotaPeriod } from "../quota-period";
 import { quota } from "./quota";
-import { limitOf } from "./test-limits";
+import { limitOf } from "../testing/limits";
 
 describe("quota periods (UTC calendar)", () => {
   it("months and days, leap years and year ends", () => {

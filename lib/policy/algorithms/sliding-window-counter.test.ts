@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { slidingWindowCounter } from "./sliding-window-counter";
-import { drive, limitOf } from "./test-limits";
+import { drive, limitOf } from "../testing/limits";
 
 describe("sliding_window_counter (pure)", () => {
   it("in a fresh window the N-th request passes and the (N+1)-th is denied, for any precision", () => {

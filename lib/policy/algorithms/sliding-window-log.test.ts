@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { slidingWindowLog } from "./sliding-window-log";
-import { drive, limitOf } from "./test-limits";
+import { drive, limitOf } from "../testing/limits";
 
 describe("sliding_window_log (pure)", () => {
   const limit = limitOf({ limit: 3, windowMs: 1_000 });

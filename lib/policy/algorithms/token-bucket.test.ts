@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { leakyBucket } from "./leaky-bucket";
 import { tokenBucket } from "./token-bucket";
-import { drive, limitOf } from "./test-limits";
+import { drive, limitOf } from "../testing/limits";
 
 describe("token_bucket (pure GCRA)", () => {
   const limit = limitOf({ limit: 3, windowMs: 1_000, burst: 5 });

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { compileFixture } from "../../decision/fixture";
+import { compileFixture } from "../../decision/testing/fixture";
 import { parseCompiledPolicy } from "../../policy/compiled-schema";
 import { limitsFor } from "../../policy/compile";
 import type { PolicyFileInput } from "../../policy/policy-file";

@@ -1,5 +1,5 @@
 /** A limit with defaults, for the pure algorithms' tests. */
-import type { AlgorithmLimit } from "./types";
+import type { AlgorithmLimit } from "../algorithms/types";
 
 export const limitOf = (over: Partial<AlgorithmLimit> = {}): AlgorithmLimit => ({
   limit: 5,

@@ -10,10 +10,10 @@ import { randomBytes } from "node:crypto";
 import fc from "fast-check";
 import type { Redis } from "ioredis";
 import { expect } from "vitest";
-import type { Algorithm } from "../policy/types";
-import { createMemoryStore } from "./memory";
-import { createRedisStore } from "./redis";
-import type { CheckOutcome, LimitCheck } from "./types";
+import type { Algorithm } from "../../policy/types";
+import { createMemoryStore } from "../memory";
+import { createRedisStore } from "../redis";
+import type { CheckOutcome, LimitCheck } from "../types";
 
 export type ParityAlgorithm = Algorithm | "quota" | "fair_share";
 

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { CheckOutcome, CounterStore, LimitCheck } from "./types";
+import type { CheckOutcome, CounterStore, LimitCheck } from "../types";
 
 export interface ConformanceHarness {
   /** A store reading time from `clock` (ms). */

@@ -3,12 +3,12 @@
  * writer that publishes a compiled document to Redis the way publish does (document, current
  * pointer, key index, PUBLISH) — for tests, until lib/services' publishPolicy is used instead.
  */
-import type { RedisClient } from "../redis/client";
-import { compilePolicy, finalizePolicy } from "../policy/compile";
-import type { CompiledPolicy } from "../policy/compiled";
-import { type PolicyFileInput, parsePolicyFile } from "../policy/policy-file";
-import { sha256Hex } from "../redis/key-index";
-import { keys, PUBLISHED_MARKER } from "../redis/keys";
+import type { RedisClient } from "../../redis/client";
+import { compilePolicy, finalizePolicy } from "../../policy/compile";
+import type { CompiledPolicy } from "../../policy/compiled";
+import { type PolicyFileInput, parsePolicyFile } from "../../policy/policy-file";
+import { sha256Hex } from "../../redis/key-index";
+import { keys, PUBLISHED_MARKER } from "../../redis/keys";
 
 export const FIXTURE_KEYS = {
   acme: "sk_test_acme_0001",

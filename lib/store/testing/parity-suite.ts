@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../../test/helpers";
-import { expectParity, fixedScenarios, realTimeScenarioArbitrary, scenarioArbitrary, type ParityAlgorithm } from "../../store/parity";
+import { expectParity, fixedScenarios, realTimeScenarioArbitrary, scenarioArbitrary, type ParityAlgorithm } from "./parity";
 
 export function paritySuite(algorithm: ParityAlgorithm, numRuns = 60): void {
   describe(`${algorithm}: the Lua twin answers exactly like the pure function`, () => {

@@ -1,0 +1,20 @@
+/**
+ * The key formats of the counters one decision checks, pure: the decision engine, replay, the limit
+ * probe and the browser simulator build them with the deployment's prefix passed in
+ * (lib/redis/keys.ts adds `SLUICE_REDIS_PREFIX` for the Redis side, and holds every other key).
+ * Each carries a hash tag (`{…}`) so the same scripts run on Redis Cluster: all of a tenant's
+ * counters share `{t:<slug>}`, so one decision's tenant checks are one slot.
+ */
+export const counterKeys = {
+  /** <p>{t:<tenant>}:c:<limitId>:<subject> — a tenant's counter; windowed algorithms append suffixes. */
+  counter: (tenant: string, limitId: string, subject: string, p: string) => `${p}{t:${tenant}}:c:${limitId}:${subject}`,
+  /** <p>{t:<tenant>}:q:<quotaId> — a tenant's quota counter; the period is appended. */
+  quota: (tenant: string, quotaId: string, p: string) => `${p}{t:${tenant}}:q:${quotaId}`,
+  /** <p>{g:<capId>}:g — a global cap's counter, shared by all tenants. */
+  globalCap: (capId: string, p: string) => `${p}{g:${capId}}:g`,
+  /** <p>{g:<limitId>}:c:<limitId>:_ — a tier limit with scope `global`: one counter across tenants. */
+  globalLimit: (limitId: string, p: string) => `${p}{g:${limitId}}:c:${limitId}:_`,
+};
+
+/** The prefix of counters in an in-process store of their own (replay, the limit probe, the simulator): no deployment to namespace. */
+export const IN_PROCESS = "";
