@@ -28,7 +28,7 @@ const LAYERS = {
   "lib/single-node": ["lib/policy", "lib/env.ts", "lib/store", "lib/redis", "lib/decision", "lib/db", "lib/jobs", "lib/net"],
   "lib/services": ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/net", "lib/store", "lib/redis", "lib/decision", "lib/db", "lib/generated", "lib/auth", "lib/jobs"],
   "lib/jobs": ["lib/policy", "lib/env.ts", "lib/redis", "lib/db", "lib/generated", "lib/services"],
-  "lib/auth": ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/db", "lib/generated", "lib/services"],
+  "lib/auth": ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/decision/client-address.ts", "lib/db", "lib/generated", "lib/services"],
   "lib/http": ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/redis", "lib/db", "lib/generated", "lib/auth"],
   app: ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/log.ts", "lib/db", "lib/generated", "lib/auth", "lib/http", "lib/services", "components"],
   // client components: the pure core, the engine's pure planning for the simulator, the in-process
