@@ -19,6 +19,8 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  /** POST /v1/settle: no such reservation, or it expired. */
+  unknown_reservation: 404,
   method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,

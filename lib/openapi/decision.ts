@@ -63,7 +63,7 @@ export const settleAnswerSchema = z.object({
 });
 
 export const decisionErrorSchema = z.object({
-  error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }),
+  error: z.object({ code: z.string(), message: z.string(), field: z.string().nullable().meta({ description: "The failing field, or null when the error is about no single field" }) }),
 });
 
 /** A component of the document: zod's own metadata id (zod-to-openapi's `.openapi()` would need its

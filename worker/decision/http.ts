@@ -14,6 +14,7 @@ import http from "node:http";
 import type { DecisionAnswer } from "../../lib/decision/answer";
 import { NotReadyError, type DecisionEngine, type DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
+import { errorBody } from "../../lib/errors";
 import { errorMessage, type Logger } from "../../lib/log";
 import { MAX_FIELD_CHARS, parseCheckBody, parseReleaseBody, type FieldError } from "../../lib/decision/request";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
@@ -53,12 +54,9 @@ function json(res: http.ServerResponse, status: number, body: unknown, headers?:
   res.end(text);
 }
 
-function errorBody(code: string, message: string, field?: string) {
-  return { error: field === undefined ? { code, message } : { code, message, field } };
-}
 
 function invalid(res: http.ServerResponse, e: FieldError): void {
-  json(res, 400, errorBody("invalid_request", e.message, e.field));
+  json(res, 400, errorBody("invalid_request", e.message, { field: e.field }));
 }
 
 class BodyTooLarge extends Error {}

@@ -8,6 +8,7 @@
  */
 import type { DecisionEngine } from "../../lib/decision/engine";
 import { parseSettleBody } from "../../lib/decision/request";
+import { errorBody, ERROR_STATUS, type ErrorCode } from "../../lib/errors";
 
 export interface RouteAnswer {
   status: number;
@@ -26,15 +27,15 @@ export interface SettleAnswer {
   replayed: boolean;
 }
 
-const error = (status: number, code: string, message: string, field?: string, headers?: Record<string, string>): RouteAnswer => ({
-  status,
-  body: { error: field === undefined ? { code, message } : { code, message, field } },
+const error = (code: ErrorCode, message: string, field?: string, headers?: Record<string, string>): RouteAnswer => ({
+  status: ERROR_STATUS[code],
+  body: errorBody(code, message, { field }),
   ...(headers ? { headers } : {}),
 });
 
 export async function settleRoute(engine: Pick<DecisionEngine, "settle">, body: unknown): Promise<RouteAnswer> {
   const parsed = parseSettleBody(body);
-  if (!parsed.ok) return error(400, "invalid_request", parsed.error.message, parsed.error.field);
+  if (!parsed.ok) return error("invalid_request", parsed.error.message, parsed.error.field);
   const { reservationId, actualCost } = parsed.value;
   let result;
   try {
@@ -42,13 +43,13 @@ export async function settleRoute(engine: Pick<DecisionEngine, "settle">, body: 
   } catch {
     // The store failed or did not answer in time (StoreTimeoutError): the settle may have run, and
     // the same settle again replays it.
-    return error(503, "store_unavailable", "the counter store did not answer; settle again with the same actualCost", undefined, { "Retry-After": "1" });
+    return error("store_unavailable", "the counter store did not answer; settle again with the same actualCost", undefined, { "Retry-After": "1" });
   }
   switch (result.status) {
     case "unknown":
-      return error(404, "unknown_reservation", "reservationId: no such reservation, or it expired (reservations live 10 minutes)", "reservationId");
+      return error("unknown_reservation", "reservationId: no such reservation, or it expired (reservations live 10 minutes)", "reservationId");
     case "conflict":
-      return error(409, "conflict", `actualCost: this reservation was settled with actualCost ${result.actualCost} already`, "actualCost");
+      return error("conflict", `actualCost: this reservation was settled with actualCost ${result.actualCost} already`, "actualCost");
     case "settled":
     case "replayed": {
       const answer: SettleAnswer = {
