@@ -11,7 +11,7 @@
  */
 import type { Reason } from "../policy/types";
 import type { CheckOutcome, StoreDecision } from "../store/types";
-import type { PlannedCheck } from "./checks";
+import { type PlannedCheck, policyHeaderOf, quoteName } from "./checks";
 
 export interface ExplainedCheck {
   name: string;
@@ -82,12 +82,6 @@ export function plainAnswer(ctx: AnswerContext, status: DecisionAnswer["status"]
     delayMs: 0,
     headers: {},
   };
-}
-
-function quoteName(name: string): string {
-  // Names rarely hold a quote or a backslash: skip the regex replace when they don't.
-  if (name.indexOf('"') === -1 && name.indexOf("\\") === -1) return `"${name}"`;
-  return `"${name.replace(/[\\"]/g, "\\$&")}"`;
 }
 
 /** Picks the outcome the headers describe. */
@@ -165,7 +159,8 @@ export function answerFromStore(
     "RateLimit-Reset": String(resetSeconds),
   };
   if (retryAfterSeconds > 0) headers["Retry-After"] = String(retryAfterSeconds);
-  headers["RateLimit-Policy"] = `${quoteName(p.name)};q=${o.limit}${p.windowSeconds > 0 ? `;w=${p.windowSeconds}` : ""}`;
+  // Built once per plan for the check's own limit (the store answers with it).
+  headers["RateLimit-Policy"] = p.policyHeader !== undefined && o.limit === p.check.limit ? p.policyHeader : policyHeaderOf(p.name, o.limit, p.windowSeconds);
   headers["RateLimit"] = `${quoteName(p.name)};r=${remaining};t=${resetSeconds}`;
 
   let delayMs = 0;

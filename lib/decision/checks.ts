@@ -12,7 +12,7 @@
  * sent); `global` → `_` under the limit's own hash tag, shared by every tenant.
  */
 import type { EffectiveLimits } from "../policy/compile";
-import type { CompiledPolicyBody, CompiledTenant } from "../policy/compiled";
+import type { CompiledLimit, CompiledPolicyBody, CompiledTenant } from "../policy/compiled";
 import { ANY_OPERATION } from "../policy/types";
 import { counterKeys } from "../policy/counter-keys";
 import type { LimitCheck } from "../store/types";
@@ -29,6 +29,8 @@ export interface PlannedCheck {
   scope: string;
   /** Window in seconds for RateLimit-Policy `w` (0: no window, e.g. concurrency). */
   windowSeconds: number;
+  /** The RateLimit-Policy value at `check.limit`, built once per plan (policyHeaderOf); absent: built when answered. */
+  policyHeader?: string;
 }
 
 export interface PlanInput {
@@ -45,84 +47,144 @@ export interface PlanInput {
 
 const PERIOD_SECONDS = { day: 86_400, month: 2_592_000 } as const;
 
-export function planChecks(input: PlanInput): PlannedCheck[] {
-  const { effective, keyHash, ip, prefix } = input;
-  const sample = input.accuracySample ?? 0;
+/** One row of a plan: its check without the subject, or the whole planned check when the subject is fixed. */
+interface PlanRow {
+  /** Where the subject comes from: the key's hash, the client address, or nowhere (fixed). */
+  subject: "key" | "ip" | "fixed";
+  /** The counter key up to its subject. */
+  keyPrefix: string;
+  /** The check with `key` still to fill in (subject rows). */
+  base: LimitCheck;
+  /** Subject rows: whether the accuracy meter may sample it (an approximate algorithm). */
+  approximate: boolean;
+  /** Fixed rows: the planned check itself, the same object for every decision. */
+  fixed: PlannedCheck | null;
+  name: string;
+  scope: string;
+  windowSeconds: number;
+  policyHeader: string;
+}
+
+/** What planChecks builds once per (policy rows, tenant) and reuses for every decision. */
+interface Plan {
+  effective: Pick<EffectiveLimits, "quotas" | "globalCaps" | "tier">;
+  prefix: string;
+  sample: number;
+  rows: PlanRow[];
+}
+
+// Keyed by the rows limitsFor selected (cached per policy document there), then by tenant: a
+// plan lives as long as the document that produced it.
+const plans = new WeakMap<readonly CompiledLimit[], Map<string, Plan>>();
+
+/** `"name";q=<limit>;w=<window s>` — the RateLimit-Policy value of a check (answer.ts). */
+export function policyHeaderOf(name: string, limit: number, windowSeconds: number): string {
+  return `${quoteName(name)};q=${limit}${windowSeconds > 0 ? `;w=${windowSeconds}` : ""}`;
+}
+
+/** A RateLimit-Policy item name as a structured-field string. */
+export function quoteName(name: string): string {
+  if (name.indexOf('"') === -1 && name.indexOf("\\") === -1) return `"${name}"`;
+  return `"${name.replace(/[\\"]/g, "\\$&")}"`;
+}
+
+function buildPlan(effective: EffectiveLimits, prefix: string, sample: number): Plan {
   const { tenant, tier } = effective;
-  const out: PlannedCheck[] = [];
-  for (const l of effective.limits) {
-    let key: string;
-    if (l.scope === "api_key") {
-      if (keyHash === null) continue;
-      key = counterKeys.counter(tenant.slug, l.id, keyHash.slice(0, KEY_SUBJECT_LENGTH), prefix);
-    } else if (l.scope === "tenant") {
-      key = counterKeys.counter(tenant.slug, l.id, "_", prefix);
-    } else if (l.scope === "ip") {
-      if (ip === null) continue;
-      key = counterKeys.counter(tenant.slug, l.id, ip, prefix);
-    } else {
-      key = counterKeys.globalLimit(l.id, prefix);
+  const rows: PlanRow[] = [];
+  const row = (subject: PlanRow["subject"], keyPrefix: string, base: Omit<LimitCheck, "key">, name: string, scope: string, windowSeconds: number, approximate: boolean) => {
+    const check: LimitCheck = { key: keyPrefix, ...base };
+    const policyHeader = policyHeaderOf(name, base.limit, windowSeconds);
+    let fixed: PlannedCheck | null = null;
+    if (subject === "fixed") {
+      const exactLog = sample > 0 && approximate && isSampled(keyPrefix, sample);
+      fixed = { check: exactLog ? { exactLog, ...check } : check, name, scope, windowSeconds, policyHeader };
     }
-    const exactLog = sample > 0 && APPROXIMATE_ALGORITHMS.has(l.algorithm) && isSampled(key, sample);
-    out.push({
-      check: {
-        ...(exactLog ? { exactLog } : {}),
-        key,
-        kind: l.scope === "global" ? "global" : "limit",
-        algorithm: l.algorithm,
-        limit: l.limit,
-        windowMs: l.windowMs,
-        burst: l.burst,
-        precision: l.precision,
-        mode: l.mode,
-        maxDelayMs: l.maxDelayMs,
-        leaseTtlMs: l.leaseTtlMs,
-      },
-      name: l.name,
-      scope: l.scope,
-      windowSeconds: l.algorithm === "concurrency" ? 0 : Math.ceil(l.windowMs / 1000),
-    });
+    rows.push({ subject, keyPrefix, base: check, approximate, fixed, name, scope, windowSeconds, policyHeader });
+  };
+  for (const l of effective.limits) {
+    const base = {
+      kind: l.scope === "global" ? ("global" as const) : ("limit" as const),
+      algorithm: l.algorithm,
+      limit: l.limit,
+      windowMs: l.windowMs,
+      burst: l.burst,
+      precision: l.precision,
+      mode: l.mode,
+      maxDelayMs: l.maxDelayMs,
+      leaseTtlMs: l.leaseTtlMs,
+    };
+    const windowSeconds = l.algorithm === "concurrency" ? 0 : Math.ceil(l.windowMs / 1000);
+    const approximate = APPROXIMATE_ALGORITHMS.has(l.algorithm);
+    if (l.scope === "api_key") row("key", counterKeys.counter(tenant.slug, l.id, "", prefix), base, l.name, l.scope, windowSeconds, approximate);
+    else if (l.scope === "tenant") row("fixed", counterKeys.counter(tenant.slug, l.id, "_", prefix), base, l.name, l.scope, windowSeconds, approximate);
+    else if (l.scope === "ip") row("ip", counterKeys.counter(tenant.slug, l.id, "", prefix), base, l.name, l.scope, windowSeconds, approximate);
+    else row("fixed", counterKeys.globalLimit(l.id, prefix), base, l.name, l.scope, windowSeconds, approximate);
   }
   for (const q of effective.quotas) {
-    out.push({
-      check: {
-        key: counterKeys.quota(tenant.slug, q.id, prefix),
-        kind: "quota",
-        algorithm: "quota",
-        limit: q.limit,
-        windowMs: 0,
-        burst: q.limit,
-        precision: 1,
-        mode: "reject",
-        maxDelayMs: 0,
-        leaseTtlMs: 0,
-        period: q.period,
-        overage: q.overage,
-      },
-      name: `${tier.name}-${q.operation === ANY_OPERATION ? "" : `${q.operation}-`}${q.period}`,
-      scope: "tenant",
-      windowSeconds: PERIOD_SECONDS[q.period],
-    });
+    const name = `${tier.name}-${q.operation === ANY_OPERATION ? "" : `${q.operation}-`}${q.period}`;
+    const base = { kind: "quota" as const, algorithm: "quota" as const, limit: q.limit, windowMs: 0, burst: q.limit, precision: 1, mode: "reject" as const, maxDelayMs: 0, leaseTtlMs: 0, period: q.period, overage: q.overage };
+    row("fixed", counterKeys.quota(tenant.slug, q.id, prefix), base, name, "tenant", PERIOD_SECONDS[q.period], false);
   }
   for (const c of effective.globalCaps) {
-    out.push({
-      check: {
-        key: counterKeys.globalCap(c.id, prefix),
-        kind: "global",
-        algorithm: "sliding_window_counter",
-        limit: c.limit,
-        windowMs: c.windowMs,
-        burst: c.limit,
-        precision: 1,
-        mode: "reject",
-        maxDelayMs: 0,
-        leaseTtlMs: 0,
-        ...(c.share === "weighted" ? { fairShare: { weight: tier.weight, member: tenant.slug } } : {}),
-      },
-      name: `global-${c.operation}`,
-      scope: "global",
-      windowSeconds: Math.ceil(c.windowMs / 1000),
-    });
+    const base = {
+      kind: "global" as const,
+      algorithm: "sliding_window_counter" as const,
+      limit: c.limit,
+      windowMs: c.windowMs,
+      burst: c.limit,
+      precision: 1,
+      mode: "reject" as const,
+      maxDelayMs: 0,
+      leaseTtlMs: 0,
+      ...(c.share === "weighted" ? { fairShare: { weight: tier.weight, member: tenant.slug } } : {}),
+    };
+    row("fixed", counterKeys.globalCap(c.id, prefix), base, `global-${c.operation}`, "global", Math.ceil(c.windowMs / 1000), false);
+  }
+  return { effective, prefix, sample, rows };
+}
+
+/** The plan for these rows and tenant: remembered, rebuilt when anything it was built from changed. */
+function planFor(effective: EffectiveLimits, sample: number, prefix: string): Plan {
+  let byTenant = plans.get(effective.limits);
+  if (byTenant === undefined) plans.set(effective.limits, (byTenant = new Map()));
+  const known = byTenant.get(effective.tenant.slug);
+  if (
+    known !== undefined &&
+    known.prefix === prefix &&
+    known.sample === sample &&
+    known.effective.quotas === effective.quotas &&
+    known.effective.globalCaps === effective.globalCaps &&
+    known.effective.tier === effective.tier
+  ) {
+    return known;
+  }
+  const plan = buildPlan(effective, prefix, sample);
+  byTenant.set(effective.tenant.slug, plan);
+  return plan;
+}
+
+/**
+ * The checks of one decision, in the order limits, quotas, global caps. Built from a plan made
+ * once per policy rows and tenant: a decision only adds its subjects (the key's hash, the client
+ * address) to the counter keys, and checks whose subject is fixed are the same objects every time
+ * (callers never mutate them).
+ */
+export function planChecks(input: PlanInput): PlannedCheck[] {
+  const { effective, keyHash, ip } = input;
+  const sample = input.accuracySample ?? 0;
+  const plan = planFor(effective, sample, input.prefix);
+  const out: PlannedCheck[] = [];
+  const keySubject = keyHash === null ? null : keyHash.slice(0, KEY_SUBJECT_LENGTH);
+  for (const r of plan.rows) {
+    if (r.fixed !== null) {
+      out.push(r.fixed);
+      continue;
+    }
+    const subject = r.subject === "key" ? keySubject : ip;
+    if (subject === null) continue;
+    const key = r.keyPrefix + subject;
+    const check: LimitCheck = sample > 0 && r.approximate && isSampled(key, sample) ? { exactLog: true, ...r.base, key } : { ...r.base, key };
+    out.push({ check, name: r.name, scope: r.scope, windowSeconds: r.windowSeconds, policyHeader: r.policyHeader });
   }
   return out;
 }

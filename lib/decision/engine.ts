@@ -83,6 +83,9 @@ export function closedWaitMs(storeTimeoutMs: number): number {
   return Math.max(storeTimeoutMs * 4, 100);
 }
 
+/** How many API keys' hashes an engine remembers (about 100 bytes each). */
+const KEY_HASH_CACHE_SIZE = 20_000;
+
 export class NotReadyError extends Error {
   constructor() {
     super("no policy loaded yet");
@@ -133,7 +136,7 @@ export class DecisionEngine {
     let keyHash: string | null = null;
     let slug: string | null = null;
     if (req.key !== undefined) {
-      keyHash = this.hashKey(req.key);
+      keyHash = this.keyHashOf(req.key);
       const hit = this.deps.keyIndex.peek(keyHash);
       if (hit !== undefined) {
         this.deps.metrics?.cacheHit("key");
@@ -201,6 +204,22 @@ export class DecisionEngine {
     if (decision.reservationId !== undefined) answer.reservationId = decision.reservationId;
     const accuracy = this.deps.accuracySample ? accuracyOf(decision, planned) : null;
     return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, denialOf(decision, planned), accuracy);
+  }
+
+  /**
+   * The hash of an API key, remembered for the keys seen lately (bounded: dropped whole past
+   * KEY_HASH_CACHE_SIZE, then refilled by the keys still in use): a client sends its key on every
+   * request, and the digest is the same every time.
+   */
+  private readonly keyHashes = new Map<string, string>();
+  private keyHashOf(key: string): string {
+    let hash = this.keyHashes.get(key);
+    if (hash === undefined) {
+      hash = this.hashKey(key);
+      if (this.keyHashes.size >= KEY_HASH_CACHE_SIZE) this.keyHashes.clear();
+      this.keyHashes.set(key, hash);
+    }
+    return hash;
   }
 
   /** resolveOperation, remembered per policy document for the request strings seen (bounded). */
@@ -295,7 +314,7 @@ export class DecisionEngine {
       );
       try {
         const decision = await this.deps.localStore.check(checks, { cost, dryRun });
-        const localPlanned = planned.map((p, i) => ({ ...p, check: checks[i]! }));
+        const localPlanned = planned.map(({ policyHeader: _full, ...p }, i) => ({ ...p, check: checks[i]! }));
         const answer = answerFromStore(ctx, decision, localPlanned, { explain, dryRun });
         answer.degraded = true;
         return this.finish(answer, keyHash, startedMs, dryRun, null, denialOf(decision, localPlanned));

@@ -3,7 +3,7 @@
  * and operation names come from the published policy (`*` for unmatched operations, `_` for an
  * unknown tenant's tier) — never a key, a tenant slug or an IP (docs/pitfalls.md: label cardinality).
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from "prom-client";
 import type { BreakerState } from "./breaker";
 
 export type MetricOutcome = "allowed" | "denied" | "shadow_denied" | "degraded" | "unavailable";
@@ -11,7 +11,7 @@ export type MetricOutcome = "allowed" | "denied" | "shadow_denied" | "degraded" 
 export class DecisionMetrics {
   readonly registry = new Registry();
   readonly decisions: Counter<"outcome" | "tier" | "operation">;
-  readonly latency: Histogram<"outcome">;
+  readonly latency: LatencyHistogram;
   readonly redisErrors: Counter<"kind">;
   readonly breakerState: Gauge;
   readonly policyVersion: Gauge;
@@ -23,19 +23,20 @@ export class DecisionMetrics {
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    const flushDecisions = () => this.flushDecisions();
     this.decisions = new Counter({
       name: "sluice_decisions_total",
       help: "Decisions made, by outcome, tier and operation.",
       labelNames: ["outcome", "tier", "operation"],
       registers: [this.registry],
+      collect: flushDecisions,
     });
-    this.latency = new Histogram({
-      name: "sluice_decision_duration_seconds",
-      help: "Time to decide (engine, excluding HTTP parsing), by outcome.",
-      labelNames: ["outcome"],
-      buckets: [0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
-      registers: [this.registry],
-    });
+    this.latency = new LatencyHistogram(
+      "sluice_decision_duration_seconds",
+      "Time to decide (engine, excluding HTTP parsing), by outcome.",
+      [0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+    );
+    this.registry.registerMetric(this.latency as unknown as Metric);
     this.redisErrors = new Counter({
       name: "sluice_redis_errors_total",
       help: "Counter store failures on the decision path, by kind (error, timeout, breaker_open).",
@@ -52,11 +53,13 @@ export class DecisionMetrics {
       help: "Version of the policy document this server enforces (0: none loaded).",
       registers: [this.registry],
     });
+    const flushCacheHits = () => this.flushCacheHits();
     this.localCacheHits = new Counter({
       name: "sluice_local_cache_hits_total",
       help: "Answers taken from a local cache instead of Redis, by cache (deny, key).",
       labelNames: ["cache"],
       registers: [this.registry],
+      collect: flushCacheHits,
     });
     // The live accuracy meter (lib/decision/accuracy.ts). Labels: tier and limit name, both from the policy.
     this.accuracySampled = new Counter({
@@ -111,42 +114,123 @@ export class DecisionMetrics {
     for (const t of tolerances) this.accuracyTolerance.set({ tier: t.tier, limit: t.limit }, t.tolerance);
   }
 
-  // prom-client hashes a labels object on every inc/observe; the children of the few label sets a
-  // policy can produce are looked up once and kept (bounded: cleared past 10,000 sets).
-  private readonly decisionChildren = new Map<string, { inc(): void }>();
-  private readonly latencyChildren = new Map<string, { observe(value: number): void }>();
-
-  private readonly cacheHitChildren = new Map<"deny" | "key", { inc(): void }>();
+  // The decision path counts in plain numbers (no prom-client call, no labels object hashed per
+  // decision); prom-client's counters are brought up to date when /metrics is read (their
+  // collect()), and the latency histogram is this file's own (LatencyHistogram), so every scrape
+  // shows exactly the decisions made until then.
+  private readonly decisionCounts = new Map<string, Map<string, Map<string, { count: number }>>>();
+  private readonly cacheHitCounts = { deny: 0, key: 0 };
 
   /** An answer taken from a local cache instead of Redis. */
   cacheHit(cache: "deny" | "key"): void {
-    let counter = this.cacheHitChildren.get(cache);
-    if (counter === undefined) {
-      counter = this.localCacheHits.labels({ cache });
-      this.cacheHitChildren.set(cache, counter);
-    }
-    counter.inc();
+    this.cacheHitCounts[cache]++;
   }
 
   /** One decision: its count by outcome, tier and operation, and its latency by outcome. */
   recordDecision(outcome: MetricOutcome, tier: string, operation: string, seconds: number): void {
-    const id = `${outcome}|${tier}|${operation}`;
-    let counter = this.decisionChildren.get(id);
-    if (counter === undefined) {
-      if (this.decisionChildren.size >= 10_000) this.decisionChildren.clear();
-      counter = this.decisions.labels({ outcome, tier, operation });
-      this.decisionChildren.set(id, counter);
+    // Nested maps keyed by the policy's own strings: no label string built per decision.
+    let byTier = this.decisionCounts.get(outcome);
+    if (byTier === undefined) this.decisionCounts.set(outcome, (byTier = new Map()));
+    let byOperation = byTier.get(tier);
+    if (byOperation === undefined) {
+      // Bounded: label sets come from the policy, but a long-lived server sees many versions.
+      if (byTier.size >= 1_000) this.flushDecisions();
+      byTier.set(tier, (byOperation = new Map()));
     }
-    counter.inc();
-    let histogram = this.latencyChildren.get(outcome);
-    if (histogram === undefined) {
-      histogram = this.latency.labels({ outcome });
-      this.latencyChildren.set(outcome, histogram);
+    let cell = byOperation.get(operation);
+    if (cell === undefined) {
+      if (byOperation.size >= 1_000) this.flushDecisions();
+      byOperation.set(operation, (cell = { count: 0 }));
     }
-    histogram.observe(seconds);
+    cell.count++;
+    this.latency.series(outcome).observe(seconds);
+  }
+
+  /** Moves the counts made since the last scrape into prom-client's counters (their collect()). */
+  private flushDecisions(): void {
+    for (const [outcome, byTier] of this.decisionCounts) {
+      for (const [tier, byOperation] of byTier) {
+        for (const [operation, cell] of byOperation) if (cell.count > 0) this.decisions.inc({ outcome, tier, operation }, cell.count);
+      }
+    }
+    this.decisionCounts.clear();
+  }
+
+  private flushCacheHits(): void {
+    for (const cache of ["deny", "key"] as const) {
+      const n = this.cacheHitCounts[cache];
+      if (n > 0) this.localCacheHits.inc({ cache }, n);
+      this.cacheHitCounts[cache] = 0;
+    }
   }
 
   setBreaker(state: BreakerState): void {
     this.breakerState.set(state === "closed" ? 0 : state === "open" ? 1 : 2);
+  }
+}
+
+/** One outcome's latency buckets (counts per bucket, not cumulative), sum and count. */
+class LatencySeries {
+  readonly counts: number[];
+  sum = 0;
+  count = 0;
+  constructor(private readonly bounds: readonly number[]) {
+    this.counts = new Array<number>(bounds.length + 1).fill(0);
+  }
+
+  observe(seconds: number): void {
+    const bounds = this.bounds;
+    let i = 0;
+    while (i < bounds.length && seconds > bounds[i]!) i++;
+    this.counts[i]!++;
+    this.sum += seconds;
+    this.count++;
+  }
+}
+
+/**
+ * A Prometheus histogram with one label, `outcome`, kept as plain numbers: observing is a bucket
+ * search and three additions. It is registered on the registry as prom-client's own metrics are
+ * (its `get()` answers what prom-client's Histogram answers: cumulative `_bucket` values with
+ * `le`, `+Inf`, `_sum`, `_count`), so the text format and cross-process aggregation are unchanged.
+ */
+export class LatencyHistogram {
+  readonly type = "histogram";
+  readonly aggregator = "sum";
+  private readonly byOutcome = new Map<string, LatencySeries>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly bounds: readonly number[],
+  ) {}
+
+  series(outcome: string): LatencySeries {
+    let s = this.byOutcome.get(outcome);
+    if (s === undefined) this.byOutcome.set(outcome, (s = new LatencySeries(this.bounds)));
+    return s;
+  }
+
+  get(): { name: string; help: string; type: string; aggregator: string; values: { labels: Record<string, string | number>; value: number; metricName: string }[] } {
+    const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
+    for (const [outcome, s] of this.byOutcome) {
+      let acc = 0;
+      this.bounds.forEach((le, i) => {
+        acc += s.counts[i]!;
+        values.push({ labels: { le, outcome }, value: acc, metricName: `${this.name}_bucket` });
+      });
+      values.push({ labels: { le: "+Inf", outcome }, value: s.count, metricName: `${this.name}_bucket` });
+      values.push({ labels: { outcome }, value: s.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: { outcome }, value: s.count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  reset(): void {
+    for (const s of this.byOutcome.values()) {
+      s.counts.fill(0);
+      s.sum = 0;
+      s.count = 0;
+    }
   }
 }

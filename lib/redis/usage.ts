@@ -93,6 +93,14 @@ export const usageFields = {
   accuracy: (tier: string, limit: string, what: AccuracyCount) => `a|${clean(tier)}|${clean(limit)}|${what}`,
 };
 
+/** The latency fields, by outcome and bucket index. */
+const LATENCY_FIELDS = {
+  allowed: Array.from({ length: LATENCY_BUCKETS_MS.length + 1 }, (_, i) => usageFields.latency("allowed", i)),
+  denied: Array.from({ length: LATENCY_BUCKETS_MS.length + 1 }, (_, i) => usageFields.latency("denied", i)),
+};
+/** How many distinct field cells the recorder remembers names for. */
+const FIELD_CACHE_CELLS = 50_000;
+
 export const ACCURACY_COUNTS = ["sampled", "limit", "exact"] as const;
 /** sampled: decisions of sampled subjects; limit / exact: those the limit / an exact log admitted. */
 export type AccuracyCount = (typeof ACCURACY_COUNTS)[number];
@@ -231,13 +239,53 @@ export class UsageRecorder implements UsageSink {
     fields.set(field, (fields.get(field) ?? 0) + by);
   }
 
+  // Field names of the few (tenant, tier, operation) and (tenant, key prefix) cells a server sees,
+  // built once each instead of once per decision (bounded: dropped past FIELD_CACHE_CELLS).
+  private readonly decisionFieldCache = new Map<string, Map<string, Map<string, Record<UsageOutcome, string>>>>();
+  private readonly keyFieldCache = new Map<string, Map<string, { allowed: string; denied: string }>>();
+  private fieldCacheCells = 0;
+
+  private decisionField(tenant: string, tier: string, operation: string, outcome: UsageOutcome): string {
+    let byTier = this.decisionFieldCache.get(tenant);
+    if (byTier === undefined) this.decisionFieldCache.set(tenant, (byTier = new Map()));
+    let byOperation = byTier.get(tier);
+    if (byOperation === undefined) byTier.set(tier, (byOperation = new Map()));
+    let fields = byOperation.get(operation);
+    if (fields === undefined) {
+      this.countFieldCell();
+      fields = Object.fromEntries(USAGE_OUTCOMES.map((o) => [o, usageFields.decision(tenant, tier, operation, o)])) as Record<UsageOutcome, string>;
+      byOperation.set(operation, fields);
+    }
+    return fields[outcome];
+  }
+
+  private keyField(tenant: string, keyPrefix: string, outcome: "allowed" | "denied"): string {
+    let byPrefix = this.keyFieldCache.get(tenant);
+    if (byPrefix === undefined) this.keyFieldCache.set(tenant, (byPrefix = new Map()));
+    let fields = byPrefix.get(keyPrefix);
+    if (fields === undefined) {
+      this.countFieldCell();
+      fields = { allowed: usageFields.key(tenant, keyPrefix, "allowed"), denied: usageFields.key(tenant, keyPrefix, "denied") };
+      byPrefix.set(keyPrefix, fields);
+    }
+    return fields[outcome];
+  }
+
+  private countFieldCell(): void {
+    if (++this.fieldCacheCells > FIELD_CACHE_CELLS) {
+      this.decisionFieldCache.clear();
+      this.keyFieldCache.clear();
+      this.fieldCacheCells = 1;
+    }
+  }
+
   record(event: UsageEvent): void {
     const minute = minuteStartMs(event.atMs);
     const tenant = event.tenant ?? "_";
-    this.add(minute, usageFields.decision(tenant, event.tier ?? "_", event.operation ?? "*", event.outcome));
+    this.add(minute, this.decisionField(tenant, event.tier ?? "_", event.operation ?? "*", event.outcome));
     const binary = event.outcome === "denied" ? "denied" : "allowed";
-    this.add(minute, usageFields.key(tenant, event.keyPrefix ?? "_", binary));
-    this.add(minute, usageFields.latency(binary, latencyBucketIndex(event.latencyMs)));
+    this.add(minute, this.keyField(tenant, event.keyPrefix ?? "_", binary));
+    this.add(minute, LATENCY_FIELDS[binary][latencyBucketIndex(event.latencyMs)]!);
     // Only for a known tenant: the quota belongs to it, and unknown keys never reach a quota check.
     if (event.deniedQuota && event.outcome === "denied" && event.tenant !== null) {
       this.add(minute, usageFields.quotaDenied(tenant, event.deniedQuota));
