@@ -64,10 +64,17 @@ const ALGORITHM_LUA: Record<string, string> = {
   exact_log: EXACT_LOG_LUA,
 };
 
-const MAIN = `-- One decision: checks n at KEYS[kb + 1 ..], their limits at ARGV[ab + 1 ..].
-local function decide(kb, ab, n, reply)
+const MAIN = `-- Tables every decision reuses (one decision at a time; cleared as they are refilled): a call
+-- of many decisions allocates as little as it can, and Lua's GC has less to do.
+local results, commits, undo, activity = {}, {}, {}, {}
+-- The reply, and its length (kept here: #reply is a search each time).
+local reply, rn = {now}, 1
+
+-- One decision: checks n at KEYS[kb + 1 ..], their limits at ARGV[ab + 1 ..].
+local function decide(kb, ab, n)
   -- Phase 1: evaluate, reading only.
-  local results, commits, allAllowed, activity, denying = {}, {}, true, {}, 0
+  local allAllowed, denying = true, 0
+  for j = #activity, 1, -1 do activity[j] = nil end
   for i = 1, n do
     local c = spec(ARGV[ab + i])
     local o, commit
@@ -93,25 +100,31 @@ local function decide(kb, ab, n, reply)
     -- The accuracy meter's sampled subjects: what an exact log of the same limit would decide.
     if c.exact == '1' and not dry then o.exact, o.exactCommit = exact_log(KEYS[kb + i] .. ':x', c) end
     results[i] = o
-    if o.consumes then commits[i] = commit end
+    commits[i] = o.consumes and commit or false
   end
 
   -- Phase 2: commit all or nothing.
-  local undo = {}
+  local undoN = 0
   local doCommit = allAllowed and not dry
   if not dry then for _, f in ipairs(activity) do f() end end
   -- Flat (nested tables cost Redis a conversion each): allowed, the count of undo words that
   -- follow the outcomes, the outcome fields of every check (OUTCOME_REPLY_FIELDS), then each undo
   -- command as its length and its words.
-  local at = #reply
+  local at = rn
   reply[at + 1], reply[at + 2] = allAllowed and 1 or 0, 0
+  rn = at + 2
   for i = 1, n do
     local o = results[i]
     local committed = doCommit and o.consumes
     local lease = ''
     if committed then
       local u = commits[i]()
-      if wantUndo then for _, cmd in ipairs(u) do undo[#undo + 1] = cmd end end
+      if wantUndo then
+        for _, cmd in ipairs(u) do
+          undoN = undoN + 1
+          undo[undoN] = cmd
+        end
+      end
       local c = spec(ARGV[ab + i])
       if c.alg == 'concurrency' then lease = c.token end
     end
@@ -128,14 +141,22 @@ local function decide(kb, ab, n, reply)
         o.exactCommit()
       end
     end
-    local m = #reply
+    local m = rn
     reply[m + 1], reply[m + 2], reply[m + 3], reply[m + 4], reply[m + 5] = o.allowed and 1 or 0, o.reason, remaining, o.idle, o.resetAt
     reply[m + 6], reply[m + 7], reply[m + 8], reply[m + 9], reply[m + 10] = o.retry, o.delay, shadow, overage, lease
+    rn = m + 10
+    results[i], commits[i] = nil, nil
   end
   local words = 0
-  for _, cmd in ipairs(undo) do
-    reply[#reply + 1] = #cmd
-    for _, word in ipairs(cmd) do reply[#reply + 1] = word end
+  for j = 1, undoN do
+    local cmd = undo[j]
+    undo[j] = nil
+    rn = rn + 1
+    reply[rn] = #cmd
+    for _, word in ipairs(cmd) do
+      rn = rn + 1
+      reply[rn] = word
+    end
     words = words + 1 + #cmd
   end
   reply[at + 2] = words
@@ -143,7 +164,6 @@ end
 
 -- ARGV[2] decisions, each as: cost, flags, number of checks, then one limit string per check. Every
 -- decision is all-or-nothing on its own; the script runs them one after the other, atomically.
-local reply = {now}
 local a, kb = 3, 0
 for _ = 1, tonumber(ARGV[2]) do
   cost = tonumber(ARGV[a])
@@ -153,12 +173,15 @@ for _ = 1, tonumber(ARGV[2]) do
   wantUndo = flags == '2' or flags == '3'
   local n = tonumber(ARGV[a + 2])
   -- A decision that fails (a key of the wrong type…) answers its own error, not its neighbours'.
-  local at = #reply
-  local ok, err = pcall(decide, kb, a + 2, n, reply)
+  local at = rn
+  local ok, err = pcall(decide, kb, a + 2, n)
   if not ok then
-    for j = #reply, at + 1, -1 do reply[j] = nil end
+    for j = rn, at + 1, -1 do reply[j] = nil end
+    for j = 1, n do results[j], commits[j] = nil, nil end
+    for j = #undo, 1, -1 do undo[j] = nil end
     if type(err) == 'table' then err = err.err or 'ERR script error' end
     reply[at + 1], reply[at + 2] = -1, tostring(err)
+    rn = at + 2
   end
   a = a + 3 + n
   kb = kb + n

@@ -52,6 +52,7 @@ export const FAIR_SHARE_LUA = `local function fair_share(key, c, activity)
     redis.call('HINCRBY', wk, 't', cost)
     redis.call('HINCRBY', wk, 'u:' .. member, cost)
     pexpire(wk, reset - now)
+    if not wantUndo then return NO_UNDO end
     return {{'HINCRBY', wk, 't', -cost}, {'HINCRBY', wk, 'u:' .. member, -cost}}
   end
 end

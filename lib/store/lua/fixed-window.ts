@@ -11,6 +11,7 @@ export const FIXED_WINDOW_LUA = `local function fixed_window(key, c)
   return pass(c.limit - count - cost, idle, reset), function()
     redis.call('INCRBY', k, cost)
     pexpireNew(k, reset - now, count == 0)
+    if not wantUndo then return NO_UNDO end
     return {{'DECRBY', k, cost}}
   end
 end

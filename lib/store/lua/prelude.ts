@@ -68,12 +68,15 @@ local function spec(s)
   return c
 end
 
--- A check that denies: nothing would be consumed, so remaining is the idle count.
+-- What a commit returns when the decision did not ask for undo commands (no table per commit).
+local NO_UNDO = {}
+-- A check that denies: nothing would be consumed, so remaining is the idle count. Every field
+-- DECIDE sets later (consumes, shadow) is in the constructor: a table that grows is rehashed.
 local function deny(reason, idle, resetAt, retry)
-  return {allowed = false, reason = reason, remaining = idle, idle = idle, resetAt = resetAt, retry = retry, delay = 0, overage = -1}
+  return {allowed = false, reason = reason, remaining = idle, idle = idle, resetAt = resetAt, retry = retry, delay = 0, overage = -1, consumes = false, shadow = 0}
 end
 -- A check that allows (delay and overage are optional: 0 and -1).
 local function pass(remaining, idle, resetAt, delay, overage)
-  return {allowed = true, reason = 'ok', remaining = remaining, idle = idle, resetAt = resetAt, retry = 0, delay = delay or 0, overage = overage or -1}
+  return {allowed = true, reason = 'ok', remaining = remaining, idle = idle, resetAt = resetAt, retry = 0, delay = delay or 0, overage = overage or -1, consumes = true, shadow = 0}
 end
 `;

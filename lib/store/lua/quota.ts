@@ -46,6 +46,7 @@ local function quota(key, c)
   local function commit()
     redis.call('INCRBY', k, cost)
     pexpireNew(k, periodEnd - now, used == 0)
+    if not wantUndo then return NO_UNDO end
     return {{'DECRBY', k, cost}}
   end
   if c.overage == 'bill' then

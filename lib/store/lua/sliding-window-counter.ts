@@ -58,6 +58,7 @@ local function sliding_window_counter(key, c)
       end
       -- the expiry, (i + k + 1) * sub, is the same for every write in sub-window i
       pexpireNew(key, (i + k + 1) * sub - now, fresh)
+      if not wantUndo then return NO_UNDO end
       return {{'HINCRBY', key, field, -cost}}
     end
   end

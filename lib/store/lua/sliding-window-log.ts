@@ -24,6 +24,7 @@ export const SLIDING_WINDOW_LOG_LUA = `local function sliding_window_log(key, c)
     redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - c.window))
     redis.call('ZADD', key, fmt(now), member)
     pexpire(key, c.window)
+    if not wantUndo then return NO_UNDO end
     return {{'ZREM', key, member}}
   end
 end

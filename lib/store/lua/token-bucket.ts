@@ -22,6 +22,7 @@ export const TOKEN_BUCKET_LUA = `local function token_bucket(key, c)
   return pass(tokens(needed), idle, now + ceil(needed / L), wait), function()
     redis.call('HSET', key, 'l', fmt(needed), 't', fmt(now))
     pexpire(key, ceil(needed / L))
+    if not wantUndo then return NO_UNDO end
     return {{'HINCRBY', key, 'l', -cost * W}}
   end
 end
