@@ -54,8 +54,15 @@ export class DenyCache {
       // A subject the accuracy meter samples stays unknown, so its requests all reach the store's exact log.
       if (c.fairShare || c.exactLog) continue;
       const o = outcomes[i]!;
-      if (o.shadowDenied) this.room.delete(c.key);
-      else this.bounded(this.room, c.key, o.remaining);
+      // Room is only ever read for the other counters of a decision with several: a single-check
+      // decision (the usual one, over many subjects) would fill the map with keys nobody asks
+      // about, and churning it costs the garbage collector more than the rest of the decision.
+      if (checks.length > 1) {
+        if (o.shadowDenied) this.room.delete(c.key);
+        else this.bounded(this.room, c.key, o.remaining);
+      } else if (this.room.size > 0) {
+        this.room.delete(c.key);
+      }
       if (!o.allowed && c.mode !== "shadow" && c.algorithm !== "concurrency" && o.reason !== "cost_exceeds_limit" && o.retryAfterMs > 0) {
         this.bounded(this.denied, c.key, { untilMs: sentAtMs + o.retryAfterMs, cost, outcome: o });
       } else if (this.denied.size > 0) {

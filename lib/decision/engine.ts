@@ -14,12 +14,12 @@ import type { CompiledPolicy } from "../policy/compiled";
 import { limitsFor } from "../policy/compile";
 import { resolveOperation } from "../policy/match";
 import { withTimeout } from "../net/timeout";
+import { redisPrefix } from "../redis/keys";
 import type { FailureMode } from "../policy/types";
 import { StoreTimeoutError, type CounterStore, type LimitCheck, type SettleResult, type StoreDecision } from "../store/types";
 import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer } from "./answer";
 import type { CircuitBreaker } from "./breaker";
 import { localShare, planChecks, planUnresolvedChecks, type PlannedCheck } from "./checks";
-import { redisPrefix } from "../redis/keys";
 import type { DenialLog } from "./denial-log";
 import type { DenyCache } from "./deny-cache";
 import type { DecisionMetrics, MetricOutcome } from "./metrics";
@@ -144,7 +144,7 @@ export class DecisionEngine {
       } else {
         // Unresolvable: under `local` the key is still counted, against every tier's rows at once
         // (planUnresolvedChecks); `open` and `closed` need no checks.
-        const unresolved = () => (failureMode === "local" ? planUnresolvedChecks(doc, operation, keyHash, req.ip ?? null, redisPrefix()) : null);
+        const unresolved = () => (failureMode === "local" ? planUnresolvedChecks(doc, operation, keyHash, req.ip ?? null, this.keyPrefix) : null);
         if (!this.deps.breaker.allow(startedMs)) {
           return this.failurePath(ctx, failureMode, unresolved(), keyHash, cost, dryRun, startedMs, "breaker_open");
         }
@@ -170,7 +170,7 @@ export class DecisionEngine {
       return this.finish(plainAnswer(ctx, 403, "tenant_suspended"), keyHash, startedMs, dryRun, null);
     }
 
-    const planned = planChecks({ effective, keyHash, ip: req.ip ?? null, prefix: redisPrefix(), accuracySample: this.deps.accuracySample });
+    const planned = planChecks({ effective, keyHash, ip: req.ip ?? null, accuracySample: this.deps.accuracySample, prefix: this.keyPrefix });
     const checks = planned.map((p) => p.check);
     if (checks.length === 0) {
       const answer = plainAnswer(ctx, 200, "ok");
@@ -224,11 +224,15 @@ export class DecisionEngine {
 
   /** resolveOperation, remembered per policy document for the request strings seen (bounded). */
   private opDoc: CompiledPolicy | null = null;
+  /** SLUICE_REDIS_PREFIX, as read when the document in force was first seen. */
+  private keyPrefix = redisPrefix();
   private readonly opCache = new Map<string, ReturnType<typeof resolveOperation>>();
   private operationOf(doc: CompiledPolicy, request: string): ReturnType<typeof resolveOperation> {
     if (this.opDoc !== doc) {
       this.opDoc = doc;
       this.opCache.clear();
+      // Read once per document, not per decision: process.env is slow to read.
+      this.keyPrefix = redisPrefix();
     }
     let op = this.opCache.get(request);
     if (op === undefined) {

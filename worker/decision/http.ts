@@ -85,7 +85,7 @@ function readBody(req: http.IncomingMessage): Promise<Buffer> {
     req.on("end", () => {
       if (!done) {
         done = true;
-        resolve(Buffer.concat(chunks, size));
+        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
       }
     });
     req.on("error", (e) => {
@@ -110,8 +110,12 @@ function header(req: http.IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+const visibleAscii = (code: number) => code > 32 && code < 127;
+
 function bearer(value: string | undefined): string | undefined {
   if (!value) return undefined;
+  // The usual spelling without a regex; anything else (other case, tabs, padding) takes the regex.
+  if (value.startsWith("Bearer ") && visibleAscii(value.charCodeAt(7)) && visibleAscii(value.charCodeAt(value.length - 1))) return value.slice(7);
   const m = /^Bearer\s+(.+)$/i.exec(value.trim());
   return m ? m[1]!.trim() : undefined;
 }
