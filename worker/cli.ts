@@ -35,6 +35,7 @@ import { revokeApiKey } from "../lib/services/revoke-api-key";
 import { rollbackPolicy } from "../lib/services/rollback-policy";
 import { certifyCommand } from "./commands/certify";
 import { nfrCommand } from "./commands/nfr";
+import { openapiCommand } from "./commands/openapi";
 
 /** Diagnostics only, on stderr (stdout is the commands' output, e.g. an export); what users read is `out` and `report`. */
 const logger = createLogger("cli", { destination: process.stderr });
@@ -243,6 +244,7 @@ export function buildProgram(): Command {
     });
 
   program.addCommand(nfrCommand({ database, write: (text) => process.stdout.write(text) }));
+  program.addCommand(openapiCommand({ database, write: (text) => process.stdout.write(text), progress: (line) => process.stderr.write(`${line}\n`) }));
   program.addCommand(
     certifyCommand({
       database,
