@@ -3,6 +3,8 @@
  * read process.env (inherited by every vitest worker) and fall back to vitest's inject().
  */
 import { inject } from "vitest";
+import { createDb } from "../lib/db/client";
+import type { PrismaClient } from "../lib/generated/prisma/client";
 import {
   DEFAULT_TEST_DATABASE_URL,
   DEFAULT_TEST_REDIS_URL,
@@ -40,7 +42,9 @@ export function testRedisPrefix(): string {
 
 export interface FreshDatabase {
   url: string;
-  /** Drops the database, closing connections left open. Idempotent. */
+  /** A Prisma client on it (disconnected by drop). */
+  db: PrismaClient;
+  /** Disconnects `db` and drops the database, closing connections left open. Idempotent. */
   drop(): Promise<void>;
 }
 
@@ -53,12 +57,15 @@ export async function freshDatabase(options: { migrate?: boolean } = {}): Promis
   const baseUrl = process.env.SLUICE_TEST_BASE_DATABASE_URL ?? process.env.DATABASE_URL ?? DEFAULT_TEST_DATABASE_URL;
   const name = testDatabaseName();
   const url = await createTestDatabase(baseUrl, name, options);
+  const db = createDb(url);
   let dropped = false;
   return {
     url,
+    db,
     async drop() {
       if (dropped) return;
       dropped = true;
+      await db.$disconnect();
       await dropTestDatabase(baseUrl, name);
     },
   };

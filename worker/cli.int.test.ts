@@ -5,7 +5,6 @@ import path from "node:path";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { createUser } from "@/lib/services/create-user";
 import { LOGIN_MAX_FAILURES, login, loginLockout } from "@/lib/services/login";
@@ -33,10 +32,9 @@ function sluice(...args: string[]): Promise<{ code: number; stdout: string; stde
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 

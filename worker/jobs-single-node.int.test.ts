@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "../test/helpers";
-import { createDb, type Db } from "../lib/db/client";
+import { type Db } from "../lib/db/client";
 import { freePort } from "../lib/net/ports";
 import { runJobs } from "./jobs";
 
@@ -17,11 +17,10 @@ let db: Db;
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
 });
 
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 

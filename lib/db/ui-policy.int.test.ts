@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "./client";
 import type { PrismaClient } from "../generated/prisma/client";
 import { AUDIT_PAGE_SIZE, auditQuerySchema, listAuditEntries, type AuditRow } from "./ui-policy";
 
@@ -24,7 +23,7 @@ const BULK_ACTOR = "user:zz-apply@example.com";
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   await db.auditEntry.createMany({ data: ENTRIES.map((e) => ({ ...e, at: new Date(e.at) })) });
   await db.auditEntry.createMany({
     data: Array.from({ length: BULK }, (_, i) => ({ at: new Date(BULK_AT), actor: BULK_ACTOR, action: "limit.create", entity: "limit", entityId: `lim_${i}` })),
@@ -32,7 +31,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await db.$disconnect();
   await fresh.drop();
 });
 

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "./client";
 import type { PrismaClient } from "../generated/prisma/client";
 import { getTenantDetail, listTenants, tenantListQuerySchema } from "./ui-tenants";
 
@@ -10,7 +9,7 @@ const N = 10_000;
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   await db.tier.createMany({ data: [{ id: "tier_free", name: "free" }, { id: "tier_pro", name: "pro" }] });
   const rows = Array.from({ length: N }, (_, i) => ({
     id: `ten_${String(i).padStart(5, "0")}`,
@@ -25,7 +24,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await db.$disconnect();
   await fresh.drop();
 });
 

@@ -12,7 +12,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "../../test/helpers";
-import { createDb } from "../db/client";
 import type { PrismaClient } from "../generated/prisma/client";
 import { type OwnRedis, startOwnRedis } from "../net/redis-server";
 import { keys } from "../redis/keys";
@@ -157,7 +156,7 @@ beforeAll(async () => {
   process.env.SLUICE_REDIS_PREFIX = PREFIX;
   own = await startOwnRedis();
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   const redis = new Redis(own.url);
   await applyPolicyFile(db, POLICY, { actor: "test:chaos" });
   token = (await createApiToken({ db, redis }, { kind: "service", name: "gateway" }, "test:chaos")).token;
@@ -177,7 +176,6 @@ afterAll(async () => {
   await worker?.stop();
   await Promise.all(servers.map((s) => s.stop()));
   probe?.disconnect();
-  await db?.$disconnect();
   await fresh?.drop();
   await own?.stop();
 });

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
-import { createDb, type Db } from "../db/client";
+import { type Db } from "../db/client";
 import { acknowledgeAlert, alertStates, silenceAlert } from "../services/alert-actions";
 import { deliverWebhook } from "../services/alert-webhook";
 import { evaluateAlerts, listAlerts } from "./alerts";
@@ -28,13 +28,12 @@ function traffic(fromMs: number, minutes: number, perMinute: number, deniedPerMi
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   redis = new Redis(testRedisUrl());
 });
 
 afterAll(async () => {
   await redis?.quit();
-  await db?.$disconnect();
   await fresh?.drop();
 });
 

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
-import { createDb, type Db } from "../db/client";
+import { type Db } from "../db/client";
 import { keys } from "../redis/keys";
 import { drainClosedMinutes } from "./rollup";
 import { runDrainChild } from "./testing/drain-runner";
@@ -14,14 +14,13 @@ let redis: Redis;
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   redis = new Redis(testRedisUrl());
   await publishTestPolicy(db, 1, new Date(Date.UTC(2026, 0, 1)));
 });
 
 afterAll(async () => {
   await redis?.quit();
-  await db?.$disconnect();
   await fresh?.drop();
 });
 

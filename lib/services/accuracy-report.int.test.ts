@@ -4,7 +4,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { compileFixture } from "@/lib/decision/testing/fixture";
 import { evaluateAlerts } from "@/lib/jobs/alerts";
@@ -17,7 +16,7 @@ let db: PrismaClient;
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   const { doc } = compileFixture({
     version: 1,
     operations: [],
@@ -55,7 +54,6 @@ beforeAll(async () => {
   await db.usageRollup.createMany({ data: rows });
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 

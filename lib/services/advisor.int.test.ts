@@ -5,7 +5,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { adviseLimit, percentiles } from "./advisor";
 
@@ -16,7 +15,7 @@ let db: PrismaClient;
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   const rows: { granularity: string; bucketStart: Date; tenant: string; tier: string; operation: string; outcome: string; keyPrefix: string; count: bigint }[] = [];
   const row = (granularity: string, atMs: number, tenant: string, keyPrefix: string, count: number, outcome = "allowed") =>
     rows.push({ granularity, bucketStart: new Date(atMs), tenant, tier: "t", operation: keyPrefix === "" ? "read" : "", outcome, keyPrefix, count: BigInt(count) });
@@ -47,7 +46,6 @@ beforeAll(async () => {
   await db.usageRollup.createMany({ data: rows });
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 

@@ -3,7 +3,6 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { CompiledPolicy } from "@/lib/policy/compiled";
 import { readCurrentPolicy } from "@/lib/redis/policy";
@@ -25,11 +24,10 @@ let redis: Redis;
 beforeAll(async () => {
   process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}fm:`;
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   redis = new Redis(testRedisUrl());
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
   redis?.disconnect();
 });

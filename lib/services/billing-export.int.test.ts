@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
-import { createDb, type Db } from "../db/client";
+import { type Db } from "../db/client";
 import { keys } from "../redis/keys";
 import { closeDuePeriods } from "../jobs/billing-close";
 import { drainClosedMinutes } from "../jobs/rollup";
@@ -56,7 +56,7 @@ function novemberTraffic(seed: number): Decision[] {
 
 async function makeWorld(name: string, decisions: Decision[], expected: Expected): Promise<World> {
   const fresh = await freshDatabase();
-  const db = createDb(fresh.url);
+  const db = fresh.db;
   await seedTenants(db, { umbrella: "pro" });
   await publishTestPolicy(db, 1, new Date(Date.UTC(2026, 9, 1)));
   await publishTestPolicy(db, 2, new Date(TIER_CHANGE), { umbrella: "pro" });
@@ -73,7 +73,6 @@ beforeAll(() => {
 
 afterAll(async () => {
   for (const w of worlds) {
-    await w.db.$disconnect();
     await w.fresh.drop();
   }
   await redis?.quit();

@@ -9,7 +9,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
 import { monthOf, monthRangeMs } from "../db/billing-repo";
-import { createDb, type Db } from "../db/client";
+import { type Db } from "../db/client";
 import { compileFixture, writeFixturePolicy, type CompiledFixture } from "../decision/testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "../decision/harness";
 import { closeDuePeriods, closePeriod } from "../jobs/billing-close";
@@ -73,7 +73,7 @@ beforeAll(async () => {
   prefix = `${testRedisPrefix()}bq${randomBytes(3).toString("hex")}:`;
   process.env.SLUICE_REDIS_PREFIX = prefix;
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   redis = new Redis(testRedisUrl());
   const nowMs = Date.now();
   month = monthOf(nowMs);
@@ -89,7 +89,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop().catch(() => undefined);
   await redis?.quit();
-  await db?.$disconnect();
   await fresh?.drop();
 });
 
@@ -221,7 +220,7 @@ describe("billing export: denied for quota, and a line for every tenant", () => 
 
   it("closes a month in which nobody sent a request, with a used-0 line per tenant and quota", async () => {
     const other = await freshDatabase();
-    const odb = createDb(other.url);
+    const odb = other.db;
     try {
       const v1 = compileFixture(policyFile(["meter", "idle"]), 1);
       await publish(odb, v1, new Date(Date.UTC(2026, 8, 20)));
@@ -236,7 +235,6 @@ describe("billing export: denied for quota, and a line for every tenant", () => 
         ["idle", "meter"].flatMap((tenant) => ids.map((id) => [tenant, id, 0, 0])),
       );
     } finally {
-      await odb.$disconnect();
       await other.drop();
     }
   });

@@ -3,7 +3,6 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { policyChecksum } from "@/lib/policy/compile";
 import { applyPolicyFile } from "./apply-policy-file";
@@ -27,11 +26,10 @@ let redis: Redis;
 beforeAll(async () => {
   process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}discard:`;
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   redis = new Redis(testRedisUrl());
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
   redis?.disconnect();
 });

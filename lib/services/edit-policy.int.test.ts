@@ -3,7 +3,6 @@ import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import { readDraftSpec } from "@/lib/db/ui-draft";
 import { actionFailure, ServiceError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
@@ -35,10 +34,9 @@ async function reset() {
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 

@@ -3,7 +3,6 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { compilePolicy, finalizePolicy } from "@/lib/policy/compile";
 import { keys, PUBLISHED_MARKER } from "@/lib/redis/keys";
@@ -31,12 +30,11 @@ beforeAll(async () => {
   // This file's own namespace inside the run's prefix (teardown deletes `<run prefix>*`).
   process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}pub:`;
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   redis = new Redis(testRedisUrl());
   sub = new Redis(testRedisUrl());
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
   redis?.disconnect();
   sub?.disconnect();

@@ -3,7 +3,6 @@ import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { parseCompiledPolicy } from "@/lib/policy/compiled-schema";
 import { applyPolicyFile, planPolicyFile } from "./apply-policy-file";
@@ -25,10 +24,9 @@ let db: PrismaClient;
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 beforeEach(async () => {

@@ -2,7 +2,6 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { applyPolicyFile } from "./apply-policy-file";
 import { deleteTenantOverride } from "./delete-tenant-override";
@@ -21,10 +20,9 @@ let db: PrismaClient;
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 beforeEach(async () => {

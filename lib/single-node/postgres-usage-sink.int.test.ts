@@ -6,7 +6,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "../../test/helpers";
-import { createDb, type Db } from "../db/client";
+import { type Db } from "../db/client";
 import { fixturePolicyFile } from "../decision/testing/fixture";
 import { applyPolicyFile } from "../services/apply-policy-file";
 import { publishPolicy } from "../services/publish-policy";
@@ -19,7 +19,7 @@ let db: Db;
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   // The fixture's `quota` tier has a monthly quota of 3 on `*`; publishing without Redis is part of the mode.
   await applyPolicyFile(db, fixturePolicyFile(), { actor: "test" });
   const published = await publishPolicy({ db, redis: null }, { actor: "test", nowMs: Date.now() - 3_600_000 });
@@ -27,7 +27,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 

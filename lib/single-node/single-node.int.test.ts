@@ -11,7 +11,7 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "../../test/helpers";
-import { createDb, type Db } from "../db/client";
+import { type Db } from "../db/client";
 import { spawnDecisionServer, type SpawnedServer } from "../decision/harness";
 import { freePort } from "../net/ports";
 import { startOwnRedis, type OwnRedis } from "../net/redis-server";
@@ -134,7 +134,7 @@ beforeAll(async () => {
   ownRedis = await startOwnRedis();
   redisConnectionsBefore = await redisConnections();
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   await applyPolicyFile(db, policy(5), { actor });
   serviceToken = (await createApiToken({ db, redis: null }, { kind: "service", name: "gateway" }, actor)).token;
   const published = await publishPolicy({ db, redis: null }, { actor, note: "single-node test" });
@@ -144,7 +144,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop().catch(() => undefined);
-  await db?.$disconnect();
   await fresh?.drop();
   await ownRedis?.stop();
 });

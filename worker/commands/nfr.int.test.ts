@@ -3,7 +3,6 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { applyPolicyFile } from "@/lib/services/apply-policy-file";
 import { publishPolicy } from "@/lib/services/publish-policy";
@@ -27,7 +26,7 @@ function sluice(...args: string[]): Promise<{ code: number; stdout: string; stde
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   await applyPolicyFile(db, DEMO, { actor: "test:nfr" });
   await publishPolicy({ db, redis: null }, { actor: "test:nfr" });
   // v2: the free tier's per-key limit raised to 150
@@ -35,7 +34,6 @@ beforeAll(async () => {
   await publishPolicy({ db, redis: null }, { actor: "test:nfr" });
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 

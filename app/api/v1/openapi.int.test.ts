@@ -8,7 +8,6 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { openApiProblems, responseSchema, schemaProblems } from "@/lib/openapi/validate";
 import { createApiToken } from "@/lib/services/create-api-token";
@@ -37,7 +36,7 @@ beforeAll(async () => {
   fresh = await freshDatabase();
   process.env.DATABASE_URL = fresh.url;
   process.env.REDIS_URL = testRedisUrl();
-  db = createDb(fresh.url);
+  db = fresh.db;
   for (const role of ["admin", "product"]) tokens[role] = (await createApiToken({ db }, { kind: "admin", role, name: role }, "test")).token;
   const res = openapi();
   expect(res.status).toBe(200);
@@ -45,7 +44,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 

@@ -8,7 +8,6 @@ import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { createApiToken } from "@/lib/services/create-api-token";
 import { POLICY_FILE_MAX_DEPTH, POLICY_FILE_MAX_NODES } from "@/lib/services/policy-input";
@@ -40,12 +39,11 @@ beforeAll(async () => {
   fresh = await freshDatabase();
   process.env.DATABASE_URL = fresh.url;
   process.env.REDIS_URL = testRedisUrl();
-  db = createDb(fresh.url);
+  db = fresh.db;
   // A dry run needs only policy.read: the least a caller of this route can have.
   token = (await createApiToken({ db }, { kind: "admin", role: "billing", name: "reader" }, "test")).token;
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 

@@ -3,7 +3,6 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { keys } from "@/lib/redis/keys";
 import { createApiToken } from "@/lib/services/create-api-token";
@@ -33,7 +32,7 @@ beforeAll(async () => {
   fresh = await freshDatabase();
   process.env.DATABASE_URL = fresh.url;
   process.env.REDIS_URL = testRedisUrl();
-  db = createDb(fresh.url);
+  db = fresh.db;
   redis = new Redis(testRedisUrl());
   for (const role of ["admin", "product", "sre", "billing"]) {
     tokens[role] = (await createApiToken({ db }, { kind: "admin", role, name: role }, "test")).token;
@@ -41,7 +40,6 @@ beforeAll(async () => {
   tokens.service = (await createApiToken({ db }, { kind: "service", name: "svc" }, "test")).token;
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
   redis?.disconnect();
 });

@@ -11,7 +11,6 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { exportPolicyObject } from "@/lib/services/export-policy-file";
 import { createApiToken } from "@/lib/services/create-api-token";
@@ -95,12 +94,11 @@ beforeAll(async () => {
   fresh = await freshDatabase();
   process.env.DATABASE_URL = fresh.url;
   process.env.REDIS_URL = testRedisUrl();
-  db = createDb(fresh.url);
+  db = fresh.db;
   for (const role of ROLES) tokens[role] = (await createApiToken({ db }, { kind: "admin", role, name: role }, "test")).token;
   expect((await post("admin", base())).status).toBe(200);
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 
