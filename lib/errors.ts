@@ -61,9 +61,10 @@ export class ServiceError extends Error {
   constructor(
     code: ErrorCode,
     message: string,
-    options: { field?: string | null; issues?: PolicyIssue[]; headers?: Record<string, string>; scope?: string | null } = {},
+    options: { field?: string | null; issues?: PolicyIssue[]; headers?: Record<string, string>; scope?: string | null; cause?: unknown } = {},
   ) {
-    super(message);
+    // The cause is for logs and the CLI's debug output; no envelope or action result carries it.
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ServiceError";
     this.code = code;
     this.field = options.field ?? options.issues?.[0]?.path ?? null;
@@ -116,6 +117,7 @@ export function actionFailure(error: unknown): { ok: false; status: number; mess
     console.error("sluice action: unexpected error", error);
     return { ok: false, status: 500, message: "Something went wrong on the server; nothing was changed, and the cause was logged." };
   }
+  if (error.status >= 500 && error.cause !== undefined) console.error(`sluice action: ${error.message}`, error.cause);
   const root = error.scope ? pathParts(error.scope) : [];
   const relative = (path: string) => {
     const parts = pathParts(path);

@@ -23,6 +23,7 @@ export function jsonError(
 /** Maps anything a handler threw to the envelope. */
 export function errorResponse(error: unknown): Response {
   if (error instanceof ServiceError) {
+    if (error.status >= 500 && error.cause !== undefined) console.error(`sluice api: ${error.message}`, error.cause);
     return jsonError(error.code, error.message, { field: error.field, issues: error.issues, headers: error.headers });
   }
   console.error("sluice api: unexpected error", error);

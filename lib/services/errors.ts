@@ -7,13 +7,17 @@ import { ServiceError } from "../errors";
 
 export { invalidPolicy, ServiceError, type ErrorCode as ServiceErrorCode } from "../errors";
 
-/** Runs a Redis write; a failure becomes store_unavailable (503) naming what was being done. */
+/**
+ * Runs a Redis write; a failure becomes store_unavailable (503) naming what was being done. The
+ * client library's own text (addresses, ports, command names) is kept as the error's cause, which
+ * the surfaces log (lib/http/errors.ts, actionFailure), never put in the message a client is shown
+ * (docs/security.md).
+ */
 export async function redisStep<T>(what: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
     if (error instanceof ServiceError) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new ServiceError("store_unavailable", `Redis is unavailable (${what}): ${reason}; nothing was changed`);
+    throw new ServiceError("store_unavailable", `Redis is unavailable (${what}); nothing was changed`, { cause: error });
   }
 }

@@ -11,6 +11,8 @@ import { rowsToSpec, loadPolicyRows } from "@/lib/db/policy-repo";
 import { applyPolicyFile } from "./apply-policy-file";
 import { createApiKey } from "./create-api-key";
 import { createApiToken } from "./create-api-token";
+import { actionFailure } from "@/lib/errors";
+import { errorResponse } from "@/lib/http/errors";
 import { ServiceError } from "./errors";
 import { publishPolicy } from "./publish-policy";
 import { revokeApiKey } from "./revoke-api-key";
@@ -119,13 +121,21 @@ describe("publishPolicy", () => {
     expect(read.status).toBe("invalid");
   });
 
-  it("when Redis is down, publish fails with store_unavailable and no version is recorded", async () => {
+  it("when Redis is down, publish fails with store_unavailable and no version is recorded; the client library's text stays out of the answer", async () => {
     const dead = new Redis("redis://127.0.0.1:1", { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => null });
     dead.on("error", () => undefined);
     try {
       const error = await publishPolicy({ db, redis: dead }, { actor }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ServiceError);
       expect((error as ServiceError).code).toBe("store_unavailable");
+      // What a client is shown (the API envelope, a server action's result): ours, not ioredis's
+      // ("Stream isn't writeable and enableOfflineQueue options is false"); the cause is kept for logs.
+      const shown = [(error as ServiceError).message, JSON.stringify(await errorResponse(error).json()), JSON.stringify(actionFailure(error))];
+      for (const text of shown) {
+        expect(text).toContain("Redis is unavailable (publishing v1); nothing was changed");
+        expect(text).not.toMatch(/stream|writeable|enableOfflineQueue|ECONNREFUSED|127\.0\.0\.1/i);
+      }
+      expect(((error as ServiceError).cause as Error).message).toMatch(/enableOfflineQueue/);
     } finally {
       dead.disconnect();
     }
