@@ -10,6 +10,7 @@ export const NAV_ITEMS = [
   { href: "/operations", label: "Operations" },
   { href: "/policy", label: "Policy" },
   { href: "/simulator", label: "Simulator" },
+  { href: "/advisor", label: "Advisor" },
   { href: "/dashboards", label: "Dashboards" },
   { href: "/billing", label: "Billing" },
   { href: "/audit", label: "Audit" },

@@ -1,3 +1,4 @@
+import { ReplayPanel } from "@/components/justify/replay-panel";
 import { diffPolicies } from "@/components/policy-diff";
 import { PublishPanel, RollbackButton } from "@/components/publish-panel";
 import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
@@ -10,6 +11,7 @@ import { bodyOf } from "@/lib/policy/compile";
 import { parseCompiledPolicy } from "@/lib/policy/compiled-schema";
 import { ServiceError } from "@/lib/services/errors";
 import { compileDraft } from "@/lib/services/publish-policy";
+import { replayDraftAction } from "../justify/actions";
 import { publishAction, rollbackAction } from "./actions";
 
 export const metadata = { title: "Policy · Sluice" };
@@ -68,6 +70,7 @@ export default async function PolicyPage() {
               </ul>
             )}
           </Section>
+          {draft && live && can(principal.role, "usage.read") && <ReplayPanel replay={replayDraftAction} />}
         </div>
         <div>
           <Section title="Publish">

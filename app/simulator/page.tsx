@@ -1,3 +1,4 @@
+import { ReplayPanel } from "@/components/justify/replay-panel";
 import { Simulator } from "@/components/simulator/simulator";
 import { Forbidden, PageHeader } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
@@ -9,6 +10,8 @@ import { bodyOf } from "@/lib/policy/compile";
 import { parseCompiledPolicy } from "@/lib/policy/compiled-schema";
 import { ServiceError } from "@/lib/services/errors";
 import { compileDraft } from "@/lib/services/publish-policy";
+import { can } from "@/lib/auth/permissions";
+import { replayDraftAction } from "../justify/actions";
 
 export const metadata = { title: "Simulator · Sluice" };
 
@@ -52,6 +55,7 @@ export default async function SimulatorPage({ searchParams }: { searchParams: Pr
         operations={operations}
         initialTenant={requested}
       />
+      {draft && live && can(principal.role, "usage.read") && <div className="mt-6"><ReplayPanel replay={replayDraftAction} tenant={tenant} /></div>}
     </>
   );
 }

@@ -14,9 +14,9 @@ import { readPublishedVersion } from "./published-version";
 import { cellsFromRecorded, compareReplays, DEFAULT_REPLAY_BUDGET, replayUsage, type ReplayComparison, type ReplayResult } from "./replay";
 import { projectMonthQuotas, type QuotaRunOut } from "./replay-quotas";
 import { ServiceError } from "./errors";
+import { ARRIVAL_MODEL, DEFAULT_REPLAY_DAYS, MAX_REPLAY_DAYS } from "./justify-input";
 
-export const DEFAULT_REPLAY_DAYS = 7;
-export const MAX_REPLAY_DAYS = 30;
+export { ARRIVAL_MODEL, DEFAULT_REPLAY_DAYS, MAX_REPLAY_DAYS };
 
 export interface DraftReplay {
   days: number;
@@ -33,9 +33,6 @@ export interface DraftReplay {
   /** How arrival times inside a minute are modelled, for the page to say. */
   arrivalModel: string;
 }
-
-export const ARRIVAL_MODEL =
-  "Usage is recorded per minute, so when each request arrived inside its minute is not known. The replay spreads a subject's requests of one operation evenly over their minute (at (i + ½) · 60 s / n) and interleaves all subjects by those times. Real traffic is burstier: for limits of a minute or less, bursts inside a minute make more 429s than the replay shows (read its 429s as a lower bound).";
 
 /** Replays the last `days` days through the live version and `draft` (default: the current draft). */
 export async function replayDraft(
