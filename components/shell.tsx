@@ -9,6 +9,7 @@ export const NAV_ITEMS = [
   { href: "/tiers", label: "Tiers" },
   { href: "/operations", label: "Operations" },
   { href: "/policy", label: "Policy" },
+  { href: "/nfr", label: "Requirements" },
   { href: "/simulator", label: "Simulator" },
   { href: "/advisor", label: "Advisor" },
   { href: "/dashboards", label: "Dashboards" },

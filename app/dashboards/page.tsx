@@ -1,6 +1,7 @@
 import { Forbidden, PageHeader } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
 import { dashboardRangeSchema } from "@/lib/services/usage-dashboard";
+import { DashboardAccuracy } from "./accuracy";
 import { UsagePanels } from "./panels";
 
 export const metadata = { title: "Dashboards · Sluice" };
@@ -18,6 +19,7 @@ export default async function DashboardsPage({ searchParams }: { searchParams: P
         description="Decisions from the decision servers' per-minute aggregates, drained exactly once by the worker. Purple markers are policy versions."
       />
       <UsagePanels range={range} basePath="/dashboards" />
+      <div className="mt-4"><DashboardAccuracy range={range} /></div>
     </>
   );
 }

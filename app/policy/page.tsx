@@ -1,4 +1,5 @@
 import { ReplayPanel } from "@/components/justify/replay-panel";
+import { CertificationCell } from "@/components/prove/certification-cell";
 import { diffPolicies } from "@/components/policy-diff";
 import { PublishPanel, RollbackButton } from "@/components/publish-panel";
 import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
@@ -9,6 +10,7 @@ import { listPolicyVersions, readLivePolicyDocument } from "@/lib/db/ui-policy";
 import type { CompiledPolicyBody } from "@/lib/policy/compiled";
 import { bodyOf } from "@/lib/policy/compile";
 import { parseCompiledPolicy } from "@/lib/policy/compiled-schema";
+import { certificationsOf } from "@/lib/services/certification-view";
 import { ServiceError } from "@/lib/services/errors";
 import { compileDraft } from "@/lib/services/publish-policy";
 import { replayDraftAction } from "../justify/actions";
@@ -35,6 +37,7 @@ export default async function PolicyPage() {
   const liveParsed = liveRow ? parseCompiledPolicy(liveRow.document) : null;
   const live = liveParsed?.ok ? liveParsed.value : null;
   const lines = draft ? diffPolicies(live ? bodyOf(live) : null, draft) : [];
+  const certifications = await certificationsOf(db(), versions.map((v) => v.version));
 
   return (
     <>
@@ -98,6 +101,7 @@ export default async function PolicyPage() {
                   <th>When</th>
                   <th>Note</th>
                   <th>Checksum</th>
+                  <th>Certification</th>
                   <th />
                 </tr>
               </thead>
@@ -114,6 +118,7 @@ export default async function PolicyPage() {
                       {v.rolledBackFrom ? <span className="text-xs"> (copy of v{v.rolledBackFrom})</span> : null}
                     </td>
                     <td className="font-mono text-xs text-slate-500">{v.checksum.slice(0, 12)}</td>
+                    <td><CertificationCell version={v.version} certification={certifications.get(v.version)} /></td>
                     <td className="text-right">{canPublish && i > 0 ? <RollbackButton version={v.version} rollback={rollbackAction} /> : null}</td>
                   </tr>
                 ))}

@@ -25,9 +25,7 @@ const SCOPE_LABELS: Record<(typeof ADVISOR_SCOPES)[number], string> = {
 function PercentileRow({ label, p, testId }: { label: string; p: Percentiles; testId: string }) {
   return (
     <tr data-testid={testId}>
-      <th scope="row" className="text-left font-normal">
-        {label}
-      </th>
+      <td>{label}</td>
       <td className="text-right tabular-nums">{num(Math.round(p.p50))}</td>
       <td className="text-right tabular-nums">{num(Math.round(p.p95))}</td>
       <td className="text-right tabular-nums">{num(Math.round(p.p99))}</td>

@@ -37,7 +37,7 @@ export function ReplayPanel({ replay, tenant }: { replay: Replay; /** Highlight 
   };
 
   return (
-    <div className="card flex flex-col gap-3" data-testid="replay-panel">
+    <div className="card mb-6 flex flex-col gap-3" data-testid="replay-panel">
       <div>
         <h3 className="text-sm font-semibold text-slate-800">Replay recorded traffic through the draft</h3>
         <p className="text-sm text-slate-600">

@@ -46,3 +46,14 @@ export async function latestReportsByVersion(db: Db, versions: readonly number[]
 export async function findCertificationReport(db: Db, id: string) {
   return db.certificationReport.findUnique({ where: { id } });
 }
+
+/** The latest report of each of these versions, with its results (for the version history). */
+export async function latestReportsWithResults(db: Db, versions: readonly number[]) {
+  if (versions.length === 0) return [];
+  return db.certificationReport.findMany({
+    where: { version: { in: [...versions] } },
+    orderBy: [{ version: "desc" }, { createdAt: "desc" }],
+    distinct: ["version"],
+    select: { id: true, version: true, createdAt: true, passed: true, mode: true, target: true, instances: true, report: true },
+  });
+}

@@ -157,7 +157,8 @@ export function rollupRows(usage: UsageMinute): RollupRow[] {
   return [...rows.values()];
 }
 
-async function insertRollupRows(tx: Tx, rows: RollupRow[]): Promise<void> {
+/** Adds `rows` to UsageRollup (counts summed on conflict). Exported for the e2e specs that seed recorded usage. */
+export async function insertRollupRows(tx: Tx, rows: RollupRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 5_000) {
     const chunk = rows.slice(i, i + 5_000);
     await tx.$executeRawUnsafe(

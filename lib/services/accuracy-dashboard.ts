@@ -1,0 +1,17 @@
+/**
+ * "Approximation vs exact log" per limit for the dashboards' range: the accuracy meter's counts
+ * (lib/services/accuracy-report.ts) over the same window and granularity the other panels use.
+ */
+import type { Db } from "../db/client";
+import { accuracyByLimit, type AccuracyRow } from "./accuracy-report";
+import { DASHBOARD_RANGES, type DashboardRange } from "./usage-dashboard";
+
+const SIZE_MS = { minute: 60_000, hour: 3_600_000 } as const;
+
+export async function accuracyForRange(db: Db, range: DashboardRange, nowMs: number = Date.now()): Promise<{ fromMs: number; toMs: number; rows: AccuracyRow[] }> {
+  const { ms, granularity } = DASHBOARD_RANGES[range];
+  const g = granularity === "minute" ? "minute" : "hour";
+  const toMs = Math.floor(nowMs / SIZE_MS[g]) * SIZE_MS[g] + SIZE_MS[g];
+  const fromMs = toMs - ms;
+  return { fromMs, toMs, rows: await accuracyByLimit(db, { fromMs, toMs, granularity: g }) };
+}
