@@ -8,8 +8,9 @@
  * redis-server (utime + stime from /proc, divided by the decisions wrk counted). Sluice also runs
  * the deny path (one hot address far over its limit) and a batch of 100 checks per request, and
  * reports its store-budget miss rate at the default 25 ms budget (timeouts / decisions, from
- * /metrics). req/s swings with whatever else the machine runs: read CPU per decision and the
- * ratios of one run.
+ * /metrics), and the accuracy meter's cost: the single path with SLUICE_ACCURACY_SAMPLE=0 beside
+ * SLUICE_ACCURACY_SAMPLE=1 (every subject also counted by the exact log). req/s swings with
+ * whatever else the machine runs: read CPU per decision and the ratios of one run.
  *
  * BENCH_SECONDS (default 8) per run, BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50).
  * Another path is one more entry in `targets` (a server to start and the wrk settings to use).
@@ -153,13 +154,16 @@ async function main(): Promise<void> {
     );
     // The product's defaults (25 ms budget): the budget's miss rate under load is one of the figures.
     const sluiceEnv = { REDIS_URL: own.url, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: TOKEN };
-    const [hello, peer, lean, sluice] = await Promise.all([
+    const [hello, peer, lean, sluice, meterOff, meterAll] = await Promise.all([
       start("hello", "bench/hello.ts", {}, "/"),
       start("peer", "bench/peer.ts", { REDIS_URL: own.url }, "/"),
       start("lean", "bench/lean.ts", { REDIS_URL: own.url }, "/"),
       start("sluice", "worker/decision-server.ts", sluiceEnv, "/readyz"),
+      // The accuracy meter's cost on sampled subjects (#16): off, and every subject sampled.
+      start("sluice-meter-off", "worker/decision-server.ts", { ...sluiceEnv, SLUICE_ACCURACY_SAMPLE: "0" }, "/readyz"),
+      start("sluice-meter-all", "worker/decision-server.ts", { ...sluiceEnv, SLUICE_ACCURACY_SAMPLE: "1" }, "/readyz"),
     ]);
-    procs.push(hello, peer, lean, sluice);
+    procs.push(hello, peer, lean, sluice, meterOff, meterAll);
     const targets: Target[] = [
       { name: "node:http hello", proc: hello, wrk: { BENCH_PATH: "/" }, perRequest: 1 },
       { name: "rate-limiter-flexible", proc: peer, wrk: { BENCH_PATH: "/" }, perRequest: 1 },
@@ -167,6 +171,8 @@ async function main(): Promise<void> {
       { name: "Sluice /v1/check", proc: sluice, wrk: {}, perRequest: 1, sluice: true },
       { name: "Sluice deny path", proc: sluice, wrk: { BENCH_KEY: `${KEY}_deny`, BENCH_FIXED_IP: "192.0.2.1" }, perRequest: 1, sluice: true },
       { name: "Sluice batch of 100", proc: sluice, wrk: { BENCH_BATCH: "100" }, perRequest: 100, sluice: true },
+      { name: "Sluice, accuracy meter off", proc: meterOff, wrk: {}, perRequest: 1, sluice: true },
+      { name: "Sluice, every subject sampled", proc: meterAll, wrk: {}, perRequest: 1, sluice: true },
     ];
     // Warm-up: JIT, scripts loaded, key caches, the deny address over its limit.
     for (const t of targets) await measure({ ...t }, own.pid()!).catch((e: unknown) => process.stderr.write(`warm-up ${t.name}: ${String(e)}\n`));
@@ -199,7 +205,9 @@ async function main(): Promise<void> {
             ? `${(r.dec / helloDec).toFixed(2)}× hello`
             : t.name === "Sluice batch of 100"
               ? `${(r.dec / singleDec).toFixed(1)}× single-check decisions/s`
-              : "";
+              : t.name === "Sluice, every subject sampled"
+                ? meterCost(r, row("Sluice, accuracy meter off"))
+                : "";
       const miss = r.miss === null ? "" : ` (budget misses ${(r.miss * 100).toFixed(3)}%)`;
       process.stdout.write(`| ${t.name} | ${r.req.toFixed(0)} | ${r.dec.toFixed(0)} | ${r.p99.toFixed(1)} | ${r.server.toFixed(1)} | ${t.name === "node:http hello" ? "—" : r.redis.toFixed(1)} | ${vs}${miss} |\n`);
     }
@@ -208,6 +216,12 @@ async function main(): Promise<void> {
     redis.disconnect();
     await own.stop();
   }
+}
+
+/** What the accuracy meter's exact log adds per sampled decision, against the meter off. */
+function meterCost(all: { server: number; redis: number }, off: { server: number; redis: number }): string {
+  const sign = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(1)}`;
+  return `meter cost per sampled decision: ${sign(all.server - off.server)} µs server CPU, ${sign(all.redis - off.redis)} µs Redis CPU vs meter off`;
 }
 
 main().then(
