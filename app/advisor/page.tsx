@@ -1,5 +1,5 @@
-import { AdvisorPanel, type AdvisorFormValues } from "@/components/justify/advisor-panel";
-import { CapacityPanel } from "@/components/justify/capacity-panel";
+import { AdvisorPanel, type AdvisorFormValues } from "./advisor-panel";
+import { CapacityPanel } from "./capacity-panel";
 import { EmptyState, Forbidden, PageHeader, Section } from "@/components/ui";
 import { can } from "@/lib/auth/permissions";
 import { pageAccess } from "@/lib/auth/session";

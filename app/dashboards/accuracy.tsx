@@ -1,5 +1,5 @@
 /** The dashboards' accuracy panel, loaded for the page's range (sre, admin: dashboards.read). */
-import { AccuracyPanel } from "@/components/prove/accuracy-panel";
+import { AccuracyPanel } from "./accuracy-panel";
 import { db } from "@/lib/db/client";
 import { accuracyForRange } from "@/lib/services/accuracy-dashboard";
 import type { DashboardRange } from "@/lib/services/usage-dashboard";

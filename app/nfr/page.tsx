@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { NfrTable } from "@/components/prove/nfr-table";
+import { NfrTable } from "./nfr-table";
 import { EmptyState, Forbidden, formatTime, PageHeader } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";

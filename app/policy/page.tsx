@@ -1,5 +1,5 @@
-import { ReplayPanel } from "@/components/justify/replay-panel";
-import { CertificationCell } from "@/components/prove/certification-cell";
+import { ReplayPanel } from "../justify/replay-panel";
+import { CertificationCell } from "../certify/certification-cell";
 import { diffPolicies } from "@/components/policy-diff";
 import { PublishPanel, RollbackButton } from "@/components/publish-panel";
 import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";

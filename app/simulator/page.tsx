@@ -1,4 +1,4 @@
-import { ReplayPanel } from "@/components/justify/replay-panel";
+import { ReplayPanel } from "../justify/replay-panel";
 import { Simulator } from "@/components/simulator/simulator";
 import { Forbidden, PageHeader } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";

@@ -9,7 +9,7 @@ import type { ActionResult } from "@/lib/errors";
 import { ARRIVAL_MODEL, DEFAULT_REPLAY_DAYS, fieldErrors, MAX_REPLAY_DAYS, replayInputSchema } from "@/lib/services/justify-input";
 import type { DraftReplay } from "@/lib/services/replay-draft";
 import type { ReplayChange } from "@/lib/services/replay";
-import { day, deltaPp, num, pct } from "./format";
+import { day, deltaPp, num, pct } from "@/components/format-numbers";
 
 type Replay = (input: { days: number }) => Promise<ActionResult<DraftReplay>>;
 

@@ -5,7 +5,7 @@
  */
 import type { AdvisorResult, Percentiles } from "@/lib/services/advisor";
 import { ADVISOR_SCOPES, ADVISOR_UNITS, type FieldError } from "@/lib/services/justify-input";
-import { num, pct } from "./format";
+import { num, pct } from "@/components/format-numbers";
 
 export interface AdvisorFormValues {
   tier: string;

@@ -10,7 +10,7 @@ import { parseDurationMs, formatDurationMs } from "@/lib/policy/duration";
 import { planCapacity } from "@/lib/policy/capacity";
 import { capacityInputSchema, fieldErrors } from "@/lib/services/justify-input";
 import type { JustifyContext } from "@/lib/services/justify-context";
-import { num, pct } from "./format";
+import { num, pct } from "@/components/format-numbers";
 
 export function CapacityPanel({ tiers, globalCaps }: { tiers: JustifyContext["tiers"]; globalCaps: JustifyContext["globalCaps"] }) {
   const [capacity, setCapacity] = useState("100");

@@ -5,7 +5,7 @@
  * (SLUICE_ACCURACY_SAMPLE; README "Justify and prove your limits").
  */
 import type { AccuracyRow } from "@/lib/services/accuracy-report";
-import { num, pct } from "../justify/format";
+import { num, pct } from "@/components/format-numbers";
 
 export function AccuracyPanel({ rows }: { rows: AccuracyRow[] }) {
   return (
