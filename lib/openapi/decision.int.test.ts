@@ -43,7 +43,7 @@ describe("the decision server's OpenAPI document", () => {
   it("is a valid OpenAPI 3.1 document describing check, release, settle and health", () => {
     expect(openApiProblems(doc)).toEqual([]);
     expect(doc.openapi).toBe("3.1.0");
-    expect(Object.keys(doc.paths as object).sort()).toEqual(["/healthz", "/metrics", "/readyz", "/v1/check", "/v1/release", "/v1/settle"]);
+    expect(Object.keys(doc.paths as object).sort()).toEqual(["/healthz", "/metrics", "/readyz", "/v1/check", "/v1/forward-auth", "/v1/release", "/v1/settle"]);
     // The request bodies are the parsers' schemas: the reserve flag and settle's fields are in them.
     const schemas = (doc.components as { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> }).schemas;
     expect(Object.keys(schemas.CheckRequest!.properties)).toEqual(["key", "tenant", "operation", "ip", "cost", "dryRun", "explain", "reserve"]);
@@ -77,7 +77,19 @@ describe("the decision server's OpenAPI document", () => {
     exchanges.push(await call("POST", "/v1/check", { key: keys.free, operation: op }, null));
     exchanges.push(await call("POST", "/v1/release", { leaseId: "" }));
     exchanges.push(await call("GET", "/healthz"), await call("GET", "/readyz"));
-    expect(exchanges.map((e) => e.status)).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 409, 404, 400, 400, 400, 401, 400, 200, 200]);
+    const gateway = async (headers: Record<string, string>) => {
+      const res = await fetch(`${sluice.url}/v1/forward-auth`, { headers: { "x-forwarded-method": "GET", "x-forwarded-uri": "/v1/orders/7", ...headers } });
+      return { path: "/v1/forward-auth", method: "GET", status: res.status, body: (await res.json()) as unknown };
+    };
+    exchanges.push(await gateway({ "x-sluice-token": sluice.token, "x-api-key": keys.free2 }));
+    exchanges.push(await gateway({ "x-sluice-token": sluice.token, "x-api-key": keys.free })); // its five are spent
+    exchanges.push(await gateway({ "x-sluice-token": sluice.token, "x-api-key": keys.suspended }));
+    exchanges.push(await gateway({ "x-sluice-token": sluice.token, "x-api-key": "sk_nobody" }));
+    exchanges.push(await gateway({ "x-api-key": keys.free2 }));
+    exchanges.push(await gateway({ "x-sluice-token": sluice.token, "x-forwarded-uri": "", "x-api-key": keys.free2 }));
+    expect(exchanges.map((e) => e.status)).toEqual([
+      200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 409, 404, 400, 400, 400, 401, 400, 200, 200, 200, 429, 403, 401, 401, 400,
+    ]);
     for (const e of exchanges) expect(conforms(e), `${e.method} ${e.path} ${e.status} ${JSON.stringify(e.body)}`).toEqual([]);
     const metrics = await call("GET", "/metrics");
     expect(conforms(metrics, "text/plain")).toEqual([]);

@@ -125,6 +125,35 @@ function registry(): OpenAPIRegistry {
       503: json(ErrorBody, "The counter store did not answer: settling again with the same actualCost is safe"),
     },
   });
+  const gateway = r.registerComponent("securitySchemes", "gatewayToken", { type: "apiKey", in: "header", name: "X-Sluice-Token", description: "A service token, sent by the gateway" });
+  const forwardHeaders = z.object({
+    "x-api-key": z.string().optional().meta({ description: "The end client's API key (or Authorization: Bearer <key>)" }),
+    "x-forwarded-method": z.string().optional().meta({ description: "The client's method (or X-Original-Method)" }),
+    "x-forwarded-uri": z.string().optional().meta({ description: "The client's URI (or X-Original-URI)" }),
+    "x-forwarded-for": z.string().optional().meta({ description: "The client's address (first entry), else X-Real-IP" }),
+  });
+  const decided = (what: string) => ({
+    description: `${what}; the decision's RateLimit and Retry-After headers, X-Sluice-Reason, X-Sluice-Tenant, X-Sluice-Delay-Ms and X-Sluice-Lease come with it`,
+    content: { "application/json": { schema: Answer } },
+  });
+  for (const method of ["get", "post"] as const) {
+    r.registerPath({
+      method,
+      path: "/v1/forward-auth",
+      operationId: `forwardAuth${method === "get" ? "Get" : "Post"}`,
+      summary: "For nginx auth_request, Traefik ForwardAuth, Envoy ext_authz: any method; the request is read from the forwarding headers (or, for Envoy, /v1/forward-auth/<the client's path>)",
+      security: [{ [gateway.name]: [] }],
+      request: { headers: forwardHeaders },
+      responses: {
+        200: decided("Allowed"),
+        400: json(ErrorBody, "No operation in the forwarding headers, or a field too long"),
+        401: { description: "No or a wrong X-Sluice-Token (an error body), or an unknown API key (a decision)", content: { "application/json": { schema: z.union([ErrorBody, Answer]) } } },
+        403: decided("The tenant is suspended"),
+        429: decided("Rate limited"),
+        503: { description: "Fail-closed (a decision), or no policy loaded yet (an error body)", content: { "application/json": { schema: z.union([Answer, ErrorBody]) } } },
+      },
+    });
+  }
   r.registerPath({
     method: "get",
     path: "/healthz",
