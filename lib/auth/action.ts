@@ -3,15 +3,23 @@
  * authorizes itself (never trusting proxy.ts), parses its input with zod, calls one service, and
  * maps the result with lib/errors.ts (ActionResult, actionResult: the one mapping).
  */
+import { headers } from "next/headers";
 import type { ActionResult, FieldIssue } from "../errors";
+import { actionOriginRefusal } from "./origin";
 import type { Action } from "./permissions";
 import { AuthError, type Principal } from "./require-role";
 import { authorize } from "./session";
 
 export type { ActionResult, FieldIssue } from "../errors";
 
-/** Runs `fn` as `action`'s principal; AuthError becomes a 401/403 result instead of a crash. */
+/**
+ * Runs `fn` as `action`'s principal: refused (403) unless the request's Origin is this site, then
+ * AuthError becomes a 401/403 result instead of a crash.
+ */
 export async function guardAction<T>(action: Action, fn: (principal: Principal) => Promise<ActionResult<T>>): Promise<ActionResult<T>> {
+  // First, before the session: a request from another site (or with no Origin) is refused unread.
+  const refusal = actionOriginRefusal(await headers());
+  if (refusal) return refusal;
   let principal: Principal;
   try {
     principal = await authorize(action);

@@ -9,8 +9,11 @@
 import { createHash } from "node:crypto";
 import type { PrismaClient } from "../generated/prisma/client";
 import { ServiceError } from "../errors";
+import { sameOrigin } from "../auth/origin";
 import { ACTION_LABELS, can, type Action } from "../auth/permissions";
 import type { Role } from "../policy/types";
+
+export { sameOrigin } from "../auth/origin";
 
 export interface AdminCaller {
   /** For the audit log: `token:<prefix>` or `user:<email>`. */
@@ -25,22 +28,6 @@ const SESSION_COOKIE = /(?:^|;\s*)(?:__Secure-)?next-auth\.session-token(?:\.\d+
 
 const unauthorized = (message: string) =>
   new ServiceError("unauthorized", message, { headers: { "WWW-Authenticate": 'Bearer realm="sluice"' } });
-
-/**
- * The request's Origin (or Referer) names this host; true for GET/HEAD. The host is the one the
- * browser addressed (`X-Forwarded-Host` behind a proxy, else `Host`).
- */
-export function sameOrigin(request: { method: string; headers: Headers; url?: string }): boolean {
-  if (request.method === "GET" || request.method === "HEAD") return true;
-  const origin = request.headers.get("origin") ?? request.headers.get("referer");
-  if (!origin) return false;
-  const host = request.headers.get("x-forwarded-host") ?? request.headers.get("host") ?? (request.url ? new URL(request.url).host : null);
-  try {
-    return host !== null && new URL(origin).host === host;
-  } catch {
-    return false;
-  }
-}
 
 function bearer(request: Request): string | null {
   const header = request.headers.get("authorization");
