@@ -116,7 +116,9 @@ describe("POST /v1/settle", () => {
   });
 
   it("authenticates as /v1/check: no or a wrong service token is 401; GET is 405", async () => {
-    expect((await post("/v1/settle", { reservationId: "rsv_x", actualCost: 1 }, null)).status).toBe(401);
+    const none = await fetch(`${sluice.url}/v1/settle`, { method: "POST", body: JSON.stringify({ reservationId: "rsv_x", actualCost: 1 }) });
+    expect(none.status).toBe(401);
+    expect(none.headers.get("www-authenticate")).toBe("Bearer");
     expect((await post("/v1/settle", { reservationId: "rsv_x", actualCost: 1 }, "svc_wrong")).body).toMatchObject({ error: { code: "unauthorized" } });
     const get = await fetch(`${sluice.url}/v1/settle`);
     expect(get.status).toBe(405);

@@ -214,7 +214,7 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
   /** A service-token POST's JSON body, or undefined once the error is answered. */
   async function authedJson(req: http.IncomingMessage, res: http.ServerResponse): Promise<{ value: unknown } | undefined> {
     if (!tokens.accepts(bearer(header(req, "authorization")))) {
-      json(res, 401, errorBody("unauthorized", "missing or wrong service token"));
+      json(res, 401, errorBody("unauthorized", "missing or wrong service token"), { "WWW-Authenticate": "Bearer" });
       req.resume();
       return undefined;
     }
