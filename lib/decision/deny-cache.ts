@@ -11,6 +11,8 @@
  * - `room`: the units this counter had left (after that answer's commit). Nothing but a commit
  *   lowers it — time only frees units, in every algorithm — and every commit this server makes
  *   goes through the store, whose answer updates it. So a request of cost ≤ room passes it.
+ *   Learnt from denied decisions with several counters (the only ones it serves) and then kept
+ *   up to date by every store answer about that counter; a counter it does not hold is unknown.
  * A request is answered here only when one of its counters is denied for its cost AND every other
  * counter is known to let it pass (room ≥ cost). Then the store would deny it too, for the same
  * reason, and the answer is built as the store's would be (the denying counter that frees last).
@@ -54,15 +56,12 @@ export class DenyCache {
       // A subject the accuracy meter samples stays unknown, so its requests all reach the store's exact log.
       if (c.fairShare || c.exactLog) continue;
       const o = outcomes[i]!;
-      // Room is only ever read for the other counters of a decision with several: a single-check
-      // decision (the usual one, over many subjects) would fill the map with keys nobody asks
-      // about, and churning it costs the garbage collector more than the rest of the decision.
-      if (checks.length > 1) {
-        if (o.shadowDenied) this.room.delete(c.key);
-        else this.bounded(this.room, c.key, o.remaining);
-      } else if (this.room.size > 0) {
-        this.room.delete(c.key);
-      }
+      // Room is only ever read for the other counters of a denied decision with several checks,
+      // so it is learnt from denied decisions and only kept up to date by allowed ones: allowed
+      // traffic over many subjects (a per-address counter over 100k addresses) would fill the map
+      // with keys nobody asks about, and churning it costs the GC more than the rest of the decision.
+      if (checks.length > 1 && !o.shadowDenied && (!decision.allowed || this.room.has(c.key))) this.bounded(this.room, c.key, o.remaining);
+      else if (this.room.size > 0) this.room.delete(c.key);
       if (!o.allowed && c.mode !== "shadow" && c.algorithm !== "concurrency" && o.reason !== "cost_exceeds_limit" && o.retryAfterMs > 0) {
         this.bounded(this.denied, c.key, { untilMs: sentAtMs + o.retryAfterMs, cost, outcome: o });
       } else if (this.denied.size > 0) {
