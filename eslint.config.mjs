@@ -1,7 +1,8 @@
-// ESLint 9 flat config: Next.js rules plus the import boundaries of STYLE.md, enforced.
+// ESLint 9 flat config: Next.js rules plus the import flow of the README's architecture map (eslint-layers.mjs), enforced.
 import { defineConfig, globalIgnores } from "eslint/config";
 import nextVitals from "eslint-config-next/core-web-vitals";
 import nextTs from "eslint-config-next/typescript";
+import { importZones } from "./eslint-layers.mjs";
 
 const TESTS = ["**/*.test.ts", "**/*.int.test.ts", "**/*.spec.ts", "e2e/**", "test/**"];
 
@@ -10,60 +11,6 @@ const TESTS = ["**/*.test.ts", "**/*.int.test.ts", "**/*.spec.ts", "e2e/**", "te
 // scripts and tool configs, and never imports a test kit.
 const PRODUCTION = ["lib/**/*.{ts,tsx,mts,mjs}", "app/**/*.{ts,tsx}", "components/**/*.{ts,tsx}", "worker/**/*.{ts,mts,mjs}", "examples/**/*.{ts,mjs}", "proxy.ts"];
 const NOT_PRODUCTION = [...TESTS, "**/testing/**", "lib/generated/**"];
-
-// What each folder of production code may import, besides itself and npm packages. Anything not
-// listed is refused. This is the map of the README's "Architecture" section.
-const LAYERS = {
-  "lib/policy": [], // the pure core (and only zod: see its own rule below)
-  "lib/net": [],
-  "lib/client": [], // sluice/client ships alone (its own rule below)
-  "lib/errors.ts": ["lib/policy"],
-  "lib/env.ts": ["lib/policy", "lib/decision/client-address.ts"],
-  "lib/log.ts": ["lib/env.ts"],
-  "lib/store": ["lib/policy", "lib/net", "lib/redis"],
-  "lib/redis": ["lib/policy", "lib/env.ts", "lib/decision/ports.ts"],
-  "lib/decision": ["lib/policy", "lib/store", "lib/redis", "lib/net", "lib/env.ts"],
-  "lib/db": ["lib/policy", "lib/env.ts", "lib/net", "lib/generated"],
-  "lib/rls": ["lib/policy", "lib/decision"],
-  "lib/single-node": ["lib/policy", "lib/env.ts", "lib/store", "lib/redis", "lib/decision", "lib/db", "lib/jobs", "lib/net"],
-  "lib/services": ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/net", "lib/store", "lib/redis", "lib/decision", "lib/db", "lib/generated", "lib/auth", "lib/jobs"],
-  "lib/jobs": ["lib/policy", "lib/env.ts", "lib/redis", "lib/db", "lib/generated", "lib/services"],
-  "lib/auth": ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/decision/client-address.ts", "lib/db", "lib/generated", "lib/services"],
-  "lib/http": ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/redis", "lib/db", "lib/generated", "lib/auth"],
-  app: ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/log.ts", "lib/db", "lib/generated", "lib/auth", "lib/http", "lib/services", "components"],
-  // client components: the pure core, the engine's pure planning for the simulator, the in-process
-  // store, the role checks (pure), and the server actions they call
-  components: ["lib/policy", "lib/errors.ts", "lib/decision/checks.ts", "lib/decision/answer.ts", "lib/decision/accuracy.ts", "lib/store/memory.ts", "lib/store/types.ts", "lib/store/lease-id.ts", "lib/store/reservation.ts", "lib/auth/require-role.ts", "lib/auth/permissions.ts", "app"],
-  worker: ["lib"],
-  "proxy.ts": ["lib/auth"],
-};
-const AREAS = ["lib/policy", "lib/net", "lib/client", "lib/errors.ts", "lib/env.ts", "lib/log.ts", "lib/store", "lib/redis", "lib/decision", "lib/db", "lib/generated", "lib/rls", "lib/single-node", "lib/services", "lib/jobs", "lib/auth", "lib/http", "app", "components", "worker"];
-
-function importZones() {
-  const inside = (file, dir) => file === dir || file.startsWith(`${dir}/`);
-  const zones = [];
-  for (const [target, allowed] of Object.entries(LAYERS)) {
-    for (const area of AREAS) {
-      if (inside(target, area) || inside(area, target)) continue;
-      const except = allowed.filter((a) => inside(a, area) && a !== area).map((a) => `./${a.slice(area.length + 1)}`);
-      if (allowed.some((a) => inside(area, a))) continue;
-      zones.push({
-        target: `./${target}`,
-        from: `./${area}`,
-        ...(except.length > 0 ? { except } : {}),
-        message: `${target} does not import ${area}${except.length > 0 ? ` (but ${except.join(", ")})` : ""}: the import flow in the README's architecture map (eslint.config.mjs LAYERS).`,
-      });
-    }
-  }
-  zones.push({
-    target: "./",
-    from: ["./**/testing/**", "./test/**", "./e2e/**", "./bench/**"],
-    message: "production code never imports test kits (testing/ folders, test/) or benchmarks: docs/testing.md.",
-  });
-  zones.push({ target: "./", from: "./node_modules/vitest", message: "production code never imports vitest: docs/testing.md." });
-  zones.push({ target: "./", from: "./node_modules/fast-check", message: "production code never imports fast-check: docs/testing.md." });
-  return zones;
-}
 
 export default defineConfig([
   ...nextVitals,
@@ -113,7 +60,7 @@ export default defineConfig([
     rules: {
       "no-restricted-imports": [
         "error",
-        { patterns: [{ regex: "^(?!zod$|zod/|\\./|@/lib/policy/)", message: "lib/policy imports only zod and lib/policy (STYLE.md: the pure core)." }] },
+        { patterns: [{ regex: "^(?!zod$|zod/|\\./|@/lib/policy/)", message: "lib/policy imports only zod and lib/policy (the pure core: docs/architecture.md)." }] },
       ],
     },
   },
@@ -123,7 +70,7 @@ export default defineConfig([
     rules: {
       "no-restricted-imports": [
         "error",
-        { patterns: [{ regex: "^(?!zod$|zod/|\\./|\\.\\./(?!\\.\\./)|@/lib/policy/)", message: "lib/policy imports only zod and lib/policy (STYLE.md: the pure core)." }] },
+        { patterns: [{ regex: "^(?!zod$|zod/|\\./|\\.\\./(?!\\.\\./)|@/lib/policy/)", message: "lib/policy imports only zod and lib/policy (the pure core: docs/architecture.md)." }] },
       ],
     },
   },

@@ -1,5 +1,5 @@
 /**
- * Time as an argument (STYLE.md): every wait in the SDK goes through a Clock, so tests can replace
+ * Time as an argument (docs/testing.md): every wait in the SDK goes through a Clock, so tests can replace
  * it with a fake one and assert delays without sleeping. Only web-standard timers are used.
  */
 export interface Clock {

@@ -1,5 +1,6 @@
 /**
- * Chaos: Redis restarting EMPTY under load (issue #17, defect 1; DESIGN.md §8 "Recovery").
+ * Chaos: Redis restarting EMPTY under load (issue #17, defect 1; docs/failure-modes.md
+ * "Recovery: Redis back empty").
  *
  * A real stack on its own services: a redis-server of this test (no persistence, as the machine's
  * default), a database of its own, the control plane's publish, two decision servers

@@ -1,6 +1,6 @@
 /**
- * Refills a Redis that lost what the control plane published (issue #17, defect 1; DESIGN.md §8
- * "Recovery"): a restart without persistence, a failover to an empty replica. Without it every
+ * Refills a Redis that lost what the control plane published (issue #17, defect 1;
+ * docs/failure-modes.md "Recovery: Redis back empty"): a restart without persistence, a failover to an empty replica. Without it every
  * decision server answered 401 to every caller until someone published again.
  *
  * The worker probes every second (readPublishedState: `policy:current` and the PUBLISHED_MARKER of

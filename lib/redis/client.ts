@@ -1,10 +1,15 @@
 /**
- * The ioredis client every process uses: standalone from REDIS_URL, or a Cluster when
- * REDIS_CLUSTER_NODES (`host:port,host:port,…`) is set. Fails fast on purpose (docs/pitfalls.md):
- * commands time out after REDIS_TIMEOUT_MS (tens of ms, not seconds), a command is retried at
- * most once on reconnect (scripts are never retried by the store itself; see lib/store/redis.ts),
- * and reconnection backs off up to 1 s. Auto-pipelining batches the decision scripts of
- * concurrent requests into one write per event-loop tick.
+ * The ioredis client of the control plane, the worker, the CLI and the tools: standalone from
+ * REDIS_URL, or a Cluster when REDIS_CLUSTER_NODES (`host:port,host:port,…`) is set. A command
+ * times out after `commandTimeoutMs` (each caller passes its own: seconds for the worker and the
+ * CLI, CONTROL_PLANE_REDIS_TIMEOUT_MS for the admin API), is retried at most once on reconnect,
+ * and reconnection backs off up to 1 s. Auto-pipelining sends the commands of one event-loop tick
+ * as one write.
+ *
+ * The decision server does not use it: worker/decision/redis-backend.ts builds its clients without
+ * auto-pipelining (the Redis store already sends one DECIDE call per event-loop turn,
+ * lib/store/redis.ts) and with a hang guard instead of a tight command timeout (the store budget
+ * is the store's own deadline, docs/failure-modes.md).
  */
 import { Cluster, Redis, type ClusterNode, type RedisOptions } from "ioredis";
 
@@ -13,7 +18,7 @@ export interface RedisClientOptions {
   url?: string;
   /** `host:port,host:port,…`: connect to a Redis Cluster through these seed nodes. */
   clusterNodes?: string;
-  /** Per-command timeout in ms (default 25, REDIS_TIMEOUT_MS). */
+  /** Per-command timeout in ms (default 25). */
   commandTimeoutMs?: number;
   /** Connection name shown by CLIENT LIST. */
   name?: string;
@@ -68,14 +73,3 @@ export function createRedisClient(o: RedisClientOptions): RedisClient {
   return client;
 }
 
-/** A client from the environment (REDIS_CLUSTER_NODES, REDIS_URL, REDIS_TIMEOUT_MS). */
-export async function createRedisFromEnv(name?: string): Promise<RedisClient> {
-  const { env } = await import("../env");
-  const e = env();
-  return createRedisClient({
-    url: e.REDIS_URL,
-    clusterNodes: e.REDIS_CLUSTER_NODES,
-    commandTimeoutMs: e.REDIS_TIMEOUT_MS,
-    name,
-  });
-}

@@ -47,8 +47,9 @@
  * seconds, since decision servers flush every second), writes it to Postgres idempotently, then
  * SREMs the member; the hash itself expires on its own.
  *
- * Decision servers aggregate in process and flush once a second (one pipeline per second, not per
- * decision: one script per minute touched): repeated denials answered from the deny cache then cost
+ * Decision servers aggregate in process and flush once a second, not per decision: one script
+ * call per minute touched and per FLUSH_CHUNK_FIELDS fields, sent one after the other (see
+ * {@link UsageRecorder.send}): repeated denials answered from the deny cache then cost
  * no Redis command at all, and the Redis cost of accounting does not grow with traffic. The minute
  * is the store's clock (Redis TIME) when the store answered, else the local clock. Each flush is
  * applied exactly once, also when it is resent after a lost reply: its id is recorded in

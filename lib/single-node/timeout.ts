@@ -1,6 +1,6 @@
 /**
- * Every Postgres read of the single-node decision server races a timeout (STYLE.md: every database
- * call has one): a stalled connection must not hold a poll forever. The query itself is not
+ * Every Postgres read of the single-node decision server races a timeout (docs/failure-modes.md
+ * "PostgreSQL down": every database call has one): a stalled connection must not hold a poll forever. The query itself is not
  * cancelled; its late answer is ignored and the next poll asks again.
  */
 import { withTimeout } from "../net/timeout";

@@ -1,6 +1,6 @@
 /**
  * The acceptance scenarios of `sluice certify`, run against decision servers over their public API
- * (DESIGN.md §5). Each returns requirement results; what a limit should do comes from the pure
+ * (docs/proving.md). Each returns requirement results; what a limit should do comes from the pure
  * model (lib/services/limit-probe.ts: the engine's own code on a clock of our own), what it does
  * from the servers' answers.
  */
