@@ -31,7 +31,7 @@ import { compilePolicy, finalizePolicy, PolicyCompileError, policyChecksum } fro
 import type { CompiledPolicy, CompiledPolicyBody } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { writePublishedPolicy, type RedisLike } from "../redis/policy";
-import { invalidPolicy, redisStep, ServiceError } from "./errors";
+import { invalidPolicy, redisStep } from "./errors";
 
 /** POST /api/v1/policy/publish's body (the route and its OpenAPI document use this one schema). */
 export const publishRequestSchema = z.strictObject({ note: z.string().max(500).optional() });
@@ -114,11 +114,12 @@ export async function publishPolicy(
       await lockPolicy(tx);
       const body = await compileDraft(tx);
       const latest = await latestPolicyVersion(tx);
-      if (latest && latest.checksum === policyChecksum(body)) {
+      // A live row that does not validate (its body no longer matches its checksum) is never
+      // "unchanged": the draft is published over it as a new version.
+      const stored = latest && latest.checksum === policyChecksum(body) ? parseCompiledPolicy(latest.document) : null;
+      if (latest && stored?.ok) {
         // Nothing to publish. Rewrite the live document anyway (same version, same bytes), which
         // repairs a Redis that lost it and refreshes the key index; no new version, no audit entry.
-        const stored = parseCompiledPolicy(latest.document);
-        if (!stored.ok) throw new ServiceError("conflict", `stored policy v${latest.version} does not validate`);
         const redis = deps.redis;
         if (redis) {
           const keyIndex = await listKeyIndexEntries(tx);
