@@ -163,11 +163,11 @@ export class DecisionEngine {
 
     // Override expiry on the store's clock, not this server's (which may be off).
     const effective = slug === null ? null : limitsFor(doc, slug, operation, this.clock.now(startedMs));
-    if (!effective) return this.finish(plainAnswer(ctx, 401, "unknown_key"), keyHash, startedMs, dryRun, null);
+    if (!effective) return this.finish(plainAnswer(ctx, 401, "unknown_key"), keyHash, startedMs, dryRun, null, null, null, cost);
     ctx.tenant = effective.tenant.slug;
     ctx.tier = effective.tier.name;
     if (effective.tenant.status === "suspended") {
-      return this.finish(plainAnswer(ctx, 403, "tenant_suspended"), keyHash, startedMs, dryRun, null);
+      return this.finish(plainAnswer(ctx, 403, "tenant_suspended"), keyHash, startedMs, dryRun, null, null, null, cost);
     }
 
     const planned = planChecks({ effective, keyHash, ip: req.ip ?? null, accuracySample: this.deps.accuracySample, prefix: this.keyPrefix });
@@ -176,7 +176,7 @@ export class DecisionEngine {
       const answer = plainAnswer(ctx, 200, "ok");
       if (dryRun) answer.dryRun = true;
       if (explain) answer.checks = [];
-      return this.finish(answer, keyHash, startedMs, dryRun, null);
+      return this.finish(answer, keyHash, startedMs, dryRun, null, null, null, cost);
     }
 
     // Explain answers list every counter as the store sees it: those always ask the store.
@@ -184,7 +184,7 @@ export class DecisionEngine {
     if (cached) {
       this.deps.metrics?.cacheHit("deny");
       const answer = answerFromStore(ctx, cached, planned, { explain, dryRun });
-      return this.finish(answer, keyHash, startedMs, dryRun, null, denialOf(cached, planned));
+      return this.finish(answer, keyHash, startedMs, dryRun, null, denialOf(cached, planned), null, cost);
     }
 
     if (!this.deps.breaker.allow(startedMs)) {
@@ -203,7 +203,7 @@ export class DecisionEngine {
     const answer = answerFromStore(ctx, decision, planned, { explain, dryRun });
     if (decision.reservationId !== undefined) answer.reservationId = decision.reservationId;
     const accuracy = this.deps.accuracySample ? accuracyOf(decision, planned) : null;
-    return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, denialOf(decision, planned), accuracy);
+    return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, denialOf(decision, planned), accuracy, cost);
   }
 
   /**
@@ -309,7 +309,7 @@ export class DecisionEngine {
       this.deps.usage?.recordError(this.clock.now(startedMs), "breaker_open");
     }
     if (failureMode === "closed") {
-      return this.finish(plainAnswer(ctx, 503, "store_unavailable"), keyHash, startedMs, dryRun, null);
+      return this.finish(plainAnswer(ctx, 503, "store_unavailable"), keyHash, startedMs, dryRun, null, null, null, cost);
     }
     if (failureMode === "local" && planned !== null) {
       const checks: LimitCheck[] = localShare(
@@ -321,7 +321,7 @@ export class DecisionEngine {
         const localPlanned = planned.map(({ policyHeader: _full, ...p }, i) => ({ ...p, check: checks[i]! }));
         const answer = answerFromStore(ctx, decision, localPlanned, { explain, dryRun });
         answer.degraded = true;
-        return this.finish(answer, keyHash, startedMs, dryRun, null, denialOf(decision, localPlanned));
+        return this.finish(answer, keyHash, startedMs, dryRun, null, denialOf(decision, localPlanned), null, cost);
       } catch {
         // The in-process store failing is a bug; fall through to fail open rather than 5xx.
       }
@@ -329,7 +329,7 @@ export class DecisionEngine {
     const answer = plainAnswer(ctx, 200, "ok");
     answer.degraded = true;
     if (dryRun) answer.dryRun = true;
-    return this.finish(answer, keyHash, startedMs, dryRun, null);
+    return this.finish(answer, keyHash, startedMs, dryRun, null, null, null, cost);
   }
 
   private finish(
@@ -343,6 +343,8 @@ export class DecisionEngine {
     denied: Denial | null = null,
     /** What the accuracy meter saw on this decision's sampled checks (null: none sampled). */
     accuracy: AccuracyEvent[] | null = null,
+    /** The decision's cost: the units a passed decision takes from every quota (and counter) it checks. */
+    cost = 1,
   ): DecisionAnswer {
     const latencyMs = this.now() - startedMs;
     let outcome: UsageOutcome;
@@ -370,6 +372,7 @@ export class DecisionEngine {
         latencyMs,
         deniedQuota: denied?.quota ?? null,
         deniedLimit: denied?.limit ?? null,
+        ...(outcome !== "denied" && cost !== 1 ? { units: cost } : {}),
         ...(accuracy ? { accuracy } : {}),
       });
     }

@@ -77,6 +77,11 @@ export interface UsageEvent {
   deniedLimit?: string | null;
   /** The accuracy meter's samples of this decision; absent when it sampled none. */
   accuracy?: AccuracyEvent[];
+  /**
+   * Units a passed decision consumed: its cost (the operation's `cost`, or the request's). Absent
+   * means 1. Quotas count units, as the store does (docs/observability-and-billing.md).
+   */
+  units?: number;
 }
 
 /** Where each decision is reported for usage and billing (exactly once per decision that is not a dry run). */

@@ -1,49 +1,114 @@
 /**
  * Reconciliation of quota usage: Postgres (QuotaUsage, from the rollups) against the Redis quota
  * counters the decision servers enforce (`keys.quota(tenant, quotaId)` + `:<period>`, see
- * lib/store/lua/). Usage still waiting in undrained minutes is added to the Postgres side first.
- * Expected, explained differences: costs above 1 (Redis counts units, rollups count decisions) and
- * degraded decisions (passed without Redis). Anything else is reported.
+ * lib/store/lua/). Both count units (a decision's cost), so with nothing in flight they are equal.
+ *
+ * Usage is in flight in two places: minutes in Redis not yet drained (read as `pending`) and the
+ * last second a decision server aggregates in process before it flushes. So the counters are read
+ * between two readings of Postgres + pending, SETTLE_MS apart (longer than the flush interval):
+ * everything the counters hold was decided before the counters were read, and is in the second
+ * reading; everything in the first reading reached the counters, except decisions that passed
+ * degraded (without Redis). A difference outside [first − degraded, second] is real
+ * (docs/observability-and-billing.md, "Reconciliation").
  */
 import type { Db } from "../db/client";
+import { pgTs } from "../db/usage-repo";
 import { keys, redisPrefix } from "../redis/keys";
 import { parseUsageHash, type RedisLike } from "../redis/usage";
-import { PolicyHistory, quotaPeriodKey } from "./quota-defs";
+import { effectiveQuotas, PolicyHistory, quotaPeriodKey } from "./quota-defs";
 import { quotaDeltas } from "./rollup";
+
+/** Longer than a decision server's flush interval (1 s), with room for a busy machine. */
+export const SETTLE_MS = 2_500;
 
 export interface QuotaDifference {
   tenant: string;
   quotaId: string;
   period: string;
+  /** QuotaUsage.used at the first reading. */
   postgres: number;
+  /** Units in undrained minutes at the first reading. */
   pending: number;
   redis: number;
   /** redis − (postgres + pending); 0 when they agree. */
   difference: number;
+  /** Postgres + pending at the second reading, SETTLE_MS after the counters were read. */
+  later: number;
+  /** Decisions of the tenant that passed degraded this period (they never reached the counter). */
+  degraded: number;
+  /** Outside what in-flight usage and degraded decisions explain. */
+  real: boolean;
 }
 
-export async function reconcileQuotas(db: Db, redis: RedisLike, { nowMs, prefix = redisPrefix() }: { nowMs: number; prefix?: string }): Promise<QuotaDifference[]> {
-  const month = quotaPeriodKey("month", nowMs);
-  const day = quotaPeriodKey("day", nowMs);
+type Reading = Map<string, { tenant: string; quotaId: string; period: string; postgres: number; pending: number }>;
+
+async function readExpected(db: Db, redis: RedisLike, prefix: string, month: string, day: string): Promise<{ reading: Reading; degradedPending: Map<string, number> }> {
+  const reading: Reading = new Map();
   const rows = await db.quotaUsage.findMany({ where: { period: { in: [month, day] } }, orderBy: [{ tenant: "asc" }, { quotaId: "asc" }] });
-  const pending = new Map<string, number>();
+  for (const r of rows) reading.set(`${r.tenant}|${r.quotaId}|${r.period}`, { tenant: r.tenant, quotaId: r.quotaId, period: r.period, postgres: Number(r.used), pending: 0 });
+  const degradedPending = new Map<string, number>();
   const policies = new PolicyHistory(db);
   for (const m of (await redis.smembers(keys.usageMinutes(prefix))).map(Number).filter(Number.isSafeInteger)) {
     for (const k of [keys.usageMinute(m, prefix), keys.usageClaimed(m, prefix)]) {
-      const hash = await redis.hgetall(k);
-      for (const d of await quotaDeltas(parseUsageHash(m, hash), policies)) {
+      const usage = parseUsageHash(m, await redis.hgetall(k));
+      for (const d of usage.decisions) if (d.outcome === "degraded") degradedPending.set(d.tenant, (degradedPending.get(d.tenant) ?? 0) + d.count);
+      for (const d of await quotaDeltas(usage, policies)) {
+        if (d.period !== month && d.period !== day) continue;
         const id = `${d.tenant}|${d.quotaId}|${d.period}`;
-        pending.set(id, (pending.get(id) ?? 0) + Number(d.used));
+        const e = reading.get(id) ?? { tenant: d.tenant, quotaId: d.quotaId, period: d.period, postgres: 0, pending: 0 };
+        e.pending += Number(d.used);
+        reading.set(id, e);
       }
     }
   }
+  return { reading, degradedPending };
+}
+
+export async function reconcileQuotas(
+  db: Db,
+  redis: RedisLike,
+  { nowMs, prefix = redisPrefix(), settleMs = SETTLE_MS }: { nowMs: number; prefix?: string; settleMs?: number },
+): Promise<QuotaDifference[]> {
+  const month = quotaPeriodKey("month", nowMs);
+  const day = quotaPeriodKey("day", nowMs);
+  const first = await readExpected(db, redis, prefix, month, day);
+  // Every quota of every tenant of the live policy too: a counter whose usage is not drained (or
+  // not even flushed) yet has no row to find it by.
+  const live = (await new PolicyHistory(db).at(nowMs))?.doc;
+  for (const slug of Object.keys(live?.tenants ?? {})) {
+    for (const q of effectiveQuotas(live!, slug, null, nowMs)) {
+      const period = q.period === "day" ? day : month;
+      const id = `${slug}|${q.id}|${period}`;
+      if (!first.reading.has(id)) first.reading.set(id, { tenant: slug, quotaId: q.id, period, postgres: 0, pending: 0 });
+    }
+  }
+  const counters = new Map<string, number>();
+  for (const [id, e] of first.reading) {
+    const raw = await redis.get(`${keys.quota(e.tenant, e.quotaId, prefix)}:${e.period}`);
+    counters.set(id, raw === null ? 0 : Number(raw));
+  }
+  if (settleMs > 0) await new Promise((r) => setTimeout(r, settleMs));
+  const second = await readExpected(db, redis, prefix, month, day);
+  // Degraded decisions this month, drained or pending: an upper bound of what never reached Redis.
+  const drainedDegraded = await db.$queryRawUnsafe<{ tenant: string; n: bigint }[]>(
+    `SELECT "tenant", sum("count")::bigint AS n FROM "UsageRollup"
+      WHERE "granularity" = 'day' AND "bucketStart" >= $1::timestamp(3) AND "outcome" = 'degraded'
+        AND "keyPrefix" = '' AND "tenant" NOT IN ('', '_') AND "tenant" NOT LIKE '*:%'
+      GROUP BY 1`,
+    pgTs(Date.UTC(Number(month.slice(0, 4)), Number(month.slice(5, 7)) - 1, 1)),
+  );
+  const degradedOf = (tenant: string) =>
+    Number(drainedDegraded.find((r) => r.tenant === tenant)?.n ?? 0n) + Math.max(first.degradedPending.get(tenant) ?? 0, second.degradedPending.get(tenant) ?? 0);
   const out: QuotaDifference[] = [];
-  for (const r of rows) {
-    const raw = await redis.get(`${keys.quota(r.tenant, r.quotaId, prefix)}:${r.period}`);
-    const id = `${r.tenant}|${r.quotaId}|${r.period}`;
-    const p = pending.get(id) ?? 0;
-    const redisUsed = raw === null ? 0 : Number(raw);
-    out.push({ tenant: r.tenant, quotaId: r.quotaId, period: r.period, postgres: Number(r.used), pending: p, redis: redisUsed, difference: redisUsed - Number(r.used) - p });
+  for (const [id, e] of first.reading) {
+    const redisUsed = counters.get(id) ?? 0;
+    const expected = e.postgres + e.pending;
+    const s = second.reading.get(id);
+    const later = s ? s.postgres + s.pending : expected;
+    const degraded = degradedOf(e.tenant);
+    const real = redisUsed < expected - degraded || redisUsed > later;
+    if (redisUsed === 0 && expected === 0 && later === 0) continue;
+    out.push({ tenant: e.tenant, quotaId: e.quotaId, period: e.period, postgres: e.postgres, pending: e.pending, redis: redisUsed, difference: redisUsed - expected, later, degraded, real });
   }
   return out;
 }

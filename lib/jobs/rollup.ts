@@ -206,7 +206,8 @@ function quotaInDoc(doc: PolicyQuotaDoc, tenant: string, id: string, atMs: numbe
 }
 
 /**
- * Quota consumption of one minute: passed decisions (allowed, shadow-denied, degraded) count as used;
+ * Quota consumption of one minute: passed decisions (allowed, shadow-denied, degraded) count as used,
+ * in units (each decision's cost, as the store counts them; docs/observability-and-billing.md);
  * denied ones as `denied` on every quota covering their operation; the `q|` fields as `quotaDenied`
  * on the quota that denied them.
  */
@@ -214,15 +215,22 @@ export async function quotaDeltas(usage: UsageMinute, policies: PolicyHistory): 
   const policy = await policies.at(usage.minuteStartMs + MINUTE_MS - 1);
   if (!policy) return [];
   const deltas = new Map<string, QuotaDelta>();
+  // Quotas count units (a decision's cost), as the store does: count + the row's extra units.
+  const extra = new Map<string, number>();
+  for (const x of usage.extraUnits) {
+    const k = `${x.tenant}|${x.tier}|${x.operation}|${x.outcome}`;
+    extra.set(k, (extra.get(k) ?? 0) + x.units);
+  }
   for (const d of usage.decisions) {
     if (d.tenant === "_" || d.count <= 0) continue;
+    const units = d.outcome === "denied" ? d.count : d.count + (extra.get(`${d.tenant}|${d.tier}|${d.operation}|${d.outcome}`) ?? 0);
     const quotas = effectiveQuotas(policy.doc, d.tenant, d.tier, usage.minuteStartMs).filter((q) => quotaCovers(q, d.operation));
     for (const q of quotas) {
       const period = quotaPeriodKey(q.period, usage.minuteStartMs);
       const id = `${d.tenant}|${q.id}|${period}`;
       const delta = deltas.get(id) ?? { tenant: d.tenant, quotaId: q.id, period, month: period.slice(0, 7), used: 0n, denied: 0n, quotaDenied: 0n };
       if (d.outcome === "denied") delta.denied += BigInt(d.count);
-      else delta.used += BigInt(d.count);
+      else delta.used += BigInt(units);
       deltas.set(id, delta);
     }
   }

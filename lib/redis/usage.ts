@@ -90,6 +90,9 @@ export const usageFields = {
   latency: (outcome: "allowed" | "denied", bucketIndex: number) => `l|${outcome}|${bucketIndex}`,
   error: (error: UsageError) => `e|${error}`,
   quotaDenied: (tenant: string, quotaId: string) => `q|${clean(tenant)}|${clean(quotaId)}`,
+  /** Units beyond one per decision (cost − 1, summed) of passed decisions whose cost is not 1. */
+  extraUnits: (tenant: string, tier: string, operation: string, outcome: UsageOutcome) =>
+    `x|${clean(tenant)}|${clean(tier)}|${clean(operation)}|${outcome}`,
   limitDenied: (tenant: string, tier: string, operation: string, limit: string) => `r|${clean(tenant)}|${clean(tier)}|${clean(operation)}|${clean(limit)}`,
   accuracy: (tier: string, limit: string, what: AccuracyCount) => `a|${clean(tier)}|${clean(limit)}|${what}`,
 };
@@ -119,6 +122,11 @@ export interface UsageMinute {
   limitDenials: { tenant: string; tier: string; operation: string; limit: string; count: number }[];
   /** The accuracy meter's counts per tier and limit (`a|` fields). */
   accuracy: { tier: string; limit: string; what: AccuracyCount; count: number }[];
+  /**
+   * Passed decisions' units beyond one each (`x|` fields): a decision row's units are its count
+   * plus the matching extra units. Hashes written before this field existed have none (cost 1).
+   */
+  extraUnits: { tenant: string; tier: string; operation: string; outcome: UsageOutcome; units: number }[];
 }
 
 /** Parses one minute's hash (HGETALL) into typed rows; unknown or malformed fields are skipped. */
@@ -135,6 +143,7 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
     quotaDenials: [],
     limitDenials: [],
     accuracy: [],
+    extraUnits: [],
   };
   for (const [field, raw] of Object.entries(hash)) {
     const count = Number(raw);
@@ -144,6 +153,10 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
       const outcome = parts[4] as UsageOutcome;
       if (!USAGE_OUTCOMES.includes(outcome)) continue;
       out.decisions.push({ tenant: parts[1]!, tier: parts[2]!, operation: parts[3]!, outcome, count });
+    } else if (parts[0] === "x" && parts.length === 5) {
+      const outcome = parts[4] as UsageOutcome;
+      if (!USAGE_OUTCOMES.includes(outcome) || outcome === "denied") continue;
+      out.extraUnits.push({ tenant: parts[1]!, tier: parts[2]!, operation: parts[3]!, outcome, units: count });
     } else if (parts[0] === "k" && parts.length === 4) {
       const outcome = parts[3];
       if (outcome !== "allowed" && outcome !== "denied") continue;
@@ -284,6 +297,9 @@ export class UsageRecorder implements UsageSink {
     const minute = minuteStartMs(event.atMs);
     const tenant = event.tenant ?? "_";
     this.add(minute, this.decisionField(tenant, event.tier ?? "_", event.operation ?? "*", event.outcome));
+    if (event.units !== undefined && event.units !== 1 && event.outcome !== "denied" && event.tenant !== null) {
+      this.add(minute, usageFields.extraUnits(tenant, event.tier ?? "_", event.operation ?? "*", event.outcome), event.units - 1);
+    }
     const binary = event.outcome === "denied" ? "denied" : "allowed";
     this.add(minute, this.keyField(tenant, event.keyPrefix ?? "_", binary));
     this.add(minute, LATENCY_FIELDS[binary][latencyBucketIndex(event.latencyMs)]!);

@@ -2,7 +2,9 @@
  * Billing reconciliation for a month, per tenant: the decisions the decision servers counted as
  * passed (their per-minute aggregates, as drained into the rollups), the quota usage kept from
  * them, and the exported totals (usage lines + adjustments) of the tenant's all-operations monthly
- * quotas. The same for the requests those quotas denied: the quota denials the decision servers
+ * quotas. Quotas count units (a decision's cost, at least 1), the rollups decisions: quota usage
+ * equals the passed decisions when every cost was 1, and is never below them; it must equal the
+ * export exactly. The same for the requests those quotas denied: the quota denials the decision servers
  * counted (kept in QuotaUsage.quotaDenied) against the export's `denied`. Any difference fails the
  * check and is shown on the Billing page.
  *
@@ -18,7 +20,7 @@ export interface ReconcileRow {
   tenant: string;
   /** Passed decisions (allowed + shadow-denied + degraded) in the rollups. */
   rollups: number;
-  /** Used units of the tenant's `*` monthly quotas in QuotaUsage; null when it has none. */
+  /** Used units (decisions × their cost) of the tenant's `*` monthly quotas in QuotaUsage; null when it has none. */
   quotaUsage: number | null;
   /** Exported used of those quotas (lines + adjustments); null when it has none. */
   exported: number | null;
@@ -57,8 +59,8 @@ export async function reconcileBilling(db: Db, month: string): Promise<{ period:
     const quotaDenials = lines.length || q.length ? q.reduce((s, u) => s + Number(u.quotaDenied), 0) : null;
     const exportedDenied = lines.length && !legacy ? lines.reduce((s, l) => s + l.denied, 0) : null;
     const ok =
-      (quotaUsage === null || quotaUsage === r) &&
-      (exported === null || exported === r) &&
+      (quotaUsage === null || quotaUsage >= r) &&
+      (exported === null || quotaUsage === null || exported === quotaUsage) &&
       (exportedDenied === null || quotaDenials === null || exportedDenied === quotaDenials);
     return { tenant, rollups: r, quotaUsage, exported, quotaDenials, exportedDenied, ok };
   });
