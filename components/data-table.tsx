@@ -133,5 +133,7 @@ export function DataTable({ columns, rows, empty, sort, sortHref, onSort, testId
       </tbody>
     </table>
   );
-  return <div className={framed ? "overflow-x-auto rounded-lg border border-slate-200 bg-white" : "overflow-x-auto"}>{table}</div>;
+  // relative: screen-reader-only labels (position: absolute) stay inside the scrolling box instead
+  // of widening the page on a narrow screen.
+  return <div className={framed ? "relative overflow-x-auto rounded-lg border border-slate-200 bg-white" : "relative overflow-x-auto"}>{table}</div>;
 }

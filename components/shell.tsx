@@ -1,46 +1,39 @@
 import type { ReactNode } from "react";
+import { pagesFor } from "@/lib/auth/pages";
 import type { Principal } from "@/lib/auth/require-role";
-import { NavLink } from "./nav-link";
+import { AppNav } from "./app-nav";
 import { SignOutButton } from "./sign-out-button";
 
-export const NAV_ITEMS = [
-  { href: "/", label: "Overview" },
-  { href: "/tenants", label: "Tenants" },
-  { href: "/tiers", label: "Tiers" },
-  { href: "/operations", label: "Operations" },
-  { href: "/policy", label: "Policy" },
-  { href: "/nfr", label: "Requirements" },
-  { href: "/simulator", label: "Simulator" },
-  { href: "/advisor", label: "Advisor" },
-  { href: "/dashboards", label: "Dashboards" },
-  { href: "/billing", label: "Billing" },
-  { href: "/audit", label: "Audit" },
-  { href: "/settings", label: "Settings" },
-] as const;
-
-/** The app frame: navigation on the left, the signed-in user and role on top. */
+/**
+ * The app frame: a skip link, the navigation (only the pages the role may open; a menu button
+ * below 768 px), search, the signed-in user and role on top.
+ */
 export function Shell({ principal, children }: { principal: Principal; children: ReactNode }) {
   return (
-    <div className="flex min-h-screen">
-      <aside className="w-52 shrink-0 border-r border-slate-200 bg-white">
-        <div className="px-4 py-4 text-lg font-semibold tracking-tight text-indigo-700">Sluice</div>
-        <nav aria-label="Main" className="flex flex-col gap-0.5 px-2">
-          {NAV_ITEMS.map((item) => (
-            <NavLink key={item.href} href={item.href}>
-              {item.label}
-            </NavLink>
-          ))}
-        </nav>
-      </aside>
+    <div className="flex min-h-screen flex-col md:flex-row">
+      <a href="#main" className="skip-link">
+        Skip to content
+      </a>
+      <AppNav items={pagesFor(principal.role)} />
       <div className="flex min-w-0 flex-1 flex-col">
-        <header className="flex items-center justify-end gap-3 border-b border-slate-200 bg-white px-6 py-2.5 text-sm">
-          <span data-testid="current-user">{principal.email}</span>
+        <header className="flex flex-wrap items-center justify-end gap-x-3 gap-y-2 border-b border-slate-200 bg-white px-4 py-2.5 text-sm md:px-6">
+          <form action="/search" role="search" className="mr-auto w-full sm:w-64">
+            <label htmlFor="site-search" className="sr-only">
+              Search tenants and API keys
+            </label>
+            <input id="site-search" name="q" type="search" className="input" placeholder="Search tenants, keys (sk_…)" autoComplete="off" />
+          </form>
+          <span data-testid="current-user" className="min-w-0 truncate">
+            {principal.email}
+          </span>
           <span className="badge" data-testid="current-role">
             {principal.role}
           </span>
           <SignOutButton />
         </header>
-        <main className="mx-auto w-full max-w-[1200px] flex-1 px-6 py-6">{children}</main>
+        <main id="main" tabIndex={-1} className="mx-auto w-full max-w-[1200px] min-w-0 flex-1 px-4 py-6 focus:outline-none md:px-6">
+          {children}
+        </main>
       </div>
     </div>
   );

@@ -18,6 +18,7 @@ const COLUMNS: Column[] = [
   { key: "status", label: "Status" },
   { key: "activeKeys", label: "Active keys", align: "right", className: "tabular-nums", sortable: false },
   { key: "createdAt", label: "Created", className: "whitespace-nowrap text-slate-600", firstDir: "desc" },
+  { key: "usage", label: "", srLabel: "Usage", sortable: false },
 ];
 
 /** This page with `patch` applied to its query; the default view (by slug, page 1) is `/tenants`. */
@@ -107,6 +108,11 @@ export default async function TenantsPage({ searchParams }: { searchParams: Prom
             status: t.status === "suspended" ? <span className="badge bg-red-100 text-red-800">suspended</span> : "active",
             activeKeys: t.activeKeys,
             createdAt: formatTime(t.createdAt),
+            usage: (
+              <Link className="whitespace-nowrap text-indigo-700 hover:underline" href={`/dashboards/tenants/${t.slug}`} aria-label={`Usage dashboard of ${t.slug}`}>
+                Usage
+              </Link>
+            ),
           },
         }))}
       />

@@ -30,7 +30,15 @@ export default async function TenantPage({ params }: { params: Promise<{ slug: s
           ← Tenants
         </Link>
       </p>
-      <PageHeader title={tenant.name} description={<span className="font-mono">{tenant.slug}</span>} />
+      <PageHeader
+        title={tenant.name}
+        description={<span className="font-mono">{tenant.slug}</span>}
+        actions={
+          <Link className="btn" href={`/dashboards/tenants/${tenant.slug}`}>
+            Usage dashboard
+          </Link>
+        }
+      />
       <Section title="Tier and status" description="Changes go to the draft; publish them on the Policy page.">
         <TenantTierStatus slug={tenant.slug} tier={tenant.tier} status={tenant.status} tiers={tiers} canEdit={canEdit} setTier={setTenantTierAction} setStatus={setTenantStatusAction} />
       </Section>
