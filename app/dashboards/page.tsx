@@ -1,8 +1,8 @@
 import { Forbidden, PageHeader } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
-import { dashboardRangeSchema } from "@/lib/services/usage-dashboard";
+import { parseDashboardRange } from "@/lib/services/usage-dashboard";
 import { DashboardAccuracy } from "./accuracy";
-import { UsagePanels } from "./panels";
+import { RangeError, UsagePanels } from "./panels";
 
 export const metadata = { title: "Dashboards · Sluice" };
 export const dynamic = "force-dynamic";
@@ -11,15 +11,23 @@ export default async function DashboardsPage({ searchParams }: { searchParams: P
   const { principal, allowed } = await pageAccess("dashboards.read", "/dashboards");
   if (!allowed) return <Forbidden role={principal.role} what="see dashboards" />;
   const params = await searchParams;
-  const range = dashboardRangeSchema.parse(typeof params.range === "string" ? params.range : undefined);
+  const range = parseDashboardRange(params.range);
   return (
     <>
       <PageHeader
         title="Dashboards"
         description="Decisions from the decision servers' per-minute aggregates, drained exactly once by the worker. Purple markers are policy versions."
       />
-      <UsagePanels range={range} basePath="/dashboards" />
-      <div className="mt-4"><DashboardAccuracy range={range} /></div>
+      {range.ok ? (
+        <>
+          <UsagePanels range={range.range} basePath="/dashboards" />
+          <div className="mt-4">
+            <DashboardAccuracy range={range.range} />
+          </div>
+        </>
+      ) : (
+        <RangeError message={range.message} value={range.value} basePath="/dashboards" />
+      )}
     </>
   );
 }

@@ -21,7 +21,7 @@ const TOP_TENANT_COLUMNS: Column[] = [
   { key: "denied", label: "429s", align: "right", className: "tabular-nums", firstDir: "desc" },
 ];
 const TOP_KEY_COLUMNS: Column[] = [
-  { key: "keyPrefix", label: "key prefix", className: "font-mono text-xs" },
+  { key: "keyPrefix", label: "API key", className: "font-mono text-xs" },
   ...TOP_TENANT_COLUMNS.filter((c) => c.key !== "tier"),
 ];
 const QUOTA_COLUMNS: Column[] = [
@@ -32,7 +32,17 @@ const QUOTA_COLUMNS: Column[] = [
   { key: "runsOutAt", label: "runs out" },
 ];
 
+/**
+ * Decisions that resolved no tenant (a missing or unknown API key: the 401s) are recorded under the
+ * tier and tenant `_`; on screen they are named for what they are.
+ */
+export const NO_TENANT_LABEL = "no tenant (unknown or missing key)";
+function tierLabel(tier: string): string {
+  return tier === "_" ? NO_TENANT_LABEL : tier;
+}
+
 function tenantLink(tenant: string) {
+  if (tenant === "_") return <span className="text-slate-500">{NO_TENANT_LABEL}</span>;
   return (
     <Link className="text-indigo-700 hover:underline" href={`/tenants/${encodeURIComponent(tenant)}`}>
       {tenant}
@@ -40,18 +50,31 @@ function tenantLink(tenant: string) {
   );
 }
 
-function RangePicker({ range, basePath }: { range: DashboardRange; basePath: string }) {
+function RangePicker({ range, basePath }: { range: DashboardRange | null; basePath: string }) {
   return (
-    <div className="flex gap-1" data-testid="range-picker">
+    <nav aria-label="Time range" className="flex flex-wrap gap-1" data-testid="range-picker">
       {(Object.keys(DASHBOARD_RANGES) as DashboardRange[]).map((r) => (
         <Link
           key={r}
           href={`${basePath}?range=${r}`}
+          aria-current={r === range ? "page" : undefined}
           className={`rounded px-2 py-1 text-xs ${r === range ? "bg-indigo-600 text-white" : "bg-slate-100 text-slate-700 hover:bg-slate-200"}`}
         >
           {r}
         </Link>
       ))}
+    </nav>
+  );
+}
+
+/** An unknown `?range=`: said to the user, with the ranges there are (never silently another range). */
+export function RangeError({ message, value, basePath }: { message: string; value: string; basePath: string }) {
+  return (
+    <div className="flex flex-col gap-3">
+      <div role="alert" className="card border-red-300 bg-red-50 text-sm text-red-800" data-testid="range-error">
+        Unknown time range “{value}”: {message}.
+      </div>
+      <RangePicker range={null} basePath={basePath} />
     </div>
   );
 }
@@ -79,6 +102,10 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
           <AutoRefresh seconds={30} />
         </div>
       </div>
+      <p className="text-xs text-slate-500" data-testid="range-note">
+        Up to {new Date(d.toMs).toISOString().slice(11, 16)} UTC, the last finished minute; the running minute is left out until its counts arrive.
+        {d.partial && ` The last point is the current hour so far (${d.partial.minutes} of 60 minutes): its counts are partial, its requests per second are over those minutes.`}
+      </p>
 
       {d.alerts.length > 0 && (
         <div className="card border-amber-300 bg-amber-50" data-testid="alerts">
@@ -114,7 +141,7 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
           data={d.rpsByTier.points}
           markers={d.markers}
           csvName="rps-by-tier"
-          series={d.rpsByTier.tiers.map((t, i) => ({ key: t, label: t, color: TIER_COLORS[i % TIER_COLORS.length]! }))}
+          series={d.rpsByTier.tiers.map((t, i) => ({ key: t, label: tierLabel(t), color: TIER_COLORS[i % TIER_COLORS.length]! }))}
         />
         <TimeChart
           title="Decision latency p50 / p95 / p99, allow path and reject path (all tenants)"
@@ -155,7 +182,7 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
           <div className="card" key={name} data-testid={name}>
             <div className="mb-2 flex items-center justify-between">
               <h3 className="text-sm font-semibold text-slate-800">{title}</h3>
-              <CsvButton rows={[...top.tenants.map((t) => ({ kind: "tenant", ...t, keyPrefix: "" })), ...top.keys.map((k) => ({ kind: "key", ...k }))]} columns={["kind", "tenant", "keyPrefix", "tier", "requests", "denied"]} filename={name} />
+              <CsvButton rows={[...top.tenants.map((t) => ({ kind: "tenant", ...t, keyPrefix: "" })), ...top.keys.map((k) => ({ kind: "key", ...k, keyPrefix: k.label }))]} columns={["kind", "tenant", "keyPrefix", "tier", "requests", "denied"]} filename={name} />
             </div>
             <SortableDataTable
               framed={false}
@@ -163,7 +190,7 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
               rows={top.tenants.map((t) => ({
                 key: t.tenant,
                 values: { tenant: t.tenant, requests: t.requests, denied: t.denied },
-                cells: { tenant: tenantLink(t.tenant), tier: t.tier, requests: t.requests.toLocaleString("en-US"), denied: t.denied.toLocaleString("en-US") },
+                cells: { tenant: tenantLink(t.tenant), tier: tierLabel(t.tier), requests: t.requests.toLocaleString("en-US"), denied: t.denied.toLocaleString("en-US") },
               }))}
             />
             <h4 className="mb-1 mt-3 text-xs font-semibold uppercase text-slate-500">API key prefixes</h4>
@@ -172,8 +199,8 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
               columns={TOP_KEY_COLUMNS}
               rows={top.keys.map((k) => ({
                 key: `${k.tenant}/${k.keyPrefix}`,
-                values: { tenant: k.tenant, requests: k.requests, denied: k.denied },
-                cells: { keyPrefix: `${k.keyPrefix}…`, tenant: tenantLink(k.tenant), requests: k.requests.toLocaleString("en-US"), denied: k.denied.toLocaleString("en-US") },
+                values: { keyPrefix: k.label, tenant: k.tenant, requests: k.requests, denied: k.denied },
+                cells: { keyPrefix: k.name ? <span title={`key ${k.name}`}>{k.label} <span className="font-sans text-slate-500">{k.name}</span></span> : k.label, tenant: tenantLink(k.tenant), requests: k.requests.toLocaleString("en-US"), denied: k.denied.toLocaleString("en-US") },
               }))}
             />
           </div>

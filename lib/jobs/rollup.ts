@@ -217,7 +217,7 @@ export async function quotaDeltas(usage: UsageMinute, policies: PolicyHistory): 
   const deltas = new Map<string, QuotaDelta>();
   // Quotas count units (a decision's cost), as the store does: count + the row's extra units.
   const extra = new Map<string, number>();
-  for (const x of usage.extraUnits) {
+  for (const x of usage.extraUnits ?? []) {
     const k = `${x.tenant}|${x.tier}|${x.operation}|${x.outcome}`;
     extra.set(k, (extra.get(k) ?? 0) + x.units);
   }

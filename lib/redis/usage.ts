@@ -126,7 +126,7 @@ export interface UsageMinute {
    * Passed decisions' units beyond one each (`x|` fields): a decision row's units are its count
    * plus the matching extra units. Hashes written before this field existed have none (cost 1).
    */
-  extraUnits: { tenant: string; tier: string; operation: string; outcome: UsageOutcome; units: number }[];
+  extraUnits?: { tenant: string; tier: string; operation: string; outcome: UsageOutcome; units: number }[];
 }
 
 /** Parses one minute's hash (HGETALL) into typed rows; unknown or malformed fields are skipped. */
@@ -156,7 +156,7 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
     } else if (parts[0] === "x" && parts.length === 5) {
       const outcome = parts[4] as UsageOutcome;
       if (!USAGE_OUTCOMES.includes(outcome) || outcome === "denied") continue;
-      out.extraUnits.push({ tenant: parts[1]!, tier: parts[2]!, operation: parts[3]!, outcome, units: count });
+      (out.extraUnits ??= []).push({ tenant: parts[1]!, tier: parts[2]!, operation: parts[3]!, outcome, units: count });
     } else if (parts[0] === "k" && parts.length === 4) {
       const outcome = parts[3];
       if (outcome !== "allowed" && outcome !== "denied") continue;

@@ -1,6 +1,12 @@
 /**
- * Everything the SRE dashboards draw, for all tenants or one, over 1 h / 24 h / 7 d / 30 d, as plain
- * serialisable numbers (the charts are client leaves; the data is fetched on the server).
+ * Everything the SRE dashboards draw, for all tenants or one, over 5 min / 15 min / 1 h / 24 h /
+ * 7 d / 30 d, as plain serialisable numbers (the charts are client leaves; the data is fetched on
+ * the server).
+ *
+ * The minute that is still running is left out of every series: decision servers flush a minute's
+ * aggregates only when it ends, so drawing it would show a drop to zero at the right edge of every
+ * chart. Hourly ranges end with the current hour drawn from its finished minutes only, marked
+ * `partial` (its requests per second are over those minutes).
  */
 import { z } from "zod";
 import type { Db } from "../db/client";
@@ -21,13 +27,27 @@ import { LATENCY_BUCKETS_MS } from "../redis/usage";
 import { getQuotas, type QuotaBurn } from "./usage-query";
 
 export const DASHBOARD_RANGES = {
+  "5m": { ms: 5 * 60_000, granularity: "minute" },
+  "15m": { ms: 15 * 60_000, granularity: "minute" },
   "1h": { ms: 3_600_000, granularity: "minute" },
   "24h": { ms: 86_400_000, granularity: "hour" },
   "7d": { ms: 7 * 86_400_000, granularity: "hour" },
   "30d": { ms: 30 * 86_400_000, granularity: "hour" },
 } as const satisfies Record<string, { ms: number; granularity: Granularity }>;
 export type DashboardRange = keyof typeof DASHBOARD_RANGES;
-export const dashboardRangeSchema = z.enum(["1h", "24h", "7d", "30d"]).catch("24h");
+export const DEFAULT_DASHBOARD_RANGE: DashboardRange = "24h";
+const RANGE_NAMES = Object.keys(DASHBOARD_RANGES) as [DashboardRange, ...DashboardRange[]];
+/** `?range=`: absent means 24h; anything else must be one of the ranges (an error names them). */
+export const dashboardRangeSchema = z
+  .enum(RANGE_NAMES, { error: () => `range must be one of ${RANGE_NAMES.join(", ")}` })
+  .default(DEFAULT_DASHBOARD_RANGE);
+
+/** The page's `?range=` value parsed: the range, or the message to show instead of the charts. */
+export function parseDashboardRange(value: string | string[] | undefined): { ok: true; range: DashboardRange } | { ok: false; message: string; value: string } {
+  const raw = Array.isArray(value) ? value.join(",") : value;
+  const parsed = dashboardRangeSchema.safeParse(raw === "" ? undefined : raw);
+  return parsed.success ? { ok: true, range: parsed.data } : { ok: false, message: parsed.error.issues[0]!.message, value: String(raw) };
+}
 
 export interface DashboardData {
   range: DashboardRange;
@@ -39,12 +59,35 @@ export interface DashboardData {
   rpsByTier: { tiers: string[]; points: Array<Record<string, number>> };
   latency: Array<{ t: number; allowP50: number | null; allowP95: number | null; allowP99: number | null; rejectP50: number | null; rejectP95: number | null; rejectP99: number | null }>;
   errors: Array<{ t: number; redisError: number; redisTimeout: number; breakerOpen: number; degraded: number }>;
-  topByRequests: { tenants: TopTenant[]; keys: TopKey[] };
-  topByDenied: { tenants: TopTenant[]; keys: TopKey[] };
+  topByRequests: { tenants: TopTenant[]; keys: LabelledKey[] };
+  topByDenied: { tenants: TopTenant[]; keys: LabelledKey[] };
   quotas: QuotaBurn[];
   markers: Array<{ version: number; t: number }>;
   alerts: Array<{ id: string; kind: string; subject: string; message: string; startedAt: number; resolvedAt: number | null; policyVersion: number | null; webhookStatus: string | null }>;
   totals: { decisions: number; denied: number; denySharePct: number };
+  /** The last bucket holds only the finished minutes of the current hour (hourly ranges). */
+  partial: { t: number; minutes: number } | null;
+}
+
+/**
+ * A top key with the label people know it by: usage is recorded under the first 12 hex characters
+ * of the key's SHA-256 (the decision path never sees more), shown as the key's display prefix
+ * (`sk_test_acme…`, as on the tenant page) and name; a key no longer stored keeps its hash.
+ */
+export type LabelledKey = TopKey & { label: string; name: string | null };
+
+async function labelKeys(db: Db, keys: readonly TopKey[]): Promise<LabelledKey[]> {
+  const wanted = keys.filter((k) => k.keyPrefix !== "_");
+  const found = wanted.length
+    ? await db.apiKey.findMany({
+        where: { OR: wanted.map((k) => ({ hash: { startsWith: k.keyPrefix }, tenant: { slug: k.tenant } })) },
+        select: { hash: true, prefix: true, name: true, tenant: { select: { slug: true } } },
+      })
+    : [];
+  return keys.map((k) => {
+    const key = found.find((f) => f.tenant.slug === k.tenant && f.hash.startsWith(k.keyPrefix));
+    return { ...k, label: key ? `${key.prefix}…` : k.keyPrefix === "_" ? "no key" : `hash ${k.keyPrefix}… (key deleted)`, name: key?.name ?? null };
+  });
 }
 
 /** The bucket's upper bound (ms) where the cumulative count reaches quantile q; null when empty. */
@@ -64,8 +107,13 @@ export function histogramQuantile(counts: readonly number[], q: number): number 
 export async function loadDashboard(db: Db, { range, tenant, nowMs = Date.now() }: { range: DashboardRange; tenant?: string; nowMs?: number }): Promise<DashboardData> {
   const { ms, granularity } = DASHBOARD_RANGES[range];
   const size = GRANULARITY_MS[granularity];
-  const toMs = Math.floor(nowMs / size) * size + size;
-  const fromMs = toMs - ms;
+  // Data ends where the running minute starts; buckets stay aligned to the granularity.
+  const finishedMs = Math.floor(nowMs / 60_000) * 60_000;
+  const lastBucket = Math.floor((finishedMs - 1) / size) * size;
+  const toMs = finishedMs;
+  const fromMs = lastBucket + size - ms;
+  const partialMinutes = (finishedMs - lastBucket) / 60_000;
+  const partial = partialMinutes < size / 60_000 ? { t: lastBucket, minutes: partialMinutes } : null;
   const f = { fromMs, toMs, granularity };
   const month = new Date(nowMs).toISOString().slice(0, 7);
   const [series, tiers, hist, errors, topR, topD, quotas, markers, alerts] = await Promise.all([
@@ -87,7 +135,7 @@ export async function loadDashboard(db: Db, { range, tenant, nowMs = Date.now() 
     denied += p.denied;
     return { t: p.bucketStartMs, allowed: p.allowed, denied: p.denied, shadowDenied: p.shadowDenied, degraded: p.degraded, denySharePct: all ? Math.round((p.denied / all) * 1000) / 10 : 0 };
   });
-  const seconds = size / 1000;
+  const secondsOf = (t: number) => (partial && t === partial.t ? partial.minutes * 60 : size / 1000);
   return {
     range,
     granularity,
@@ -99,7 +147,7 @@ export async function loadDashboard(db: Db, { range, tenant, nowMs = Date.now() 
       tiers: tiers.tiers,
       points: tiers.points.map((p) => {
         const out: Record<string, number> = { t: p.bucketStartMs };
-        for (const t of tiers.tiers) out[t] = Math.round(((p[t] ?? 0) / seconds) * 1000) / 1000;
+        for (const t of tiers.tiers) out[t] = Math.round(((p[t] ?? 0) / secondsOf(p.bucketStartMs)) * 1000) / 1000;
         return out;
       }),
     },
@@ -113,13 +161,14 @@ export async function loadDashboard(db: Db, { range, tenant, nowMs = Date.now() 
       rejectP99: histogramQuantile(h.denied, 0.99),
     })),
     errors: errors.map((e) => ({ t: e.bucketStartMs, redisError: e.redisError, redisTimeout: e.redisTimeout, breakerOpen: e.breakerOpen, degraded: e.degraded })),
-    topByRequests: topR,
-    topByDenied: topD,
+    topByRequests: { tenants: topR.tenants, keys: await labelKeys(db, topR.keys) },
+    topByDenied: { tenants: topD.tenants, keys: await labelKeys(db, topD.keys) },
     quotas: quotas.quotas.slice(0, 50),
     markers: markers.map((m) => ({ version: m.version, t: Math.floor(m.atMs / size) * size })),
     alerts: alerts
       .filter((a) => !tenant || a.subject === `tenant:${tenant}` || a.subject.startsWith(`${tenant}/`))
       .map((a) => ({ id: a.id, kind: a.kind, subject: a.subject, message: a.message, startedAt: a.startedAt.getTime(), resolvedAt: a.resolvedAt?.getTime() ?? null, policyVersion: a.policyVersion, webhookStatus: a.webhookStatus })),
     totals: { decisions: total, denied, denySharePct: total ? Math.round((denied / total) * 1000) / 10 : 0 },
+    partial,
   };
 }

@@ -3,8 +3,8 @@ import { notFound } from "next/navigation";
 import { Forbidden, PageHeader } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
-import { dashboardRangeSchema } from "@/lib/services/usage-dashboard";
-import { UsagePanels } from "../../panels";
+import { parseDashboardRange } from "@/lib/services/usage-dashboard";
+import { RangeError, UsagePanels } from "../../panels";
 
 export const metadata = { title: "Tenant dashboard · Sluice" };
 export const dynamic = "force-dynamic";
@@ -23,7 +23,7 @@ export default async function TenantDashboardPage({
   const tenant = await db().tenant.findUnique({ where: { slug }, select: { slug: true, name: true } });
   if (!tenant) notFound();
   const sp = await searchParams;
-  const range = dashboardRangeSchema.parse(typeof sp.range === "string" ? sp.range : undefined);
+  const range = parseDashboardRange(sp.range);
   return (
     <>
       <PageHeader
@@ -35,7 +35,11 @@ export default async function TenantDashboardPage({
           </>
         }
       />
-      <UsagePanels tenant={tenant.slug} range={range} basePath={`/dashboards/tenants/${tenant.slug}`} />
+      {range.ok ? (
+        <UsagePanels tenant={tenant.slug} range={range.range} basePath={`/dashboards/tenants/${tenant.slug}`} />
+      ) : (
+        <RangeError message={range.message} value={range.value} basePath={`/dashboards/tenants/${tenant.slug}`} />
+      )}
     </>
   );
 }
