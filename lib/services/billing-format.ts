@@ -18,7 +18,8 @@
  *   quota_period   month | day
  *   limit          included units per quota period
  *   overage_policy block | bill
- *   used           requests that passed and counted against the quota (allowed + shadow-denied + degraded)
+ *   used           units of the requests that passed and counted against the quota (allowed + shadow-denied
+ *                  + degraded), each request its cost (the units the decision servers enforce)
  *   overage_units  units above the limit, summed per quota period; 0 unless overage_policy = bill
  *   denied         requests denied BY this quota (429 quota_exhausted, or a cost above the quota's limit);
  *                  denials by rate limits, concurrency, global caps, 401 and 403 are not counted.
@@ -67,6 +68,31 @@ export interface Statement {
   adjustments: StatementAdjustment[];
 }
 
+/**
+ * What every column means and its unit: shown on the Billing page, carried inside the JSON and
+ * CloudEvents exports (`dictionary`), and served as its own CSV for the CSV export
+ * (`format=dictionary`, linked from the CSV answer's `Link: …; rel="describedby"`), so a CSV stays
+ * a plain table every spreadsheet reads.
+ */
+export const BILLING_DICTIONARY: ReadonlyArray<{ column: (typeof CSV_COLUMNS)[number]; json: string; unit: string; meaning: string }> = [
+  { column: "period", json: "period", unit: "UTC calendar month", meaning: "The billing month, YYYY-MM." },
+  { column: "status", json: "status", unit: "—", meaning: "provisional while the month is open (figures still grow as usage is drained, about every minute); final once the worker has closed it, BILLING_GRACE_MS (default 1 h) after the month ended. A final month exports the same bytes every time." },
+  { column: "line_type", json: "(lines / adjustments)", unit: "—", meaning: "usage: the month's figures; adjustment: usage drained after the close, added as its own line (the frozen usage lines never change)." },
+  { column: "revision", json: "revision", unit: "count", meaning: "0 for usage lines; the adjustment batch number (1, 2, …) for adjustments." },
+  { column: "tenant", json: "tenant", unit: "—", meaning: "The tenant's slug." },
+  { column: "tenant_name", json: "tenantName", unit: "—", meaning: "The tenant's name (from the last policy version that had it, for a deleted tenant)." },
+  { column: "tier", json: "tier", unit: "—", meaning: "The tier whose quota this line is." },
+  { column: "tier_history", json: "tierHistory", unit: "UTC dates", meaning: "The tenant's tiers during the month with their dates, e.g. free:2026-11-01..2026-11-14;pro:2026-11-15..2026-11-30." },
+  { column: "quota_id", json: "quotaId", unit: "—", meaning: "The quota's stable id in the compiled policy (a tenant's override of a tier quota keeps the tier quota's id). The Billing page names it: operation, limit and period." },
+  { column: "operation", json: "operation", unit: "—", meaning: "The operation the quota covers; * means every operation." },
+  { column: "quota_period", json: "quotaPeriod", unit: "—", meaning: "month: one allowance for the month; day: one allowance per UTC day, so used and overage_units are the sums over the month's days." },
+  { column: "limit", json: "limit", unit: "units per quota period", meaning: "Included units per quota period (per month, or per UTC day). A request takes its cost in units: 1, unless its operation (cost in the policy) or the request itself sets more." },
+  { column: "overage_policy", json: "overagePolicy", unit: "—", meaning: "block: requests over the limit are denied (429); bill: they pass and count as overage." },
+  { column: "used", json: "used", unit: "units", meaning: "Units of the requests that passed and counted against the quota (allowed, shadow-denied and degraded, i.e. passed while Redis was unavailable), each its cost: the same units the decision servers count to enforce the quota." },
+  { column: "overage_units", json: "overageUnits", unit: "units", meaning: "Units above the limit, summed per quota period; 0 unless overage_policy is bill." },
+  { column: "denied", json: "denied", unit: "requests", meaning: "Requests denied BY THIS QUOTA only (429 quota_exhausted, or a cost above its limit). Denials by rate limits, concurrency limits, global caps, unknown keys (401) and suspended tenants (403) are not counted here." },
+];
+
 export const CSV_COLUMNS = [
   "period", "status", "line_type", "revision", "tenant", "tenant_name", "tier", "tier_history", "quota_id",
   "operation", "quota_period", "limit", "overage_policy", "used", "overage_units", "denied",
@@ -112,12 +138,23 @@ function lineJson(l: StatementLine) {
   };
 }
 
+function jsonDictionary() {
+  return Object.fromEntries(BILLING_DICTIONARY.filter((d) => !d.json.startsWith("(")).map((d) => [d.json, { unit: d.unit, meaning: d.meaning }]));
+}
+
+/** The dictionary as its own CSV (column, json_field, unit, meaning), for the CSV export. */
+export function renderDictionaryCsv(): string {
+  const rows = ["column,json_field,unit,meaning", ...BILLING_DICTIONARY.map((d) => [d.column, d.json, d.unit, d.meaning].map(csvField).join(","))];
+  return rows.join("\r\n") + "\r\n";
+}
+
 export function renderJson(s: Statement): string {
   const doc = {
     period: s.period,
     status: s.status,
     revision: s.revision,
-    columnsVersion: 1,
+    columnsVersion: 2,
+    dictionary: jsonDictionary(),
     lines: s.lines.map(lineJson),
     adjustments: s.adjustments.map((a) => ({ revision: a.revision, ...lineJson(a) })),
   };

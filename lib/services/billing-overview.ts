@@ -1,0 +1,79 @@
+/**
+ * What the Billing page shows of a month: when it closes and what its status means, its lines with
+ * each quota named (operation, allowance, period; a tenant's own override marked), per-tenant
+ * totals and the reconciliation of rollups, quota usage and the export. Read-only; the figures are
+ * the export's (buildStatement), so the page and the file agree.
+ */
+import type { Db } from "../db/client";
+import { monthRangeMs } from "../db/billing-repo";
+import { PolicyHistory } from "../jobs/quota-defs";
+import { quotaLabel } from "../policy/labels";
+import type { StatementLine } from "./billing-format";
+import { reconcileBilling, type ReconcileRow } from "./billing-reconcile";
+import { buildStatement } from "./billing-statement";
+
+export interface OverviewLine extends StatementLine {
+  /** "all operations · 2,000,000 units per month · overage billed". */
+  quotaName: string;
+  /** The tenant's own override of its tier's quota (same id, another allowance). */
+  override: boolean;
+  lineType: "usage" | "adjustment";
+}
+
+export interface TenantTotal {
+  tenant: string;
+  tenantName: string;
+  tier: string;
+  /** Units used on the tenant's all-operations monthly quotas (the same units as the export). */
+  used: number;
+  /** Overage units over all its quotas (billable where overage is billed). */
+  overageUnits: number;
+  /** Requests its quotas denied (quota denials only). */
+  quotaDenied: number;
+  reconciliation: ReconcileRow | null;
+}
+
+export interface BillingOverview {
+  period: string;
+  status: "provisional" | "final";
+  /** When the worker closes (closed) the month: its end plus BILLING_GRACE_MS. */
+  closesAt: string;
+  lines: OverviewLine[];
+  tenants: TenantTotal[];
+  reconciliationOk: boolean;
+}
+
+export async function billingOverview(db: Db, period: string, { graceMs }: { graceMs: number }): Promise<BillingOverview> {
+  const statement = await buildStatement(db, period);
+  const latest = (await new PolicyHistory(db).load())[0]?.doc;
+  const isOverride = (tenant: string, quotaId: string) =>
+    (latest?.tenants[tenant]?.overrides ?? []).some((o) => o.kind === "quota" && "quota" in o && (o.quota as { id: string }).id === quotaId);
+  const named = (l: StatementLine, lineType: OverviewLine["lineType"]): OverviewLine => ({
+    ...l,
+    quotaName: quotaLabel({ operation: l.operation, period: l.quotaPeriod, limit: l.limit, overage: l.overage }),
+    override: isOverride(l.tenant, l.quotaId),
+    lineType,
+  });
+  const lines = [...statement.lines.map((l) => named(l, "usage")), ...statement.adjustments.map((a) => named(a, "adjustment"))];
+  const report = await reconcileBilling(db, period);
+  const byTenant = new Map<string, TenantTotal>();
+  for (const l of lines) {
+    const t = byTenant.get(l.tenant) ?? { tenant: l.tenant, tenantName: l.tenantName, tier: l.tier, used: 0, overageUnits: 0, quotaDenied: 0, reconciliation: null };
+    if (l.operation === "*" && l.quotaPeriod === "month") t.used += l.used;
+    t.overageUnits += l.overageUnits;
+    t.quotaDenied += l.denied;
+    byTenant.set(l.tenant, t);
+  }
+  for (const r of report.rows) {
+    const t = byTenant.get(r.tenant);
+    if (t) t.reconciliation = r;
+  }
+  return {
+    period,
+    status: statement.status,
+    closesAt: new Date(monthRangeMs(period).endMs + graceMs).toISOString(),
+    lines,
+    tenants: [...byTenant.values()].sort((a, b) => a.tenant.localeCompare(b.tenant)),
+    reconciliationOk: report.ok,
+  };
+}
