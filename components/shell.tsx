@@ -1,20 +1,19 @@
 import type { ReactNode } from "react";
-import { pagesFor } from "@/lib/auth/pages";
 import type { Principal } from "@/lib/auth/require-role";
 import { AppNav } from "./app-nav";
 import { SignOutButton } from "./sign-out-button";
 
 /**
- * The app frame: a skip link, the navigation (only the pages the role may open; a menu button
+ * The app frame: a skip link, the navigation (`pages`: those the role may open, lib/auth/pages.ts; a menu button
  * below 768 px), search, the signed-in user and role on top.
  */
-export function Shell({ principal, children }: { principal: Principal; children: ReactNode }) {
+export function Shell({ principal, pages, children }: { principal: Principal; pages: { href: string; label: string }[]; children: ReactNode }) {
   return (
     <div className="flex min-h-screen flex-col md:flex-row">
       <a href="#main" className="skip-link">
         Skip to content
       </a>
-      <AppNav items={pagesFor(principal.role)} />
+      <AppNav items={pages} />
       <div className="flex min-w-0 flex-1 flex-col">
         <header className="flex flex-wrap items-center justify-end gap-x-3 gap-y-2 border-b border-slate-200 bg-white px-4 py-2.5 text-sm md:px-6">
           <form action="/search" role="search" className="mr-auto w-full sm:w-64">
