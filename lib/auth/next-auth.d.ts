@@ -3,11 +3,15 @@ import type { Role } from "../policy/types";
 declare module "next-auth" {
   interface Session {
     user: { id: string; email: string; role?: Role };
+    /** The server-side session (lib/services/sessions.ts). */
+    sid?: string;
   }
 }
 
 declare module "next-auth/jwt" {
   interface JWT {
     role?: Role;
+    /** The server-side session this token stands for; signing out ends it. */
+    sid?: string;
   }
 }

@@ -1,19 +1,20 @@
 /**
  * next-auth 4 configuration: a credentials provider over the User table (bcrypt), JWT sessions
- * carrying id, email and role. The per-account login rate limit lives in lib/services/login.ts.
+ * carrying id, email, role and a server-side session id (sid) that signing out revokes
+ * (lib/services/sessions.ts). The login lockout lives in lib/services/login.ts.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { db } from "../db/client";
 import { login, type LoginResult } from "../services/login";
+import { endSession, SESSION_MAX_AGE_S, startSession } from "../services/sessions";
 import { ROLES, type Role } from "../policy/types";
 import { authSecret } from "./secret";
 
 /** The error code the login page maps to the lockout message (HTTP 429 from the auth route). */
 export const RATE_LIMITED_ERROR = "RateLimited";
 
-const SESSION_MAX_AGE_S = 12 * 60 * 60;
 
 interface CheckedSignIn {
   credentials: { email: string; password: string };
@@ -67,6 +68,7 @@ export function authOptions(): NextAuthOptions {
           token.email = user.email;
           const role = (user as { role?: unknown }).role;
           if (isRole(role)) token.role = role;
+          token.sid = await startSession(db(), user.id, Date.now());
         }
         return token;
       },
@@ -76,7 +78,14 @@ export function authOptions(): NextAuthOptions {
           email: token.email ?? "",
           role: isRole(token.role) ? token.role : undefined,
         };
+        session.sid = token.sid;
         return session;
+      },
+    },
+    events: {
+      // The cookie is cleared by next-auth; the session it named ends here, so no copy of it works.
+      async signOut({ token }) {
+        if (token?.sid) await endSession(db(), token.sid, Date.now());
       },
     },
   };

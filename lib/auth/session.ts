@@ -1,23 +1,20 @@
 /**
  * The signed-in principal, for server components, server actions and route handlers.
- * The JWT only says who signed in; role and disabled state are re-read from the User table on
- * every request, so a role change or a disabled account takes effect immediately.
+ * The JWT only says who signed in and which server-side session; the session's state (signed out,
+ * expired), the role and the disabled flag are re-read on every request, so signing out, a role
+ * change or a disabled account takes effect immediately.
  */
 import { getServerSession } from "next-auth/next";
 import { redirect } from "next/navigation";
 import { db } from "../db/client";
-import type { Role } from "../policy/types";
+import { sessionPrincipal } from "../services/sessions";
 import { authOptions } from "./options";
 import { can, type Action } from "./permissions";
 import { AuthError, requireRole, type Principal } from "./require-role";
 
 export async function currentPrincipal(): Promise<Principal | null> {
   const session = await getServerSession(authOptions());
-  const id = session?.user?.id;
-  if (!id) return null;
-  const user = await db().user.findUnique({ where: { id }, select: { id: true, email: true, role: true, disabledAt: true } });
-  if (!user || user.disabledAt) return null;
-  return { id: user.id, email: user.email, role: user.role as Role };
+  return sessionPrincipal(db(), { userId: session?.user?.id, sessionId: session?.sid }, Date.now());
 }
 
 /** For server actions and route handlers: the principal, or AuthError (401 / 403). */

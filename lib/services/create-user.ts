@@ -4,6 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
+import { endUserSessions } from "./sessions";
 import type { PrismaClient } from "../generated/prisma/client";
 import { hashPassword, PASSWORD_MIN_LENGTH } from "../auth/password";
 import { ROLES, type Role } from "../policy/types";
@@ -83,6 +84,8 @@ export async function setUserDisabled(
     if (!before) return null;
     const disabledAt = input.disabled ? new Date(nowMs) : null;
     const user = await tx.user.update({ where: { id: before.id }, data: { disabledAt } });
+    // Re-enabling must not bring back the sessions open when the account was disabled.
+    if (input.disabled) await endUserSessions(tx, user.id, nowMs);
     await tx.auditEntry.create({
       data: {
         actor,
