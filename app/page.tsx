@@ -1,11 +1,17 @@
 import Link from "next/link";
+import { AlertList } from "@/components/alert-list";
 import { auditCells } from "@/components/audit-cells";
 import type { Column } from "@/components/data-table";
 import { SortableDataTable } from "@/components/sortable-data-table";
 import { EmptyState, formatTime, PageHeader, Section, Stat } from "@/components/ui";
+import { can } from "@/lib/auth/permissions";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { readOverview } from "@/lib/db/ui-overview";
+import { listAlerts } from "@/lib/jobs/alerts";
+import { alertStates } from "@/lib/services/alert-actions";
+import { readLivePolicy } from "@/lib/services/draft-view";
+import { acknowledgeAlertAction, silenceAlertAction } from "./_lib/alert-actions";
 
 export const metadata = { title: "Overview · Sluice" };
 
@@ -16,18 +22,43 @@ const RECENT_COLUMNS: Column[] = [
   { key: "entity", label: "Entity" },
 ];
 
+/** The time of this request (outside render, so the page stays pure). */
+async function requestTime(): Promise<number> {
+  return Date.now();
+}
+
+/** A live count, with the draft's beside it when the draft differs. */
+function Count({ live, draft }: { live: number | null; draft: number }) {
+  if (live === null || live === draft) return <>{draft.toLocaleString("en-US")}</>;
+  return (
+    <span data-testid="live-draft-count">
+      {live.toLocaleString("en-US")} <span className="text-sm font-normal text-amber-800">draft {draft.toLocaleString("en-US")}</span>
+    </span>
+  );
+}
+
 export default async function OverviewPage() {
-  await pageAccess("policy.read", "/");
-  const data = await readOverview(db());
+  const { principal } = await pageAccess("policy.read", "/");
+  const nowMs = await requestTime();
+  const [data, live, alerts] = await Promise.all([readOverview(db()), readLivePolicy(db()), listAlerts(db(), { sinceMs: nowMs - 86_400_000, limit: 20 })]);
+  const states = await alertStates(db(), alerts, nowMs);
+  // Counts are the live policy's (what decision servers enforce); the draft's is shown beside when it differs.
+  const liveTenants = live ? Object.values(live.tenants) : null;
+  const liveCounts = {
+    tenants: liveTenants?.length ?? null,
+    suspended: liveTenants ? liveTenants.filter((t) => t.status === "suspended").length : null,
+    tiers: live ? Object.keys(live.tiers).length : null,
+    operations: live ? Object.keys(live.operations).length : null,
+  };
   return (
     <>
-      <PageHeader title="Overview" description="The live policy, what is in the draft, and the latest changes." />
-      <div className="mb-6 grid grid-cols-2 gap-3 md:grid-cols-3 lg:grid-cols-6">
+      <PageHeader title="Overview" description="What the live policy enforces (counts are live; the draft's number is shown beside where it differs), alerts, and the latest changes." />
+      <div className="mb-6 grid grid-cols-2 gap-3 md:grid-cols-3 lg:grid-cols-6" data-testid="overview-counts">
         <Stat label="Live version" value={data.live ? `v${data.live.version}` : "none"} href="/policy" />
-        <Stat label="Tenants" value={data.counts.tenants.toLocaleString("en-US")} href="/tenants" />
-        <Stat label="Suspended" value={data.counts.suspended} href="/tenants?status=suspended" />
-        <Stat label="Tiers" value={data.counts.tiers} href="/tiers" />
-        <Stat label="Operations" value={data.counts.operations} href="/operations" />
+        <Stat label="Tenants" value={<Count live={liveCounts.tenants} draft={data.counts.tenants} />} href="/tenants" />
+        <Stat label="Suspended" value={<Count live={liveCounts.suspended} draft={data.counts.suspended} />} href="/tenants?status=suspended" />
+        <Stat label="Tiers" value={<Count live={liveCounts.tiers} draft={data.counts.tiers} />} href="/tiers" />
+        <Stat label="Operations" value={<Count live={liveCounts.operations} draft={data.counts.operations} />} href="/operations" />
         <Stat label="Active API keys" value={data.counts.activeKeys.toLocaleString("en-US")} />
       </div>
       <div className="grid grid-cols-1 gap-6 lg:grid-cols-2">
@@ -49,10 +80,13 @@ export default async function OverviewPage() {
             </EmptyState>
           )}
         </Section>
-        <Section title="Alerts" description="429-share alerts from the observability jobs appear here.">
-          <div className="card text-sm text-slate-600" data-testid="alerts-slot">
-            No alert is firing. See <Link className="text-indigo-700 hover:underline" href="/dashboards">Dashboards</Link> for decision rates.
-          </div>
+        <Section title="Alerts" description="429 share, quota and Redis alerts of the last 24 hours. Each links to the change of the policy version published before it began.">
+          <AlertList
+            alerts={alerts.map((a) => ({ ...a, ...states.get(a.id) }))}
+            canAct={can(principal.role, "dashboards.read")}
+            acknowledge={acknowledgeAlertAction}
+            silence={silenceAlertAction}
+          />
         </Section>
       </div>
       <Section title="Recent changes" actions={<Link className="text-sm text-indigo-700 hover:underline" href="/audit">Full audit log →</Link>}>

@@ -1,6 +1,7 @@
 "use client";
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
+import { useUnsavedChanges } from "./use-unsaved-changes";
 import { overrideSchema } from "@/lib/policy/policy-file";
 import { ALGORITHMS, OVERAGES, PERIODS, SCOPES } from "@/lib/policy/types";
 
@@ -50,6 +51,8 @@ function OverrideForm({
 }) {
   const [d, setD] = useState(initial);
   const [result, setResult] = useState<ActionResult | null>(null);
+  const [saved, setSaved] = useState(initial);
+  useUnsavedChanges(JSON.stringify(d) !== JSON.stringify(saved));
   const [pending, start] = useTransition();
   const check = overrideSchema.safeParse(toPayload(d));
   const errors: Record<string, string> = {};
@@ -73,6 +76,7 @@ function OverrideForm({
         start(async () => {
           const r = await onSubmit(d);
           setResult(r);
+          if (r.ok) setSaved(onCancel ? d : blank);
           if (r.ok && !onCancel) setD(blank);
         });
       }}
@@ -249,6 +253,7 @@ export function OverridesEditor({
                               className="btn"
                               disabled={pending}
                               onClick={() =>
+                                window.confirm(`Expire this override now? ${slug} goes back to the tier's ${o.scope ? `limit per ${o.scope}` : `quota per ${o.period}`} for ${o.operation} once the draft is published.`) &&
                                 start(async () => {
                                   const d = toDraft(o);
                                   await save({ slug, id: o.id, override: { ...toPayload(d), expiresAt: new Date().toISOString() } });

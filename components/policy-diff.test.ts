@@ -25,6 +25,18 @@ describe("the draft-vs-live diff in words", () => {
     expect(lines).toContainEqual({ kind: "added", entity: "tier", text: "Tier pro added (weight 5, 0 limit(s), 0 quota(s))" });
     expect(lines).toContainEqual({ kind: "changed", entity: "tenant", text: "Tenant acme: tier free → pro" });
   });
+  it("names an override by the cell it replaces, with its values and expiry", () => {
+    const draft = structuredClone(base);
+    draft.tenants[0].overrides.push({ operation: "*", scope: "api_key", limit: 500, expiresAt: "2027-01-01T00:00:00Z" });
+    const added = diffPolicies(compilePolicy(base), compilePolicy(draft));
+    expect(added).toEqual([{ kind: "added", entity: "override", text: "Tenant acme: override of * per api_key — sliding_window_counter 500 per 1m until 2027-01-01 00:00Z" }]);
+    const raised = structuredClone(draft);
+    raised.tenants[0].overrides[0].limit = 900;
+    expect(diffPolicies(compilePolicy(draft), compilePolicy(raised))).toEqual([
+      { kind: "changed", entity: "override", text: "Tenant acme: override of * per api_key — sliding_window_counter 500 per 1m until 2027-01-01 00:00Z → sliding_window_counter 900 per 1m until 2027-01-01 00:00Z" },
+    ]);
+    expect(diffPolicies(compilePolicy(raised), compilePolicy(base))[0]).toMatchObject({ kind: "removed", entity: "override" });
+  });
   it("reports everything as added before the first publish", () => {
     const lines = diffPolicies(null, compilePolicy(base));
     expect(lines.every((l) => l.kind === "added")).toBe(true);

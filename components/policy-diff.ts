@@ -1,14 +1,15 @@
 /**
- * What publishing the draft would change, in words: limits, quotas, global caps, operations and
- * tenants added, changed or removed between two compiled documents. Presentation only: it reads
+ * What publishing the draft would change, or what a version changed against the one before it, in
+ * words and values: limits, quotas, global caps, operations, tenants and their overrides added,
+ * changed or removed between two compiled documents. Presentation only: it reads
  * compiled documents (lib/policy/compiled.ts) and decides nothing.
  */
-import type { CompiledLimit, CompiledPolicyBody } from "@/lib/policy/compiled";
+import type { CompiledLimit, CompiledOverride, CompiledPolicyBody } from "@/lib/policy/compiled";
 import { formatDurationMs } from "@/lib/policy/duration";
 
 export interface DiffLine {
   kind: "added" | "changed" | "removed";
-  entity: "operation" | "tier" | "limit" | "quota" | "global cap" | "tenant" | "defaults";
+  entity: "operation" | "tier" | "limit" | "quota" | "global cap" | "tenant" | "override" | "defaults";
   text: string;
 }
 
@@ -97,9 +98,27 @@ export function diffPolicies(live: CompiledPolicyBody | null, draft: CompiledPol
       if (x.tier !== y.tier) parts.push(`tier ${x.tier} → ${y.tier}`);
       if (x.status !== y.status) parts.push(`status ${x.status} → ${y.status}`);
       if (x.name !== y.name) parts.push(`name ${JSON.stringify(x.name)} → ${JSON.stringify(y.name)}`);
-      if (JSON.stringify(x.overrides) !== JSON.stringify(y.overrides)) parts.push(`overrides ${x.overrides.length} → ${y.overrides.length}`);
       if (parts.length) out.push({ kind: "changed", entity: "tenant", text: `Tenant ${slug}: ${parts.join(", ")}` });
     }
+    // Overrides by the cell they replace, with their values (not "overrides 0 → 1").
+    const ob = new Map((x?.overrides ?? []).map((o) => [overrideCell(o), o]));
+    const oa = new Map((y?.overrides ?? []).map((o) => [overrideCell(o), o]));
+    if (!y) continue;
+    for (const [cell, o] of oa) {
+      const old = ob.get(cell);
+      if (!old) out.push({ kind: "added", entity: "override", text: `Tenant ${slug}: override of ${cell} — ${overrideText(o)}` });
+      else if (JSON.stringify(old) !== JSON.stringify(o)) out.push({ kind: "changed", entity: "override", text: `Tenant ${slug}: override of ${cell} — ${overrideText(old)} → ${overrideText(o)}` });
+    }
+    for (const [cell, o] of ob) if (!oa.has(cell)) out.push({ kind: "removed", entity: "override", text: `Tenant ${slug}: override of ${cell} — ${overrideText(o)}` });
   }
   return out;
+}
+
+function overrideCell(o: CompiledOverride): string {
+  return o.kind === "limit" ? `${o.operation} per ${o.scope}` : `${o.operation} quota per ${o.period}`;
+}
+
+function overrideText(o: CompiledOverride): string {
+  const until = o.expiresAtMs === null ? "" : ` until ${new Date(o.expiresAtMs).toISOString().replace(":00.000Z", "Z").replace("T", " ")}`;
+  return (o.kind === "limit" ? limitText(o.limit) : `${o.quota.limit} (${o.quota.overage})`) + until;
 }

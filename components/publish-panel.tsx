@@ -72,7 +72,7 @@ export function RollbackButton({ version, rollback }: { version: number; rollbac
         className="btn"
         disabled={pending}
         onClick={() => {
-          if (!window.confirm(`Roll back to version ${version}? Its document is republished as a new version.`)) return;
+          if (!window.confirm(`Roll back to version ${version}? Its document is republished as a new version, and the draft is reset to it: unpublished draft changes are discarded.`)) return;
           start(async () => {
             const r = await rollback({ toVersion: version });
             setMessage({ ok: r.ok, text: r.message ?? "" });
@@ -87,5 +87,51 @@ export function RollbackButton({ version, rollback }: { version: number; rollbac
         </span>
       )}
     </span>
+  );
+}
+
+/** "Discard draft": resets the draft to the live version, after a confirmation that says what is lost. */
+export function DiscardDraftButton({ discard, changeCount, liveVersion }: { discard: () => Promise<ActionResult<{ version: number }>>; changeCount: number; liveVersion: number }) {
+  const [confirming, setConfirming] = useState(false);
+  const [result, setResult] = useState<ActionResult<{ version: number }> | null>(null);
+  const [pending, start] = useTransition();
+  return (
+    <div className="mt-3 border-t border-slate-200 pt-3" data-testid="discard-panel">
+      {!confirming ? (
+        <button type="button" className="btn" disabled={changeCount === 0} onClick={() => setConfirming(true)}>
+          Discard draft (reset to live v{liveVersion})…
+        </button>
+      ) : (
+        <div className="flex flex-col gap-2" role="dialog" aria-label="Confirm discard">
+          <p className="text-sm text-red-800">
+            Discard {changeCount} unpublished change{changeCount === 1 ? "" : "s"}? The draft becomes live v{liveVersion} again. API keys are kept. This cannot be undone.
+          </p>
+          <div className="flex gap-2">
+            <button
+              type="button"
+              className="btn-danger"
+              disabled={pending}
+              onClick={() =>
+                start(async () => {
+                  const r = await discard();
+                  setResult(r);
+                  if (r.ok) setConfirming(false);
+                })
+              }
+            >
+              {pending ? "Discarding…" : "Discard draft"}
+            </button>
+            <button type="button" className="btn" disabled={pending} onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
+      {result && (
+        <p role={result.ok ? "status" : "alert"} className={`mt-2 text-sm ${result.ok ? "text-green-700" : "text-red-700"}`} data-testid="discard-result">
+          {result.message}
+        </p>
+      )}
+    </div>
   );
 }

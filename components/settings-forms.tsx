@@ -116,7 +116,10 @@ export function UsersTable({ users, selfId, setRole, setDisabled, unlock }: { us
                 <button type="button" className="btn" disabled={pending} title="Clear the failed sign-ins that lock this account" onClick={() => start(async () => setResult(await unlock({ userId: u.id })))}>
                   Unlock sign-in
                 </button>
-                <button type="button" className="btn" disabled={pending} onClick={() => start(async () => setResult(await setDisabled({ userId: u.id, disabled: !u.disabledAt })))}>
+                <button type="button" className="btn" disabled={pending} onClick={() => {
+                    if (!u.disabledAt && !window.confirm(`Disable ${u.email}? They are signed out at once and cannot sign in until enabled again.`)) return;
+                    start(async () => setResult(await setDisabled({ userId: u.id, disabled: !u.disabledAt })));
+                  }}>
                   {u.disabledAt ? "Enable" : "Disable"}
                 </button>
               </span>

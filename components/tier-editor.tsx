@@ -6,6 +6,7 @@
  */
 import { useRouter } from "next/navigation";
 import { useMemo, useState, useTransition } from "react";
+import { useUnsavedChanges } from "./use-unsaved-changes";
 import { limitSchema, quotaSchema, tierSchema } from "@/lib/policy/policy-file";
 import { ALGORITHMS, MODES, OVERAGES, PERIODS, SCOPES } from "@/lib/policy/types";
 import type { ActionResult } from "@/lib/errors";
@@ -92,6 +93,8 @@ export function TierEditor({
   const [selected, setSelected] = useState<number | null>(null);
   const [result, setResult] = useState<ActionResult | null>(null);
   const [pending, startTransition] = useTransition();
+  const [saved, setSaved] = useState<TierDraft>(initial);
+  useUnsavedChanges(canEdit && JSON.stringify(tier) !== JSON.stringify(saved));
   const rows = useMemo(() => ["*", ...operations], [operations]);
 
   const limitErrors = tier.limits.map((l) => fieldErrors(limitSchema.safeParse(cleanLimit(l))));
@@ -124,6 +127,7 @@ export function TierEditor({
     startTransition(async () => {
       const r = await save({ originalName: isNew ? null : initial.name, tier });
       setResult(r);
+      if (r.ok) setSaved(tier);
       if (r.ok && isNew) router.push(`/tiers?tier=${encodeURIComponent(tier.name)}`);
     });
   }

@@ -5,9 +5,11 @@ import { editorOf, guardAction, malformed } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
 import { actionResult, type ActionResult } from "@/lib/errors";
 import { FAILURE_MODES } from "@/lib/policy/types";
+import { applyFailureModes } from "@/lib/services/apply-failure-modes";
 import { deleteOperation } from "@/lib/services/delete-operation";
 import { saveOperation } from "@/lib/services/save-operation";
 import { setOperationFailureMode } from "@/lib/services/set-failure-mode";
+import { appRedis } from "../_lib/redis";
 
 /**
  * Creates (originalName null) or replaces an operation in the draft. A changed failure mode in it
@@ -50,6 +52,27 @@ export async function setOperationFailureModeAction(input: unknown): Promise<Act
       (v) => ({ message: v.changed ? `Failure mode of ${p.data.name} saved to the draft.` : "Nothing changed." }),
     );
     revalidatePath("/operations");
+    return r;
+  });
+}
+
+/**
+ * Applies failure modes to the live policy at once (sre, admin): a new version that changes only
+ * them; the draft keeps its other pending changes (lib/services/apply-failure-modes.ts).
+ */
+export async function applyFailureModesAction(input: unknown): Promise<ActionResult<{ version: number }>> {
+  return guardAction("failure_mode.set", async (principal) => {
+    const r = await actionResult(
+      () => applyFailureModes({ db: db(), redis: appRedis() }, input, editorOf(principal)),
+      (v) => ({
+        message:
+          v.status === "unchanged"
+            ? `Nothing changed: live v${v.version} already has these failure modes.`
+            : `Live: v${v.version} changes only failure modes (${v.changed.map((c) => `${c.field === "defaults.failureMode" ? "default" : c.field.slice(11, -12)} ${c.before} → ${c.after}`).join(", ")}). Other draft changes stay unpublished.`,
+        data: { version: v.version },
+      }),
+    );
+    revalidatePath("/", "layout");
     return r;
   });
 }

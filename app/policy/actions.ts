@@ -1,10 +1,11 @@
 "use server";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { actorOf, guardAction } from "@/lib/auth/action";
+import { actorOf, editorOf, guardAction } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
 import { actionResult, type ActionResult } from "@/lib/errors";
 import { publishPolicy } from "@/lib/services/publish-policy";
+import { discardDraft } from "@/lib/services/discard-draft";
 import { rollbackPolicy } from "@/lib/services/rollback-policy";
 import { appRedis } from "../_lib/redis";
 
@@ -22,7 +23,7 @@ export async function publishAction(input: unknown): Promise<ActionResult<{ vers
         data: { version: r.version },
       }),
     );
-    revalidatePath("/policy");
+    revalidatePath("/", "layout");
     return result;
   });
 }
@@ -34,9 +35,29 @@ export async function rollbackAction(input: unknown): Promise<ActionResult<{ ver
     if (!parsed.success) return { ok: false, status: 400, message: "version: expected an integer ≥ 1" };
     const result = await actionResult(
       () => rollbackPolicy({ db: db(), redis: appRedis() }, { actor: actorOf(principal), toVersion: parsed.data.toVersion }),
-      (r) => ({ message: `Rolled back: version ${r.version} now serves the document of version ${parsed.data.toVersion}.`, data: { version: r.version } }),
+      (r) => ({
+        message:
+          `Rolled back: version ${r.version} now serves the document of version ${parsed.data.toVersion}. ` +
+          (r.draftReset === null ? `Warning: ${r.draftNote}.` : `The draft was reset to it (${r.draftReset} change${r.draftReset === 1 ? "" : "s"} discarded).`),
+        data: { version: r.version },
+      }),
     );
-    revalidatePath("/policy");
+    revalidatePath("/", "layout");
+    return result;
+  });
+}
+
+/** Resets the draft to the live version: every unpublished change is discarded. */
+export async function discardDraftAction(): Promise<ActionResult<{ version: number }>> {
+  return guardAction("policy.edit", async (principal) => {
+    const result = await actionResult(
+      () => discardDraft(db(), editorOf(principal)),
+      (r) => ({
+        message: r.changes === 0 ? `The draft already equals live version ${r.version}.` : `Draft reset to live version ${r.version} (${r.changes} change${r.changes === 1 ? "" : "s"} discarded).`,
+        data: { version: r.version },
+      }),
+    );
+    revalidatePath("/", "layout");
     return result;
   });
 }

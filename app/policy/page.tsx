@@ -1,43 +1,61 @@
+import Link from "next/link";
 import { ReplayPanel } from "../justify/replay-panel";
 import { CertificationCell } from "../certify/certification-cell";
-import { diffPolicies } from "@/components/policy-diff";
-import { PublishPanel, RollbackButton } from "@/components/publish-panel";
+import { diffPolicies, type DiffLine } from "@/components/policy-diff";
+import { DiscardDraftButton, PublishPanel, RollbackButton } from "@/components/publish-panel";
 import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
 import { can } from "@/lib/auth/permissions";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
-import { listPolicyVersions, readLivePolicyDocument } from "@/lib/db/ui-policy";
-import type { CompiledPolicyBody } from "@/lib/policy/compiled";
+import { listPolicyVersions } from "@/lib/db/ui-policy";
 import { bodyOf } from "@/lib/policy/compile";
-import { parseCompiledPolicy } from "@/lib/policy/compiled-schema";
 import { certificationsOf } from "@/lib/services/certification-view";
-import { ServiceError } from "@/lib/services/errors";
-import { compileDraft } from "@/lib/services/publish-policy";
+import { readDraftState, readVersionPair } from "@/lib/services/draft-view";
 import { replayDraftAction } from "../justify/actions";
-import { publishAction, rollbackAction } from "./actions";
+import { discardDraftAction, publishAction, rollbackAction } from "./actions";
 
 export const metadata = { title: "Policy · Sluice" };
 
 const KIND_STYLE = { added: "bg-green-100 text-green-800", changed: "bg-amber-100 text-amber-800", removed: "bg-red-100 text-red-800" } as const;
 
-export default async function PolicyPage() {
+function DiffList({ lines, testId }: { lines: DiffLine[]; testId: string }) {
+  return (
+    <ul className="card flex flex-col gap-1.5 text-sm" data-testid={testId}>
+      {lines.map((l, k) => (
+        <li key={k} className="flex flex-wrap items-start gap-x-2 gap-y-0.5">
+          <span className={`badge ${KIND_STYLE[l.kind]} w-20 justify-center`}>{l.kind}</span>
+          <span className="w-20 shrink-0 pt-0.5 text-xs text-slate-500">{l.entity}</span>
+          <span className="min-w-0 break-words">{l.text}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** `?version=N`: a positive integer, or null (anything else is ignored and said so). */
+function parseVersionParam(raw: string | string[] | undefined): { version: number | null; invalid: boolean } {
+  if (raw === undefined) return { version: null, invalid: false };
+  const text = Array.isArray(raw) ? raw[0] : raw;
+  return /^[1-9][0-9]{0,8}$/.test(text ?? "") ? { version: Number(text), invalid: false } : { version: null, invalid: true };
+}
+
+export default async function PolicyPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { principal, allowed } = await pageAccess("policy.read", "/policy");
   if (!allowed) return <Forbidden role={principal.role} what="read the policy" />;
   const canPublish = can(principal.role, "policy.publish");
+  const canEdit = can(principal.role, "policy.edit");
+  const selected = parseVersionParam((await searchParams).version);
 
-  let draft: CompiledPolicyBody | null = null;
-  let draftIssues: { path: string; message: string }[] = [];
-  try {
-    draft = await compileDraft(db());
-  } catch (error) {
-    if (error instanceof ServiceError) draftIssues = error.issues.length ? error.issues : [{ path: "", message: error.message }];
-    else throw error;
-  }
-  const [liveRow, versions] = await Promise.all([readLivePolicyDocument(db()), listPolicyVersions(db())]);
-  const liveParsed = liveRow ? parseCompiledPolicy(liveRow.document) : null;
-  const live = liveParsed?.ok ? liveParsed.value : null;
+  const [state, versions, pair] = await Promise.all([
+    readDraftState(db()),
+    listPolicyVersions(db()),
+    selected.version === null ? Promise.resolve(null) : readVersionPair(db(), selected.version),
+  ]);
+  const { draft, live } = state;
   const lines = draft ? diffPolicies(live ? bodyOf(live) : null, draft) : [];
   const certifications = await certificationsOf(db(), versions.map((v) => v.version));
+  const change = pair ? { ...pair, changes: diffPolicies(pair.previous ? bodyOf(pair.previous) : null, bodyOf(pair.version)) } : null;
+  const draftIssues = state.issues;
 
   return (
     <>
@@ -45,6 +63,31 @@ export default async function PolicyPage() {
         title="Policy"
         description="The draft (what Tiers, Operations and Tenants edit) compiled and compared with the live version decision servers enforce. Publishing makes the draft live as a new version."
       />
+      {(selected.invalid || selected.version !== null) && (
+        <Section
+          title={change ? `What v${change.version.version} changed` : "Version not found"}
+          description={
+            change
+              ? `v${change.version.version} against ${change.previous ? `v${change.previous.version}` : "nothing (the first version)"}, published by ${change.author} at ${formatTime(change.version.createdAt)}${change.note ? ` — “${change.note}”` : ""}${change.rolledBackFrom ? ` (a rollback to v${change.rolledBackFrom})` : ""}.`
+              : undefined
+          }
+          actions={
+            <Link href="/policy" className="text-sm text-indigo-700 hover:underline">
+              Close
+            </Link>
+          }
+        >
+          {!change ? (
+            <p className="card text-sm text-red-700" role="alert" data-testid="version-missing">
+              {selected.invalid ? "version: expected a version number like ?version=3." : `There is no policy version ${selected.version}.`}
+            </p>
+          ) : change.changes.length === 0 ? (
+            <EmptyState title="No change">This version&apos;s document equals the one before it.</EmptyState>
+          ) : (
+            <DiffList lines={change.changes} testId="version-diff" />
+          )}
+        </Section>
+      )}
       <div className="grid grid-cols-1 gap-6 lg:grid-cols-3">
         <div className="lg:col-span-2">
           <Section title={live ? `Draft compared with live v${live.version}` : "Draft (nothing published yet)"}>
@@ -62,15 +105,7 @@ export default async function PolicyPage() {
             ) : lines.length === 0 ? (
               <EmptyState title="The draft equals the live policy">Edit tiers, operations or tenants to prepare a change.</EmptyState>
             ) : (
-              <ul className="card flex flex-col gap-1.5 text-sm" data-testid="policy-diff">
-                {lines.map((l, k) => (
-                  <li key={k} className="flex items-start gap-2">
-                    <span className={`badge ${KIND_STYLE[l.kind]} w-20 justify-center`}>{l.kind}</span>
-                    <span className="text-xs text-slate-500 w-20 shrink-0 pt-0.5">{l.entity}</span>
-                    <span>{l.text}</span>
-                  </li>
-                ))}
-              </ul>
+              <DiffList lines={lines} testId="policy-diff" />
             )}
           </Section>
           {draft && live && can(principal.role, "usage.read") && <ReplayPanel replay={replayDraftAction} />}
@@ -78,7 +113,10 @@ export default async function PolicyPage() {
         <div>
           <Section title="Publish">
             {canPublish ? (
-              <PublishPanel publish={publishAction} changeCount={lines.length} blocked={draftIssues.length ? "Fix the draft's errors first." : null} />
+              <>
+                <PublishPanel publish={publishAction} changeCount={lines.length} blocked={draftIssues.length ? "Fix the draft's errors first." : null} />
+                {canEdit && live && <DiscardDraftButton discard={discardDraftAction} changeCount={draftIssues.length ? 1 : lines.length} liveVersion={live.version} />}
+              </>
             ) : (
               <p className="card text-sm text-slate-700" data-testid="publish-forbidden">
                 The {principal.role} role may read the policy but not publish it.
@@ -88,7 +126,7 @@ export default async function PolicyPage() {
         </div>
       </div>
 
-      <Section title="Version history" description="Every published version with who and when. Rolling back republishes an earlier document as a new version.">
+      <Section title="Version history" description="Every published version with who and when, and what it changed. Rolling back republishes an earlier document as a new version and resets the draft to it.">
         {versions.length === 0 ? (
           <EmptyState title="No version yet">Publish the draft to create version 1.</EmptyState>
         ) : (
@@ -102,6 +140,7 @@ export default async function PolicyPage() {
                   <th>Note</th>
                   <th>Checksum</th>
                   <th>Certification</th>
+                  <th>Change</th>
                   <th />
                 </tr>
               </thead>
@@ -119,6 +158,11 @@ export default async function PolicyPage() {
                     </td>
                     <td className="font-mono text-xs text-slate-500">{v.checksum.slice(0, 12)}</td>
                     <td><CertificationCell version={v.version} certification={certifications.get(v.version)} /></td>
+                    <td>
+                      <Link className="whitespace-nowrap text-indigo-700 hover:underline" href={`/policy?version=${v.version}`} data-testid={`version-diff-link-${v.version}`}>
+                        diff vs {v.version > 1 ? `v${v.version - 1}` : "empty"}
+                      </Link>
+                    </td>
                     <td className="text-right">{canPublish && i > 0 ? <RollbackButton version={v.version} rollback={rollbackAction} /> : null}</td>
                   </tr>
                 ))}

@@ -1,10 +1,12 @@
 import Link from "next/link";
 import { DataTable, type Column } from "@/components/data-table";
+import { LiveDraft } from "@/components/live-draft";
 import { queryHref } from "@/components/table-sort";
 import { EmptyState, Forbidden, formatTime, PageHeader } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { listTenants, listTierNames, tenantListQuerySchema, type TenantListQuery } from "@/lib/db/ui-tenants";
+import { readLivePolicy } from "@/lib/services/draft-view";
 
 export const metadata = { title: "Tenants · Sluice" };
 
@@ -39,11 +41,11 @@ export default async function TenantsPage({ searchParams }: { searchParams: Prom
     dir: first(raw.dir),
     page: first(raw.page),
   });
-  const [{ rows, total }, tiers] = await Promise.all([listTenants(db(), query), listTierNames(db())]);
+  const [{ rows, total }, tiers, live] = await Promise.all([listTenants(db(), query), listTierNames(db()), readLivePolicy(db())]);
   const pages = Math.max(1, Math.ceil(total / query.pageSize));
   return (
     <>
-      <PageHeader title="Tenants" description={`${total.toLocaleString("en-US")} tenant${total === 1 ? "" : "s"} match. Tenants come from the policy file (sluice apply) or the admin API; change a tenant's tier, status, keys and overrides on its page.`} />
+      <PageHeader title="Tenants" description={`${total.toLocaleString("en-US")} tenant${total === 1 ? "" : "s"} match. Tenants come from the policy file (sluice apply) or the admin API; change a tenant's tier, status, keys and overrides on its page. Tier and status are the draft's; where the live policy enforces something else, both are shown (live · draft).`} />
       <form className="mb-4 flex flex-wrap items-end gap-3" role="search" action="/tenants">
         <div className="w-72">
           <label htmlFor="q" className="label">
@@ -104,8 +106,14 @@ export default async function TenantsPage({ searchParams }: { searchParams: Prom
               </Link>
             ),
             name: t.name,
-            tier: <span className="badge">{t.tier}</span>,
-            status: t.status === "suspended" ? <span className="badge bg-red-100 text-red-800">suspended</span> : "active",
+            tier: <LiveDraft live={live ? (live.tenants[t.slug]?.tier ?? null) : t.tier} draft={t.tier} />,
+            status: (
+              <LiveDraft
+                live={live ? (live.tenants[t.slug]?.status ?? null) : t.status}
+                draft={t.status}
+                render={(s) => (s === "suspended" ? <span className="badge bg-red-100 text-red-800">suspended</span> : <span>active</span>)}
+              />
+            ),
             activeKeys: t.activeKeys,
             createdAt: formatTime(t.createdAt),
             usage: (
