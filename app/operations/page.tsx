@@ -50,9 +50,13 @@ export default async function OperationsPage() {
           <EmptyState title="No operations yet">Limits on * still apply to every request.</EmptyState>
         ) : (
           <OperationsEditor
+            // Remounted when failure modes change (applied live above), so the forms show the draft as it is now.
+            key={operations.map((o) => `${o.name}:${o.failureMode ?? ""}`).join(",")}
             operations={operations}
             canEdit={canEdit}
-            canSetFailure={canSetFailure}
+            // Failure modes are applied live in the panel above; the draft's editor offers them only to
+            // those who also edit the draft (admin), so an SRE's change never stops in the draft.
+            canSetFailure={canSetFailure && canEdit}
             save={saveOperationAction}
             remove={deleteOperationAction}
             setFailureMode={setOperationFailureModeAction}

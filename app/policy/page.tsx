@@ -22,10 +22,10 @@ function DiffList({ lines, testId }: { lines: DiffLine[]; testId: string }) {
   return (
     <ul className="card flex flex-col gap-1.5 text-sm" data-testid={testId}>
       {lines.map((l, k) => (
-        <li key={k} className="flex flex-wrap items-start gap-x-2 gap-y-0.5">
-          <span className={`badge ${KIND_STYLE[l.kind]} w-20 justify-center`}>{l.kind}</span>
-          <span className="w-20 shrink-0 pt-0.5 text-xs text-slate-500">{l.entity}</span>
-          <span className="min-w-0 break-words">{l.text}</span>
+        <li key={k} className="flex items-start gap-2">
+          <span className={`badge ${KIND_STYLE[l.kind]} w-20 shrink-0 justify-center`}>{l.kind}</span>
+          <span className="hidden w-20 shrink-0 pt-0.5 text-xs text-slate-500 sm:inline">{l.entity}</span>
+          <span className="min-w-0 flex-1 break-words">{l.text}</span>
         </li>
       ))}
     </ul>
