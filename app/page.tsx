@@ -8,8 +8,7 @@ import { can } from "@/lib/auth/permissions";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { readOverview } from "@/lib/db/ui-overview";
-import { listAlerts } from "@/lib/jobs/alerts";
-import { alertStates } from "@/lib/services/alert-actions";
+import { listAlertsWithState } from "@/lib/services/alert-actions";
 import { readLivePolicy } from "@/lib/services/draft-view";
 import { acknowledgeAlertAction, silenceAlertAction } from "./_lib/alert-actions";
 
@@ -40,8 +39,7 @@ function Count({ live, draft }: { live: number | null; draft: number }) {
 export default async function OverviewPage() {
   const { principal } = await pageAccess("policy.read", "/");
   const nowMs = await requestTime();
-  const [data, live, alerts] = await Promise.all([readOverview(db()), readLivePolicy(db()), listAlerts(db(), { sinceMs: nowMs - 86_400_000, limit: 20 })]);
-  const states = await alertStates(db(), alerts, nowMs);
+  const [data, live, alerts] = await Promise.all([readOverview(db()), readLivePolicy(db()), listAlertsWithState(db(), { sinceMs: nowMs - 86_400_000, nowMs })]);
   // Counts are the live policy's (what decision servers enforce); the draft's is shown beside when it differs.
   const liveTenants = live ? Object.values(live.tenants) : null;
   const liveCounts = {
@@ -82,7 +80,7 @@ export default async function OverviewPage() {
         </Section>
         <Section title="Alerts" description="429 share, quota and Redis alerts of the last 24 hours. Each links to the change of the policy version published before it began.">
           <AlertList
-            alerts={alerts.map((a) => ({ ...a, ...states.get(a.id) }))}
+            alerts={alerts}
             canAct={can(principal.role, "dashboards.read")}
             acknowledge={acknowledgeAlertAction}
             silence={silenceAlertAction}

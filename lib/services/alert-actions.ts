@@ -13,6 +13,7 @@
  */
 import { z } from "zod";
 import type { Db } from "../db/client";
+import { listAlerts } from "../jobs/alerts";
 import { writeAudit } from "../db/audit";
 import { can } from "../auth/permissions";
 import type { Editor } from "./edit-policy";
@@ -122,4 +123,11 @@ export async function alertStates(db: Db, alerts: readonly { id: string; kind: s
     out.set(a.id, { acknowledgedBy: ack?.actor ?? null, acknowledgedAt: ack?.at ?? null, silencedUntil: silence?.until ?? null, silencedBy: silence?.by ?? null });
   }
   return out;
+}
+
+/** The alerts since `sinceMs` (open ones whenever they began) with their acknowledgement and silence. */
+export async function listAlertsWithState(db: Db, { sinceMs, nowMs, limit = 20 }: { sinceMs: number; nowMs: number; limit?: number }) {
+  const alerts = await listAlerts(db, { sinceMs, limit });
+  const states = await alertStates(db, alerts, nowMs);
+  return alerts.map((a) => ({ ...a, ...states.get(a.id) }));
 }
