@@ -185,14 +185,26 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
   /** Runs several decisions in one DECIDE call; one result (or that decision's error) per decision, in order. */
   async function decideMany(batch: readonly DecisionInput[]): Promise<(GroupResult | Error)[]> {
     const keys: string[] = [];
-    const args: string[] = [nowArg(), String(batch.length)];
+    // Each distinct limit string once per call, then every check names its own by index: the
+    // decisions of one call mostly share their limits, and a limit string is ~80 bytes to encode,
+    // send, parse and intern, where an index is one or two.
+    const specs: string[] = [];
+    const specIndex = new Map<string, number>();
+    const decisionArgs: string[] = [];
     for (const d of batch) {
-      args.push(String(d.cost), String(d.flags), String(d.checks.length));
+      decisionArgs.push(String(d.cost), String(d.flags), String(d.checks.length));
       for (const c of d.checks) {
         keys.push(c.key);
-        args.push(checkSpec(c, c.algorithm === "concurrency" ? newLeaseToken() : ""));
+        const spec = checkSpec(c, c.algorithm === "concurrency" ? newLeaseToken() : "");
+        let index = specIndex.get(spec);
+        if (index === undefined) {
+          specs.push(spec);
+          specIndex.set(spec, (index = specs.length));
+        }
+        decisionArgs.push(String(index));
       }
     }
+    const args = [nowArg(), String(batch.length), String(specs.length), ...specs, ...decisionArgs];
     const raw = (await run(batchScript(batch), keys, args)) as RawDecision;
     const nowMs = Number(raw[0]);
     const results: (GroupResult | Error)[] = new Array<GroupResult | Error>(batch.length);

@@ -7,9 +7,10 @@
  *
  * KEYS: the base counter key of every check of every decision, in order. ARGV: [1] now override
  * in ms (empty in production: the clock is `redis.call('TIME')`; only tests pass it, to replay a
- * scenario), [2] the number of decisions, then per decision: cost, flags (0 commit, 1 dry run,
- * 2 commit and return undo commands, 3 dry run), the number of its checks, and one limit string
- * per check (13 fields joined by `|`, see checkSpec in lib/store/redis.ts). The Redis store sends
+ * scenario), [2] the number of decisions, [3] the number S of distinct limit strings, then those S
+ * limit strings (14 fields joined by `|`, see checkSpec in lib/store/redis.ts), then per decision:
+ * cost, flags (0 commit, 1 dry run, 2 commit and return undo commands, 3 dry run), the number of
+ * its checks, and per check the index (1 … S) of its limit string. The Redis store sends
  * the decisions that arrive in one event-loop turn as one call. Keys with suffixes (window start,
  * period label) are derived from the base key and keep its hash tag, so they are in its slot.
  *
@@ -70,13 +71,17 @@ local results, commits, undo, activity = {}, {}, {}, {}
 -- The reply, and its length (kept here: #reply is a search each time).
 local reply, rn = {now}, 1
 
--- One decision: checks n at KEYS[kb + 1 ..], their limits at ARGV[ab + 1 ..].
+-- The call's distinct limit strings, parsed once (ARGV[3] of them from ARGV[4]).
+local limits = {}
+for j = 1, tonumber(ARGV[3]) do limits[j] = spec(ARGV[3 + j]) end
+
+-- One decision: checks n at KEYS[kb + 1 ..], the indexes of their limits at ARGV[ab + 1 ..].
 local function decide(kb, ab, n)
   -- Phase 1: evaluate, reading only.
   local allAllowed, denying = true, 0
   for j = #activity, 1, -1 do activity[j] = nil end
   for i = 1, n do
-    local c = spec(ARGV[ab + i])
+    local c = limits[tonumber(ARGV[ab + i])]
     local o, commit
     if c.member ~= '' then
       o, commit = fair_share(KEYS[kb + i], c, activity)
@@ -125,7 +130,7 @@ local function decide(kb, ab, n)
           undo[undoN] = cmd
         end
       end
-      local c = spec(ARGV[ab + i])
+      local c = limits[tonumber(ARGV[ab + i])]
       if c.alg == 'concurrency' then lease = c.token end
     end
     local remaining, overage = o.remaining, o.overage
@@ -162,9 +167,9 @@ local function decide(kb, ab, n)
   reply[at + 2] = words
 end
 
--- ARGV[2] decisions, each as: cost, flags, number of checks, then one limit string per check. Every
+-- ARGV[2] decisions, each as: cost, flags, number of checks, then one limit index per check. Every
 -- decision is all-or-nothing on its own; the script runs them one after the other, atomically.
-local a, kb = 3, 0
+local a, kb = 4 + tonumber(ARGV[3]), 0
 for _ = 1, tonumber(ARGV[2]) do
   cost = tonumber(ARGV[a])
   -- flags: 0 commit, 1 dry run, 2 commit and return undo commands, 3 dry run and undo (none).
