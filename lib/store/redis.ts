@@ -32,7 +32,7 @@
 import { createHash } from "node:crypto";
 import type { Cluster } from "ioredis";
 import { isNoScript, type RedisClient as Client } from "../redis/client";
-import { decideLua, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS, SHADOW_BITS } from "./lua/decide";
+import { decideLua, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS, REPLY_REASONS, SHADOW_BITS } from "./lua/decide";
 import { REFUND_LUA } from "./lua/refund";
 import { RELEASE_LUA } from "./lua/release";
 import { SETTLE_LUA } from "./lua/settle";
@@ -224,7 +224,7 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
         const check = checks[i]!;
         const outcome: CheckOutcome = {
           allowed: raw[at + R.allowed] === 1,
-          reason: raw[at + R.reason] as CheckOutcome["reason"],
+          reason: REPLY_REASONS[raw[at + R.reason] as number]!,
           limit: check.limit,
           remaining: Number(raw[at + R.remaining]),
           resetAtMs: Number(raw[at + R.resetAt]),

@@ -37,11 +37,16 @@ import { TOKEN_BUCKET_LUA } from "./token-bucket";
 
 /**
  * The fields DECIDE writes for each check, in this order (the store reads them by these offsets):
- * allowed (1/0), reason, remaining (after this request, or idle when it consumed nothing), idle,
- * resetAt (ms), retry (ms), delay (ms), shadow (bits, see {@link SHADOW_BITS}), overage (-1: none),
- * lease (the concurrency token, '' if none).
+ * allowed (1/0), reason (its index in {@link REPLY_REASONS}), remaining (after this request, or
+ * idle when it consumed nothing), idle, resetAt (ms), retry (ms), delay (ms), shadow (bits, see
+ * {@link SHADOW_BITS}), overage (-1: none), lease (the concurrency token, 0 if none). All integers
+ * but a lease: Redis answers them as integers, which the client reads without making strings.
  */
 export const OUTCOME_REPLY_FIELDS = ["allowed", "reason", "remaining", "idle", "resetAt", "retry", "delay", "shadow", "overage", "lease"] as const;
+/** The reasons an outcome can give, by the index DECIDE answers. */
+export const REPLY_REASONS = ["ok", "rate_limited", "quota_exhausted", "concurrency_limited", "cost_exceeds_limit"] as const;
+const REASON_CODES_LUA = `local REASON_CODES = { ${REPLY_REASONS.map((r, i) => `${r} = ${i}`).join(", ")} }`;
+
 /**
  * The `shadow` field is a small bit set, so the accuracy meter adds nothing to an unsampled check's
  * reply: 1 a shadow limit that would have denied; 2 the accuracy meter sampled this check, then
@@ -121,7 +126,7 @@ local function decide(kb, ab, n)
   for i = 1, n do
     local o = results[i]
     local committed = doCommit and o.consumes
-    local lease = ''
+    local lease = 0
     if committed then
       local u = commits[i]()
       if wantUndo then
@@ -147,7 +152,7 @@ local function decide(kb, ab, n)
       end
     end
     local m = rn
-    reply[m + 1], reply[m + 2], reply[m + 3], reply[m + 4], reply[m + 5] = o.allowed and 1 or 0, o.reason, remaining, o.idle, o.resetAt
+    reply[m + 1], reply[m + 2], reply[m + 3], reply[m + 4], reply[m + 5] = o.allowed and 1 or 0, REASON_CODES[o.reason], remaining, o.idle, o.resetAt
     reply[m + 6], reply[m + 7], reply[m + 8], reply[m + 9], reply[m + 10] = o.retry, o.delay, shadow, overage, lease
     rn = m + 10
     results[i], commits[i] = nil, nil
@@ -209,7 +214,7 @@ export function decideLua(parts: readonly string[]): string {
     .filter((p) => p !== "fair_share" && p !== "exact_log")
     .map((p) => `${p} = ${p}`)
     .concat(parts.includes("token_bucket") ? ["leaky_bucket = token_bucket"] : []);
-  return [PRELUDE_LUA, ...parts.map((p) => ALGORITHM_LUA[p]), `local algorithms = { ${table.join(", ")} }`, MAIN].join("\n");
+  return [PRELUDE_LUA, ...parts.map((p) => ALGORITHM_LUA[p]), `local algorithms = { ${table.join(", ")} }`, REASON_CODES_LUA, MAIN].join("\n");
 }
 
 /** DECIDE with every algorithm (documentation and tests; the store sends the smaller scripts). */
