@@ -14,6 +14,7 @@
  */
 import { pathToFileURL } from "node:url";
 import { env } from "../lib/env";
+import { parseTrustedProxies } from "../lib/decision/client-address";
 import { createLogger, errorMessage } from "../lib/log";
 import { MAX_BATCH } from "../lib/decision/request";
 import { checkSingleNodeEnv, SingleNodeConfigError } from "../lib/single-node/config";
@@ -49,6 +50,11 @@ async function main(): Promise<void> {
     accuracySample: e.SLUICE_ACCURACY_SAMPLE,
     logger,
     denialLogMs: e.SLUICE_DENIAL_LOG_MS,
+    clientAddressRules: {
+      header: e.SLUICE_CLIENT_ADDRESS_HEADER,
+      trustedHops: e.SLUICE_TRUSTED_PROXY_HOPS,
+      trustedProxies: parseTrustedProxies(e.SLUICE_TRUSTED_PROXIES),
+    },
   });
   const modeNote = singleNode ? "single-node: no Redis, in-process counters, one replica only; " : "";
   const grpcNote = server.grpcPort === null ? "" : `, Envoy rate limit service (gRPC) on :${server.grpcPort}`;

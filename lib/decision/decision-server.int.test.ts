@@ -126,13 +126,14 @@ describe("decision server", () => {
 
   it("forward-auth: X-Forwarded-* or X-Original-*, key from X-Api-Key or Authorization, same headers", async () => {
     const ip = "192.0.2.44";
-    const base = { "x-sluice-token": TOKEN, "x-api-key": FIXTURE_KEYS.big, "x-forwarded-for": `${ip}, 10.0.0.1` };
+    // The gateway appends the client it saw: the rightmost X-Forwarded-For entry (README "Client addresses").
+    const base = { "x-sluice-token": TOKEN, "x-api-key": FIXTURE_KEYS.big, "x-forwarded-for": `10.9.9.9, ${ip}` };
     const a = await fetch(`${server.url}/v1/forward-auth`, { headers: { ...base, "x-forwarded-method": "GET", "x-forwarded-uri": "/v1/orders/7?x=1" } });
     expect(a.status).toBe(200);
     expect(a.headers.get("ratelimit-policy")).toBe('"pro-orders-read-ip";q=2;w=10');
     const b = await fetch(`${server.url}/v1/forward-auth`, {
       method: "POST",
-      headers: { "x-sluice-token": TOKEN, authorization: `Bearer ${FIXTURE_KEYS.big}`, "x-real-ip": ip, "x-original-method": "GET", "x-original-uri": "/v1/orders" },
+      headers: { "x-sluice-token": TOKEN, authorization: `Bearer ${FIXTURE_KEYS.big}`, "x-forwarded-for": `::ffff:${ip}`, "x-real-ip": "10.1.1.1", "x-original-method": "GET", "x-original-uri": "/v1/orders" },
     });
     expect(b.status).toBe(200);
     const c = await fetch(`${server.url}/v1/forward-auth`, { headers: { ...base, "x-forwarded-method": "GET", "x-forwarded-uri": "/v1/orders/7" } });
@@ -145,6 +146,43 @@ describe("decision server", () => {
     expect(noKey.status).toBe(401);
     const noToken = await fetch(`${server.url}/v1/forward-auth`, { headers: { "x-api-key": FIXTURE_KEYS.big, "x-forwarded-method": "GET", "x-forwarded-uri": "/" } });
     expect(noToken.status).toBe(401);
+  });
+
+  it("client addresses: every spelling of one address shares one counter in /v1/check's ip and forward-auth's header; junk is one shared subject", async () => {
+    // pro's orders-read ip limit: a token bucket of 2. The third request of one address is denied, whatever its spelling.
+    const third = async (spellings: string[]) => {
+      const out = [];
+      for (const ip of spellings) {
+        const body = (await (await check({ key: FIXTURE_KEYS.big, operation: "GET /v1/orders", ip, explain: true })).json()) as {
+          reason: string;
+          checks: { scope: string; key: string }[];
+        };
+        out.push({ reason: body.reason, key: body.checks.find((c) => c.scope === "ip")!.key });
+      }
+      return out;
+    };
+    const v4 = await third(["198.51.100.7", "::ffff:198.51.100.7", "::FFFF:c633:6407", "0:0:0:0:0:ffff:c633:6407"]);
+    expect(v4.map((a) => a.reason)).toEqual(["ok", "ok", "rate_limited", "rate_limited"]);
+    expect(new Set(v4.map((a) => a.key)).size).toBe(1);
+    expect(v4[0]!.key.endsWith(":198.51.100.7")).toBe(true);
+    const v6 = await third(["2001:DB8::1", "2001:db8:0:0::1", "2001:0db8:0000::0001"]);
+    expect(v6.map((a) => a.reason)).toEqual(["ok", "ok", "rate_limited"]);
+    expect(v6[0]!.key.endsWith(":2001:db8::1")).toBe(true);
+    for (const ip of ["x", "", "198.51.100.7:80", "010.0.0.1", "999.1.1.1"]) {
+      const res = await check({ key: FIXTURE_KEYS.big, operation: "GET /v1/orders", ip });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { field: string } }).error.field).toBe("ip");
+    }
+    // Forward-auth: unparseable or missing addresses share the one `unknown` counter, never "no IP limit".
+    const fa = (xff?: string) =>
+      fetch(`${server.url}/v1/forward-auth`, {
+        headers: { "x-sluice-token": TOKEN, "x-api-key": FIXTURE_KEYS.big, "x-forwarded-method": "GET", "x-forwarded-uri": "/v1/orders/1", ...(xff === undefined ? {} : { "x-forwarded-for": xff }) },
+      });
+    const junk = [await fa("x"), await fa("garbage, unknown"), await fa()];
+    expect(junk.map((r) => r.status)).toEqual([200, 200, 429]);
+    // Spellings with ports and brackets, as proxies write them, are one address too.
+    const spelled = [await fa("203.0.113.99:4711"), await fa("[::ffff:cb00:7163]:443"), await fa("10.0.0.1, ::FFFF:203.0.113.99")];
+    expect(spelled.map((r) => r.status)).toEqual([200, 200, 429]);
   });
 
   it("forward-auth, Envoy's form: the request's own method and the path after /v1/forward-auth; headers win; bad forms are 400 or 404", async () => {

@@ -2,8 +2,8 @@
  * Parsing of decision API bodies (docs/decision-api.md) with zod, into errors that name the field:
  * `{ error: { code: "invalid_request", message: "cost: expected an integer ≥ 1", field: "cost" } }`.
  */
-import { isIP } from "node:net";
 import { z } from "zod";
+import { canonicalClientAddress } from "./client-address";
 import type { DecisionRequest } from "./engine";
 
 export const MAX_FIELD_CHARS = 512;
@@ -29,7 +29,7 @@ export const checkSchema = z
     ip: z
       .string({ error: "expected an IP address" })
       .max(64, { error: "expected an IP address" })
-      .refine((v) => isIP(v) !== 0, { error: "expected an IP address" })
+      .refine((v) => canonicalClientAddress(v) !== null, { error: "expected an IP address" })
       .optional(),
     cost: z
       .number({ error: "expected an integer ≥ 1" })
@@ -87,6 +87,8 @@ function parseOne(value: unknown, prefix: (string | number)[]): { ok: true; requ
   // Anything the fast path does not accept goes through zod, which names the first bad field.
   const result = checkSchema.safeParse(value);
   if (!result.success) return { ok: false, error: firstIssue(result.error, prefix, value) };
+  // Every spelling of one address is one counter subject (lib/decision/client-address.ts).
+  if (result.data.ip !== undefined) result.data.ip = canonicalClientAddress(result.data.ip)!;
   return { ok: true, request: result.data };
 }
 
@@ -106,8 +108,10 @@ function fastCheck(v: Record<string, unknown>): DecisionRequest | null {
   if (key !== undefined) out.key = key as string;
   else out.tenant = tenant as string;
   if (ip !== undefined) {
-    if (typeof ip !== "string" || ip.length > 64 || isIP(ip) === 0) return null;
-    out.ip = ip;
+    if (typeof ip !== "string" || ip.length > 64) return null;
+    const canonical = canonicalClientAddress(ip);
+    if (canonical === null) return null;
+    out.ip = canonical;
   }
   if (cost !== undefined) {
     if (typeof cost !== "number" || !Number.isSafeInteger(cost) || cost < 1 || cost > MAX_COST) return null;

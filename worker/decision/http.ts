@@ -16,6 +16,7 @@ import { NotReadyError, type DecisionEngine, type DecisionRequest } from "../../
 import type { DecisionMetrics } from "../../lib/decision/metrics";
 import { errorBody } from "../../lib/errors";
 import { errorMessage, type Logger } from "../../lib/log";
+import { clientAddressFromHeaders, DEFAULT_CLIENT_ADDRESS_RULES, type ClientAddressRules } from "../../lib/decision/client-address";
 import { MAX_FIELD_CHARS, parseCheckBody, parseReleaseBody, type FieldError } from "../../lib/decision/request";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { ServiceTokens } from "./service-tokens";
@@ -37,6 +38,8 @@ export interface DecisionHttpDeps {
   metrics: DecisionMetrics;
   /** For what goes wrong (nothing is written per request). */
   logger: Logger;
+  /** Forward-auth: which forwarding header names the client, and the trusted proxies (default: X-Forwarded-For, no hops). */
+  clientAddressRules?: ClientAddressRules;
 }
 
 export interface DecisionHttp {
@@ -132,6 +135,7 @@ function notReady(res: http.ServerResponse): void {
 
 export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
   const { engine, tokens, currentPolicy, metrics, logger } = deps;
+  const addressRules = deps.clientAddressRules ?? DEFAULT_CLIENT_ADDRESS_RULES;
 
   async function handleCheck(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (!tokens.accepts(bearer(header(req, "authorization")))) {
@@ -178,8 +182,8 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     const operation = `${method} ${uri}`;
     if (operation.length > MAX_FIELD_CHARS) return invalid(res, { field: "X-Forwarded-Uri", message: "operation: at most 512 characters" });
     const apiKey = header(req, "x-api-key") ?? bearer(header(req, "authorization")) ?? header(req, "authorization");
-    const forwarded = header(req, "x-forwarded-for")?.split(",")[0]?.trim();
-    const ip = forwarded || header(req, "x-real-ip")?.trim() || undefined;
+    // Never absent: a missing or unparseable address is the one shared `unknown` subject.
+    const ip = clientAddressFromHeaders((name) => header(req, name), addressRules);
     if (apiKey === undefined || apiKey === "") {
       const doc = currentPolicy();
       if (!doc) return notReady(res);
@@ -201,8 +205,7 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
       return json(res, 401, answer);
     }
     if (apiKey.length > MAX_FIELD_CHARS) return invalid(res, { field: "X-Api-Key", message: "key: at most 512 characters" });
-    const request: DecisionRequest = { key: apiKey, operation };
-    if (ip && /^[0-9a-fA-F:.]{2,64}$/.test(ip)) request.ip = ip;
+    const request: DecisionRequest = { key: apiKey, operation, ip };
     const answer = await engine.decide(request);
     const headers: Record<string, string> = { ...answer.headers, "X-Sluice-Reason": answer.reason };
     if (answer.tenant) headers["X-Sluice-Tenant"] = answer.tenant;

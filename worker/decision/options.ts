@@ -1,5 +1,6 @@
 /** How a decision server is started (worker/decision-server.ts reads them from the environment). */
 import type { SluiceMode } from "../../lib/env";
+import type { ClientAddressRules } from "../../lib/decision/client-address";
 import type { Logger } from "../../lib/log";
 import type { CounterStore } from "../../lib/store/types";
 
@@ -32,6 +33,8 @@ export interface DecisionServerOptions {
   store?: CounterStore;
   /** Default: createLogger("decision") (lib/log.ts). */
   logger?: Logger;
+  /** Forward-auth's client address (SLUICE_CLIENT_ADDRESS_HEADER, SLUICE_TRUSTED_PROXY_HOPS, SLUICE_TRUSTED_PROXIES); default X-Forwarded-For, no hops. */
+  clientAddressRules?: ClientAddressRules;
   /** How often denials are written, one line per reason (default 10 s; lib/decision/denial-log.ts). */
   denialLogMs?: number;
 }
