@@ -48,3 +48,24 @@ test("five failed sign-ins lock the account: the sixth attempt is answered 429",
   expect((await answer).status()).toBe(429);
   await expect(page.locator("#login-error")).toContainText("Too many failed sign-ins");
 });
+
+test("signing out ends the session on the server: the session cookie from before no longer signs in", async ({ page, context }) => {
+  await signIn(page, "sre");
+  const before = await context.cookies();
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await expect(page).toHaveURL(/\/login/);
+  // Put the old cookie back, as a copy in another tab or a stolen one would be.
+  await context.addCookies(before);
+  await page.goto("/dashboards");
+  await expect(page).toHaveURL(/\/login\?callbackUrl=%2Fdashboards/);
+});
+
+test("pages and API answers carry the security headers", async ({ page, request }) => {
+  for (const answer of [await page.goto("/login"), await request.get("/api/v1/openapi.json")]) {
+    const headers = answer!.headers();
+    expect(headers["x-frame-options"]).toBe("DENY");
+    expect(headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+    expect(headers["referrer-policy"]).toBe("strict-origin-when-cross-origin");
+    expect(headers["x-content-type-options"]).toBe("nosniff");
+  }
+});
