@@ -4,7 +4,7 @@
  * maps the result with lib/errors.ts (ActionResult, actionResult: the one mapping).
  */
 import { headers } from "next/headers";
-import type { ActionResult, FieldIssue } from "../errors";
+import { actionFailure, type ActionResult, type FieldIssue } from "../errors";
 import { actionOriginRefusal } from "./origin";
 import type { Action } from "./permissions";
 import { AuthError, type Principal } from "./require-role";
@@ -24,7 +24,7 @@ export async function guardAction<T>(action: Action, fn: (principal: Principal) 
   try {
     principal = await authorize(action);
   } catch (error) {
-    if (error instanceof AuthError) return { ok: false, status: error.status, message: error.message };
+    if (error instanceof AuthError) return actionFailure(error);
     throw error;
   }
   return fn(principal);
