@@ -16,7 +16,7 @@
  * the decisions counted) — the figure that holds on a loaded machine, where req/s swings. The
  * load average is printed at the start and the end; the goals of #12 are checked at the end.
  *
- * BENCH_SECONDS (default 6) per run, BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50),
+ * BENCH_SECONDS (default 5) per run, BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50),
  * BENCH_FIXED_RATE (default 5000). About 4 to 5 minutes with the defaults.
  * Another path is one more entry in `targets` (a server to start and the load to put on it).
  */
@@ -31,7 +31,7 @@ import { BENCH_DEMO_KEY, BENCH_DENY_KEY, BENCH_KEY, BENCH_TOKEN, publishBenchPol
 import { cpuUs } from "./proc-cpu";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const FIXED_RATE = Number(process.env.BENCH_FIXED_RATE ?? 5_000);
