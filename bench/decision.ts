@@ -280,7 +280,7 @@ async function main(): Promise<void> {
 
     // A lenient store timeout: the bench measures the Redis path, not the failure path (a decision
     // answered degraded would flatter the figures; the "degraded" column shows any that were).
-    const sluiceEnv = { REDIS_URL: own.url, SLUICE_REDIS_PREFIX: PREFIX, SLUICE_SERVICE_TOKENS: TOKEN, REDIS_TIMEOUT_MS: "2000", POLICY_POLL_MS: "5000" };
+    const sluiceEnv = { REDIS_URL: own.url, SLUICE_REDIS_PREFIX: PREFIX, SLUICE_SERVICE_TOKENS: TOKEN, REDIS_TIMEOUT_MS: "2000", POLICY_POLL_MS: "5000", SLUICE_DECISION_PROCESSES: "1" };
     const grpcPort = await freePort();
     const [hello, peer, peerDeny, sluiceHttp, sluice2] = await Promise.all([
       start("hello", "bench/hello.ts", {}, "/"),

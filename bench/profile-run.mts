@@ -32,7 +32,7 @@ await redis.hset(keys.keyIndex(), Object.fromEntries(denyKeys.map((k) => [sha256
 const port = await freePort();
 const child = spawn(process.execPath, [...(PROF ? ["--cpu-prof", "--cpu-prof-dir=/tmp/pw/prof"] : []), "--import", "tsx", MODE === "hello" ? "bench/hello.ts" : MODE === "peer" ? "bench/peer.ts" : "worker/decision-server.ts"], {
   cwd: ROOT,
-  env: { ...process.env, REDIS_URL: own.url, SLUICE_SERVICE_TOKENS: TOKEN, REDIS_TIMEOUT_MS: "2000", POLICY_POLL_MS: "5000", PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_DENY_CACHE: "1", SLUICE_GRPC_PORT: "0" },
+  env: { ...process.env, REDIS_URL: own.url, SLUICE_SERVICE_TOKENS: TOKEN, REDIS_TIMEOUT_MS: "2000", POLICY_POLL_MS: "5000", PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_DENY_CACHE: "1", SLUICE_GRPC_PORT: "0", SLUICE_DECISION_PROCESSES: "1" },
   stdio: ["ignore", "ignore", "inherit"],
 });
 const url = `http://127.0.0.1:${port}`;

@@ -41,6 +41,13 @@ const envSchema = z.object({
   SLUICE_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   /** The only `domain` the rate limit service answers (Envoy's ratelimit filter `domain`). */
   SLUICE_RLS_DOMAIN: z.string().min(1).max(256).default("sluice"),
+  /**
+   * Decision processes per decision server (node:cluster, sharing its ports; worker/decision/supervisor.ts).
+   * Unset: the machine's cores (`os.availableParallelism()`), 1 in single-node mode (which allows no more).
+   */
+  SLUICE_DECISION_PROCESSES: z.coerce.number().int().min(1).max(256).optional(),
+  /** Set by the supervisor for each decision process it starts (1…N), for its log lines; not a setting. */
+  SLUICE_DECISION_PROCESS_INDEX: z.coerce.number().int().min(1).max(256).optional(),
   /** Number of decision server replicas; `local` failure mode enforces limit / this. */
   SLUICE_INSTANCES: z.coerce.number().int().min(1).max(10_000).default(1),
   /** Service tokens the decision API accepts besides the Redis set (comma-separated sha256 hex or plaintexts). */

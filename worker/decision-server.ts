@@ -2,7 +2,9 @@
  * The decision server process (`npm run decision`): reads the environment, starts the server
  * (worker/decision/server.ts wires the backend, the engine and the HTTP adapter), and handles the
  * process's life: SIGTERM/SIGINT stop accepting, drain in-flight requests, flush usage and exit;
- * a closed output pipe does the same.
+ * a closed output pipe does the same. With SLUICE_DECISION_PROCESSES above 1 (the default is the
+ * machine's cores) this process is the supervisor of that many decision processes sharing the
+ * ports, and each of them runs the rest of this file (worker/decision/supervisor.ts).
  *
  * The parts, in the order a decision passes them:
  * - worker/decision/http.ts — the HTTP adapter (docs/decision-api.md: /v1/check, /v1/forward-auth,
@@ -12,6 +14,8 @@
  *   usage live (SLUICE_MODE, docs/architecture.md "Modes");
  * - worker/decision/server.ts — the wiring.
  */
+import cluster from "node:cluster";
+import { availableParallelism } from "node:os";
 import { pathToFileURL } from "node:url";
 import { env } from "../lib/env";
 import { parseTrustedProxies } from "../lib/decision/client-address";
@@ -19,14 +23,34 @@ import { createLogger, errorMessage } from "../lib/log";
 import { MAX_BATCH } from "../lib/decision/request";
 import { checkSingleNodeEnv, SingleNodeConfigError } from "../lib/single-node/config";
 import { startDecisionServer } from "./decision/server";
+import { joinCluster, superviseDecisionProcesses, type ClusterMember } from "./decision/supervisor";
 
 export { startDecisionServer, type DecisionServer, type DecisionServerOptions } from "./decision/server";
 
-const logger = createLogger("decision");
+const baseLogger = createLogger("decision");
+
+/** SLUICE_DECISION_PROCESSES, or its default: the machine's cores, one in single-node mode (its counters live in the process). */
+export function decisionProcesses(e: Pick<ReturnType<typeof env>, "SLUICE_DECISION_PROCESSES" | "SLUICE_MODE">): number {
+  if (e.SLUICE_MODE === "single-node") {
+    if ((e.SLUICE_DECISION_PROCESSES ?? 1) > 1) {
+      throw new Error("SLUICE_DECISION_PROCESSES: single-node mode keeps its counters in one process; set 1 or leave it unset");
+    }
+    return 1;
+  }
+  return e.SLUICE_DECISION_PROCESSES ?? availableParallelism();
+}
 
 /** `npm run decision`. */
 async function main(): Promise<void> {
   const e = env();
+  const processes = decisionProcesses(e);
+  if (processes > 1 && cluster.isPrimary) {
+    superviseDecisionProcesses({ processes, logger: baseLogger.child({ role: "supervisor" }) });
+    return;
+  }
+  const supervised = cluster.isWorker;
+  const logger = supervised ? baseLogger.child({ process: e.SLUICE_DECISION_PROCESS_INDEX ?? 0 }) : baseLogger;
+  let member: ClusterMember | null = null;
   const singleNode = e.SLUICE_MODE === "single-node";
   if (singleNode) {
     const { problems, warnings } = checkSingleNodeEnv(e);
@@ -44,7 +68,8 @@ async function main(): Promise<void> {
     clusterNodes: e.REDIS_CLUSTER_NODES,
     redisTimeoutMs: e.REDIS_TIMEOUT_MS,
     pollMs: e.POLICY_POLL_MS,
-    instances: e.SLUICE_INSTANCES,
+    // Failure mode `local`: every process enforces its own share.
+    instances: e.SLUICE_INSTANCES * processes,
     serviceTokens: (e.SLUICE_SERVICE_TOKENS ?? "").split(","),
     denyCache: e.SLUICE_DENY_CACHE === "1",
     accuracySample: e.SLUICE_ACCURACY_SAMPLE,
@@ -55,13 +80,22 @@ async function main(): Promise<void> {
       trustedHops: e.SLUICE_TRUSTED_PROXY_HOPS,
       trustedProxies: parseTrustedProxies(e.SLUICE_TRUSTED_PROXIES),
     },
+    // One of several processes: /metrics answers for all of them (the supervisor aggregates).
+    joinMetrics: supervised
+      ? (registry) => {
+          const m = joinCluster(registry, logger);
+          member = m;
+          return () => m.metricsText();
+        }
+      : undefined,
   });
   const modeNote = singleNode ? "single-node: no Redis, in-process counters, one replica only; " : "";
   const grpcNote = server.grpcPort === null ? "" : `, Envoy rate limit service (gRPC) on :${server.grpcPort}`;
   logger.info(
     { port: server.port, grpcPort: server.grpcPort, mode: e.SLUICE_MODE, policyVersion: server.policy.current?.version ?? null },
-    `decision server listening on :${server.port}${grpcNote} (${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH})`,
+    `decision server listening on :${server.port}${grpcNote} (${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH}${supervised ? `, process ${e.SLUICE_DECISION_PROCESS_INDEX} of ${processes}` : ""})`,
   );
+  (member as ClusterMember | null)?.ready();
   let outputLost = false;
   const stop = (signal: string) => {
     if (!outputLost) logger.info({ signal }, `${signal}: draining`);
@@ -85,11 +119,13 @@ async function main(): Promise<void> {
   });
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
+  // The supervisor is gone (killed without its children): nobody hands out connections any more.
+  if (supervised) process.once("disconnect", () => stop("supervisor gone"));
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((error: unknown) => {
-    logger.fatal(`decision server failed to start: ${errorMessage(error)}`);
+    baseLogger.fatal(`decision server failed to start: ${errorMessage(error)}`);
     process.exit(1);
   });
 }

@@ -144,7 +144,8 @@ async function main(): Promise<void> {
 
   startChild("decision", process.execPath, tsx("decision-server.ts"), {
     cwd: ROOT,
-    env: { ...shared, DECISION_PORT: String(decisionPort), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: String(grpcPort) },
+    // One decision process unless asked for more: the demo is not a load test.
+    env: { ...shared, SLUICE_DECISION_PROCESSES: String(currentEnv("SLUICE_DECISION_PROCESSES") ?? 1), DECISION_PORT: String(decisionPort), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: String(grpcPort) },
   });
   startChild("worker", process.execPath, tsx("jobs.ts"), { cwd: ROOT, env: shared });
   startChild("web", nextBin, ["start", "-p", String(controlPort)], {

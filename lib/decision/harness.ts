@@ -54,9 +54,11 @@ export async function spawnDecisionServer(env: Record<string, string>, options: 
     // The product's defaults (the 25 ms store budget included) unless a test sets its own: a test
     // server with a longer budget would hide exactly what a loaded machine does to the budget.
     // Every server serves gRPC on a port of its own (the default 8081 would collide between tests).
+    // One decision process per server unless a test is about several (SLUICE_DECISION_PROCESSES).
     env: childEnv({
       DECISION_HOST: "127.0.0.1",
       DECISION_PORT: String(port),
+      SLUICE_DECISION_PROCESSES: "1",
       ...env,
       SLUICE_GRPC_PORT: grpcPortSetting,
     }),

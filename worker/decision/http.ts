@@ -36,6 +36,8 @@ export interface DecisionHttpDeps {
   /** The /readyz answer. */
   readiness: () => { ready: boolean; body: Record<string, unknown> };
   metrics: DecisionMetrics;
+  /** The /metrics text when this process is one of several (the aggregate of all); default this registry's. */
+  metricsText?: () => Promise<string>;
   /** For what goes wrong (nothing is written per request). */
   logger: Logger;
   /** Forward-auth: which forwarding header names the client, and the trusted proxies (default: X-Forwarded-For, no hops). */
@@ -261,7 +263,7 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     "/metrics": {
       methods: ["GET"],
       handle: async (_req, res) => {
-        const text = await metrics.registry.metrics();
+        const text = await (deps.metricsText ?? (() => metrics.registry.metrics()))();
         res.writeHead(200, { "Content-Type": metrics.registry.contentType });
         res.end(text);
       },

@@ -3,6 +3,7 @@ import type { SluiceMode } from "../../lib/env";
 import type { ClientAddressRules } from "../../lib/decision/client-address";
 import type { Logger } from "../../lib/log";
 import type { CounterStore } from "../../lib/store/types";
+import type { Registry } from "prom-client";
 
 export interface DecisionServerOptions {
   port: number;
@@ -37,4 +38,9 @@ export interface DecisionServerOptions {
   clientAddressRules?: ClientAddressRules;
   /** How often denials are written, one line per reason (default 10 s; lib/decision/denial-log.ts). */
   denialLogMs?: number;
+  /**
+   * One of several decision processes (worker/decision/supervisor.ts): given this process's
+   * registry, the /metrics text of all of them. Absent: this process's registry.
+   */
+  joinMetrics?: (registry: Registry) => () => Promise<string>;
 }

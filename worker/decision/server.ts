@@ -95,7 +95,8 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     accuracySample,
   });
 
-  const http = createDecisionHttp({ engine, tokens, currentPolicy: backend.currentPolicy, readiness: () => backend.readiness(), metrics, logger, clientAddressRules: options.clientAddressRules });
+  const metricsText = options.joinMetrics?.(metrics.registry);
+  const http = createDecisionHttp({ engine, tokens, currentPolicy: backend.currentPolicy, readiness: () => backend.readiness(), metrics, metricsText, logger, clientAddressRules: options.clientAddressRules });
   const grpc = options.grpcPort
     ? createDecisionGrpc({ engine, tokens, domain: options.rlsDomain ?? "sluice", readiness: () => backend.readiness(), metrics, logger })
     : null;
