@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../../lib/decision/fixture";
+import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../../lib/decision/testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "../../lib/decision/harness";
 import { type OwnRedis, startOwnRedis } from "../../lib/net/redis-server";
 import { sha256Hex } from "../../lib/redis/key-index";
