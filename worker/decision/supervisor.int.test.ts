@@ -49,7 +49,7 @@ const alive = (pid: number) => {
   }
 };
 
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
+async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
