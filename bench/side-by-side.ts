@@ -17,7 +17,9 @@
  * load average is printed at the start and the end; the goals of #12 are checked at the end.
  *
  * BENCH_SECONDS (default 5) per run, BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50),
- * BENCH_FIXED_RATE (default 5000). About 4 to 5 minutes with the defaults.
+ * BENCH_FIXED_RATE (default 5000), BENCH_PROCESSES (default 1; 2 adds /v1/check on a server of two
+ * decision processes). About 4 to 5 minutes with the defaults. The gRPC rows need h2load (Debian's
+ * nghttp2-client).
  * Another path is one more entry in `targets` (a server to start and the load to put on it).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
@@ -35,26 +37,31 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const FIXED_RATE = Number(process.env.BENCH_FIXED_RATE ?? 5_000);
+/** BENCH_PROCESSES=N (> 1): one more row, /v1/check on a decision server of N processes (SLUICE_DECISION_PROCESSES, #12 item 2). */
+const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 1);
 const run = promisify(execFile);
 
 interface Proc {
   name: string;
   child: ChildProcess;
   url: string;
+  /** `127.0.0.1:<port>` of its gRPC rate limit service, when it serves one. */
+  grpcAddress?: string;
 }
 
-async function start(name: string, script: string, env: Record<string, string>, ready: string): Promise<Proc> {
+async function start(name: string, script: string, env: Record<string, string>, ready: string, grpc = false): Promise<Proc> {
   const port = await freePort();
+  const grpcPort = grpc ? await freePort() : 0;
   const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, script)], {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: "0" },
+    env: { ...process.env, ...env, PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: String(grpcPort) },
     stdio: ["ignore", "ignore", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`${name} exited`);
     const ok = await fetch(`${url}${ready}`).then((r) => r.status < 500, () => false);
-    if (ok) return { name, child, url };
+    if (ok) return { name, child, url, ...(grpc ? { grpcAddress: `127.0.0.1:${grpcPort}` } : {}) };
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${name} did not start`);
@@ -67,8 +74,11 @@ async function metric(url: string, pattern: RegExp): Promise<number> {
   return sum;
 }
 
-/** How a target is loaded: wrk at full speed (check.lua), or bench/fixed-rate.ts at FIXED_RATE. */
-type Load = { tool: "wrk"; path: string; env: Record<string, string> } | { tool: "fixed-rate"; path: string; env: Record<string, string> };
+/**
+ * How a target is loaded: wrk at full speed (check.lua), bench/fixed-rate.ts at FIXED_RATE, or
+ * h2load on the gRPC rate limit service (bench/h2load-rls.ts, #13).
+ */
+type Load = { tool: "wrk" | "fixed-rate" | "h2load-rls"; path: string; env: Record<string, string> };
 
 interface Target {
   name: string;
@@ -102,18 +112,24 @@ async function measure(t: Target, redisPid: number, seconds = SECONDS): Promise<
   const { stdout } =
     t.load.tool === "wrk"
       ? await run("/usr/bin/wrk", ["-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "-s", path.join(ROOT, "bench/wrk/check.lua"), `${t.proc.url}${t.load.path}`], { env, maxBuffer: 1 << 20 })
-      : await run(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/fixed-rate.ts")], {
-          cwd: ROOT,
-          env: { ...env, FIXED_URL: `${t.proc.url}${t.load.path}`, FIXED_RATE: String(FIXED_RATE), FIXED_SECONDS: String(seconds) },
-          maxBuffer: 1 << 20,
-        });
+      : t.load.tool === "h2load-rls"
+        ? await run(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/h2load-rls.ts")], {
+            cwd: ROOT,
+            env: { ...env, RLS_ADDRESS: t.proc.grpcAddress, METRICS_URL: `${t.proc.url}/metrics`, SECONDS: String(seconds), CONNECTIONS: String(CONNECTIONS) },
+            maxBuffer: 1 << 20,
+          })
+        : await run(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/fixed-rate.ts")], {
+            cwd: ROOT,
+            env: { ...env, FIXED_URL: `${t.proc.url}${t.load.path}`, FIXED_RATE: String(FIXED_RATE), FIXED_SECONDS: String(seconds) },
+            maxBuffer: 1 << 20,
+          });
   const server = cpuUs(t.proc.child.pid!) - server0;
   const redisCpu = cpuUs(redisPid) - redis0;
   const line = stdout.split("\n").find((l) => l.startsWith("RESULT "));
   if (!line) throw new Error(`no RESULT for ${t.name}: ${stdout}`);
   const [requests, durationUs, p50Us, p99Us, errors] = line.split(" ").slice(1).map(Number) as [number, number, number, number, number];
   // CPU is divided by every decision made in the run (fixed-rate's first second included).
-  const made = t.load.tool === "wrk" ? requests : requests + (FIXED_RATE * (seconds * 1e6 - durationUs)) / 1e6;
+  const made = t.load.tool !== "fixed-rate" ? requests : requests + (FIXED_RATE * (seconds * 1e6 - durationUs)) / 1e6;
   const decisions = made * t.perRequest;
   let missRate: number | null = null;
   if (t.sluice) {
@@ -161,14 +177,17 @@ async function main(): Promise<void> {
       start("hello", "bench/hello.ts", {}, "/"),
       start("peer", "bench/peer.ts", { REDIS_URL: own.url }, "/"),
       start("lean", "bench/lean.ts", { REDIS_URL: own.url }, "/"),
-      start("sluice", "worker/decision-server.ts", sluiceEnv, "/readyz"),
+      start("sluice", "worker/decision-server.ts", sluiceEnv, "/readyz", true),
       // The accuracy meter's cost on sampled subjects (#16): off, and every subject sampled.
       start("sluice-meter-off", "worker/decision-server.ts", { ...sluiceEnv, SLUICE_ACCURACY_SAMPLE: "0" }, "/readyz"),
       start("sluice-meter-all", "worker/decision-server.ts", { ...sluiceEnv, SLUICE_ACCURACY_SAMPLE: "1" }, "/readyz"),
     ]);
     procs.push(hello, peer, lean, sluice, meterOff, meterAll);
+    const multi = PROCESSES > 1 ? await start(`sluice-${PROCESSES}p`, "worker/decision-server.ts", { ...sluiceEnv, SLUICE_DECISION_PROCESSES: String(PROCESSES) }, "/readyz") : null;
+    if (multi) procs.push(multi);
     const wrk = (p: string, env: Record<string, string> = {}): Load => ({ tool: "wrk", path: p, env });
     const fixedRate = (p: string): Load => ({ tool: "fixed-rate", path: p, env: {} });
+    const h2loadRls = (key: string, address: string): Load => ({ tool: "h2load-rls", path: "", env: { BENCH_KEY: key, BENCH_FIXED_IP: address } });
     const targets: Target[] = [
       { name: "node:http hello", proc: hello, load: wrk("/"), perRequest: 1 },
       { name: "rate-limiter-flexible", proc: peer, load: wrk("/"), perRequest: 1 },
@@ -181,6 +200,10 @@ async function main(): Promise<void> {
       { name: `Sluice at ${FIXED_RATE / 1000}k req/s`, proc: sluice, load: fixedRate("/v1/check"), perRequest: 1, sluice: true },
       { name: "Sluice, accuracy meter off", proc: meterOff, load: wrk("/v1/check"), perRequest: 1, sluice: true },
       { name: "Sluice, every subject sampled", proc: meterAll, load: wrk("/v1/check"), perRequest: 1, sluice: true },
+      ...(multi ? [{ name: `Sluice /v1/check, ${PROCESSES} processes`, proc: multi, load: wrk("/v1/check"), perRequest: 1, sluice: true }] : []),
+      // Envoy's rate limit service protocol (#13): the same decisions over gRPC.
+      { name: "Sluice gRPC ShouldRateLimit", proc: sluice, load: h2loadRls(BENCH_KEY, "203.0.113.7"), perRequest: 1, sluice: true },
+      { name: "Sluice gRPC deny path", proc: sluice, load: h2loadRls(BENCH_DENY_KEY, "192.0.2.1"), perRequest: 1, sluice: true },
     ];
     // Warm-up: JIT, scripts loaded, key caches, the deny address over its limit.
     for (const t of targets) await measure(t, own.pid()!, 2).catch((e: unknown) => process.stderr.write(`warm-up ${t.name}: ${String(e)}\n`));
@@ -250,6 +273,13 @@ async function main(): Promise<void> {
     process.stdout.write("\n| goal (#12) | measured | |\n| --- | --- | --- |\n");
     for (const [goal, measured, met] of goals) process.stdout.write(`| ${goal} | ${measured} | ${met ? "met" : "**missed**"} |\n`);
     process.stdout.write(`\nThe accuracy meter (#16), ${meterCost(row("Sluice, every subject sampled"), row("Sluice, accuracy meter off"))}\n`);
+    const vsHttp = (grpc: typeof single, http: typeof single) =>
+      `${(grpc.dec / http.dec).toFixed(2)}× its decisions/s, ${(grpc.server / http.server).toFixed(2)}× its server CPU per decision`;
+    process.stdout.write(`gRPC (#13; goal: at least the HTTP path's figures): single check ${vsHttp(row("Sluice gRPC ShouldRateLimit"), single)}; deny path ${vsHttp(row("Sluice gRPC deny path"), deny)}\n`);
+    if (multi) {
+      const m = row(`Sluice /v1/check, ${PROCESSES} processes`);
+      process.stdout.write(`${PROCESSES} decision processes (#12 item 2): ${(m.dec / single.dec).toFixed(2)}× one process's decisions/s, ${(m.server / single.server).toFixed(2)}× its server CPU per decision (supervisor included)\n`);
+    }
   } finally {
     for (const p of procs) p.child.kill("SIGTERM");
     redis.disconnect();
