@@ -5,7 +5,7 @@
 #
 # Needs, on PATH (scripts/test.sh adds /usr/sbin, where Debian puts nginx and rabbitmq-server):
 # Chromium (CHROMIUM_PATH, else `chromium`, for Playwright), nginx (the gateway snippet's
-# test), wrk (the benchmarks), redis-server and redis-cli (tests start their own servers and a
+# test), wrk and h2load (the benchmarks: HTTP and the gRPC rate limit service), redis-server and redis-cli (tests start their own servers and a
 # Redis Cluster), and answering: PostgreSQL at DATABASE_URL, Redis at REDIS_URL, RabbitMQ at
 # AMQP_URL (defaults: the machine's own, as in docs/testing.md).
 #
@@ -81,6 +81,7 @@ elif ! has chromium; then
 fi
 if ! has nginx; then problems+=("nginx is not installed"); need_pkg nginx-light; fi
 if ! has wrk; then problems+=("wrk is not installed"); need_pkg wrk; fi
+if ! has h2load; then problems+=("h2load is not installed"); need_pkg nghttp2-client; fi
 if ! has redis-server || ! has redis-cli; then problems+=("redis-server / redis-cli are not installed"); need_pkg redis-server; fi
 
 check_service() { # name host port variable package server-binary
@@ -150,8 +151,8 @@ if [ "${#cannot[@]}" -eq 0 ] && is_root && has apt-get; then
   done
   if [ "$installed_pg" = 1 ]; then pg_fresh_setup; fi
   # A package that installed but put nothing where the tests look (e.g. no /usr/bin/chromium).
-  if { [ -z "${CHROMIUM_PATH:-}" ] && ! has chromium; } || ! has nginx || ! has wrk || ! has redis-server || ! has redis-cli; then
-    echo "preflight: installed ${packages[*]}, but Chromium, nginx, wrk or redis-server is still missing" >&2
+  if { [ -z "${CHROMIUM_PATH:-}" ] && ! has chromium; } || ! has nginx || ! has wrk || ! has h2load || ! has redis-server || ! has redis-cli; then
+    echo "preflight: installed ${packages[*]}, but Chromium, nginx, wrk, h2load or redis-server is still missing" >&2
     exit 1
   fi
   exit 0

@@ -22,6 +22,7 @@ const PACKAGES: Record<string, string[]> = {
   chromium: ["chromium"],
   "nginx-light": ["nginx"],
   wrk: ["wrk"],
+  "nghttp2-client": ["h2load"],
   "redis-server": ["redis-server", "redis-cli"],
   postgresql: ["pg_ctlcluster", "pg_lsclusters", "pg_conftool", "pg_isready", "psql", "createdb"],
   "rabbitmq-server": ["rabbitmq-server"],
@@ -204,7 +205,7 @@ describe("scripts/preflight.sh (npm test's first stage)", () => {
     const install = calls.findIndex((c) => c.startsWith("apt-get install"));
     expect(update).toBeGreaterThanOrEqual(0);
     expect(install).toBeGreaterThan(update);
-    expect(calls[install]).toBe("apt-get install -y -qq chromium nginx-light wrk redis-server postgresql rabbitmq-server");
+    expect(calls[install]).toBe("apt-get install -y -qq chromium nginx-light wrk nghttp2-client redis-server postgresql rabbitmq-server");
     expect(calls).toContain("pg_ctlcluster --skip-systemctl-redirect 15 main start");
     expect(calls).toContain(
       `redis-server --daemonize yes --bind 127.0.0.1 -::1 --port ${redisPort} --save  --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log`,
@@ -239,12 +240,13 @@ describe("scripts/preflight.sh (npm test's first stage)", () => {
     expect(r.stderr).toContain("- Chromium is not installed");
     expect(r.stderr).toContain("- nginx is not installed");
     expect(r.stderr).toContain("- wrk is not installed");
+    expect(r.stderr).toContain("- h2load is not installed");
     expect(r.stderr).toContain(`- PostgreSQL at 127.0.0.1:${pgPort} (DATABASE_URL) does not answer`);
     expect(r.stderr).toContain(`- RabbitMQ at 127.0.0.1:${amqpPort} (AMQP_URL) does not answer`);
     expect(r.stderr).not.toContain("Redis at");
     expect(r.stderr).toContain("Run this, then npm test again:\n  sudo --preserve-env=DATABASE_URL,REDIS_URL,AMQP_URL bash scripts/preflight.sh\n");
     expect(r.stderr).toContain(
-      "(as root on Debian it runs: apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium nginx-light wrk rabbitmq-server && pg_ctlcluster --skip-systemctl-redirect <version> main start && rabbitmq-server -detached)",
+      "(as root on Debian it runs: apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium nginx-light wrk nghttp2-client rabbitmq-server && pg_ctlcluster --skip-systemctl-redirect <version> main start && rabbitmq-server -detached)",
     );
     expect(box.calls()).toEqual([]);
   });
@@ -257,7 +259,7 @@ describe("scripts/preflight.sh (npm test's first stage)", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("- Chromium is not installed");
     expect(r.stderr).toContain(`- PostgreSQL at 127.0.0.1:${pgPort} (DATABASE_URL) does not answer`);
-    expect(r.stderr).toContain("Install chromium nginx-light wrk postgresql (Debian's package names) and start the services above");
+    expect(r.stderr).toContain("Install chromium nginx-light wrk nghttp2-client postgresql (Debian's package names) and start the services above");
     expect(box.calls()).toEqual([]);
   });
 
