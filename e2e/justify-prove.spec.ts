@@ -70,8 +70,8 @@ test.beforeAll(async () => {
     // Playwright runs beforeAll again in a new worker after a failed test: seed once per run.
     if ((await db.certificationReport.count({ where: { version: liveVersion } })) > 0) return;
     // Recorded usage, 3 h to 2 h ago (outside the other specs' 1 h dashboards): globex's ci key 30
-    // orders-read a minute, acme's ci key 2 a minute; one minute of four umbrella keys at 10, 20,
-    // 30 and 40 (the advisor's hand-computed case).
+    // orders-read a minute, acme's ci key 2 a minute; 90 minutes in, one minute of four umbrella
+    // keys at 10, 20, 30 and 40 (the advisor's hand-computed case).
     const start = Math.floor((nowMs - 3 * 3_600_000) / MIN) * MIN;
     const minutes: UsageMinute[] = [];
     for (let m = 0; m < 60; m++) {
@@ -82,7 +82,8 @@ test.beforeAll(async () => {
       );
     }
     minutes.push(minute(
-          start + 30 * MIN,
+          // after the first whole hour of minute rows: the advisor reads hour rows before it
+          start + 90 * MIN,
           [10, 20, 30, 40].map((count, i) => ({ tenant: "umbrella", tier: "enterprise", operation: "catalog", keyPrefix: `e2eadv00000${i}`, count })),
         ),
     );
@@ -184,8 +185,8 @@ test("the limit advisor gives hand-computed percentiles and a proposed limit's d
   // per second at least ⌈peak / 60⌉ = 1. A limit of 25 a minute denies 5 + 15 = 20 of 100, two keys.
   await page.goto("/advisor?tier=enterprise&operation=*&scope=api_key&limit=25&per=minute");
   const perMinute = page.getByTestId("advisor-per-minute").getByRole("cell");
-  await expect(perMinute).toHaveText(["20", "40", "40", "40"]);
-  await expect(page.getByTestId("advisor-per-second").getByRole("cell")).toHaveText(["1", "1", "1", "1"]);
+  await expect(perMinute).toHaveText(["requests per minute (busiest minute)", "20", "40", "40", "40"]);
+  await expect(page.getByTestId("advisor-per-second").getByRole("cell")).toHaveText(["requests per second (at least)", "1", "1", "1", "1"]);
   await expect(page.getByTestId("advisor-proposed")).toContainText("would have denied 20.0% of last month's requests (20 of 100) and denied 2 of 4 subjects");
   await screenshots(page, "prove-advisor");
 
