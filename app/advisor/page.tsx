@@ -2,6 +2,7 @@ import { AdvisorPanel, type AdvisorFormValues } from "./advisor-panel";
 import { CapacityPanel } from "./capacity-panel";
 import { EmptyState, Forbidden, PageHeader, Section } from "@/components/ui";
 import { can } from "@/lib/auth/permissions";
+import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { adviseFromForm, readJustifyContext } from "@/lib/services/justify-context";
@@ -11,7 +12,7 @@ export const metadata = { title: "Limit advisor · Sluice" };
 export const dynamic = "force-dynamic";
 
 export default async function AdvisorPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const { principal, allowed } = await pageAccess("usage.read", "/advisor");
+  const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/advisor"], "/advisor");
   if (!allowed || !can(principal.role, "policy.read")) return <Forbidden role={principal.role} what="read usage and the policy" />;
   const context = await readJustifyContext(db());
   const header = (

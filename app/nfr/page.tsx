@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { NfrTable } from "./nfr-table";
 import { EmptyState, Forbidden, formatTime, PageHeader } from "@/components/ui";
+import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { listPolicyVersions } from "@/lib/db/ui-policy";
@@ -12,7 +13,7 @@ export const metadata = { title: "Non-functional requirements · Sluice" };
 export const dynamic = "force-dynamic";
 
 export default async function NfrPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const { principal, allowed } = await pageAccess("policy.read", "/nfr");
+  const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/nfr"], "/nfr");
   if (!allowed) return <Forbidden role={principal.role} what="read the policy" />;
   const raw = firstParams(await searchParams, ["version"]);
   const versions = await listPolicyVersions(db());
