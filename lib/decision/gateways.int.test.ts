@@ -18,32 +18,28 @@
  *   the client's response; a 5xx is an error (`status_on_error`, no body); any other status goes to
  *   the client with every header but Host, and the body.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import http from "node:http";
-import os from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
-import { freePort } from "../net/ports";
 import { compileFixture, writeFixturePolicy } from "./testing/fixture";
+import { hasNginx, NGINX_EXAMPLE_TOKEN, startExampleNginx, type RunningNginx } from "./testing/nginx";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const EXAMPLES = path.join(ROOT, "examples/gateways");
 /** The service token both example files carry; the test's decision server accepts it. */
-const EXAMPLE_TOKEN = "sl_svc_gateway_test_token_0001";
+const EXAMPLE_TOKEN = NGINX_EXAMPLE_TOKEN;
 const NGINX_KEY = "sk_test_gateway_nginx_0001";
 const TRAEFIK_KEY = "sk_test_gateway_traefik_0001";
 const ENVOY_KEY = "sk_test_gateway_envoy_0001";
 /** The examples' addresses, replaced by this run's free ports. */
 const EXAMPLE_DECISION = "127.0.0.1:8788";
-const EXAMPLE_GATEWAY = "127.0.0.1:9080";
-const EXAMPLE_APP = "127.0.0.1:9100";
 
 let redis: Redis;
 let server: SpawnedServer;
@@ -87,23 +83,6 @@ async function startEchoApp(): Promise<{ url: string; close(): Promise<void> }> 
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => app.close(() => resolve())) };
 }
 
-function hasNginx(): boolean {
-  try {
-    execFileSync("nginx", ["-v"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitListening(url: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    if (await fetch(url).then(() => true, () => false)) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 async function get(url: string, headers: Record<string, string>) {
   const res = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
@@ -116,36 +95,16 @@ if (!nginxAvailable && process.env.CI !== "true") {
 }
 
 describe.skipIf(!nginxAvailable && process.env.CI !== "true")("nginx: examples/gateways/nginx.conf", () => {
-  let nginx: ChildProcess | undefined;
-  let dir: string;
+  let nginx: RunningNginx | undefined;
   let gateway: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "sluice-nginx-"));
-    // nginx's workers run as nobody: they must reach the temp paths.
-    chmodSync(dir, 0o755);
-    const [gatewayPort, appPort] = [await freePort(), await freePort()];
-    gateway = `http://127.0.0.1:${gatewayPort}`;
-    const conf = readFileSync(path.join(EXAMPLES, "nginx.conf"), "utf8")
-      .replaceAll(EXAMPLE_DECISION, `127.0.0.1:${server.port}`)
-      .replaceAll(EXAMPLE_GATEWAY, `127.0.0.1:${gatewayPort}`)
-      .replaceAll(EXAMPLE_APP, `127.0.0.1:${appPort}`)
-      .replaceAll("/tmp/gw", dir);
-    expect(conf).toContain(EXAMPLE_TOKEN);
-    writeFileSync(path.join(dir, "nginx.conf"), conf);
-    nginx = spawn("nginx", ["-p", dir, "-c", path.join(dir, "nginx.conf"), "-g", "daemon off;"], { stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    nginx.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-    nginx.once("exit", (code) => {
-      if (code !== 0 && code !== null) process.stderr.write(`nginx exited ${code}: ${stderr}\n`);
-    });
-    await waitListening(`${gateway}/`);
+    nginx = await startExampleNginx(server.port);
+    expect(nginx.conf).toContain(EXAMPLE_TOKEN);
+    gateway = nginx.url;
   });
 
-  afterAll(() => {
-    nginx?.kill("SIGQUIT");
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => nginx?.stop());
 
   it("passes 5 requests of a key with RateLimit headers, then answers 429 with Retry-After; an unknown key gets 401", async () => {
     const answers = [];
