@@ -8,6 +8,8 @@ export interface AuditEntryView {
   action: string;
   entity: string;
   entityId: string | null;
+  /** The entity's name (lib/services/audit-view.ts entityNames); the id is shown when absent. */
+  name?: string;
 }
 
 /** Cells `at`, `actor`, `action`, `entity` of a DataTable row (the entity's id under it, truncated). */
@@ -19,10 +21,16 @@ export function auditCells(r: AuditEntryView): Record<"at" | "actor" | "action" 
     entity: (
       <>
         {r.entity}
-        {r.entityId && (
-          <div className="max-w-40 truncate font-mono text-xs text-slate-500" title={r.entityId}>
-            {r.entityId}
+        {r.name !== undefined ? (
+          <div className="max-w-56 text-xs break-words text-slate-700" title={r.entityId ?? undefined} data-testid="audit-entity-name">
+            {r.name}
           </div>
+        ) : (
+          r.entityId && (
+            <div className="max-w-40 truncate font-mono text-xs text-slate-500" title={r.entityId}>
+              {r.entityId}
+            </div>
+          )
         )}
       </>
     ),

@@ -97,18 +97,7 @@ export function UsersTable({ users, selfId, setRole, setDisabled, unlock }: { us
           cells: {
             email: u.email,
             name: u.name ?? "—",
-            role: (
-              <>
-                <label className="sr-only" htmlFor={`role-${u.id}`}>
-                  Role of {u.email}
-                </label>
-                <select id={`role-${u.id}`} className="input w-32" defaultValue={u.role} disabled={pending || u.id === selfId} onChange={(e) => start(async () => setResult(await setRole({ userId: u.id, role: e.target.value })))}>
-                  {ROLES.map((r) => (
-                    <option key={r}>{r}</option>
-                  ))}
-                </select>
-              </>
-            ),
+            role: <RoleCell user={u} disabled={pending || u.id === selfId} onConfirm={(role) => start(async () => setResult(await setRole({ userId: u.id, role })))} />,
             createdAt: formatTime(u.createdAt),
             status: u.disabledAt ? "disabled" : "active",
             actions: u.id !== selfId && (
@@ -128,6 +117,46 @@ export function UsersTable({ users, selfId, setRole, setDisabled, unlock }: { us
         }))}
       />
       <Status result={result} />
+    </div>
+  );
+}
+
+/**
+ * A user's role: choosing another one asks first ("Change … from product to billing?"), and only
+ * Confirm applies it; Cancel (or Escape) puts the select back.
+ */
+function RoleCell({ user, disabled, onConfirm }: { user: UserRow; disabled: boolean; onConfirm: (role: string) => void }) {
+  const [choice, setChoice] = useState(user.role);
+  const [shownRole, setShownRole] = useState(user.role);
+  if (shownRole !== user.role) {
+    // The server's answer changed the role: follow it.
+    setShownRole(user.role);
+    setChoice(user.role);
+  }
+  const asking = choice !== user.role;
+  return (
+    <div className="flex flex-wrap items-center gap-2" onKeyDown={(e) => e.key === "Escape" && asking && setChoice(user.role)}>
+      <label className="sr-only" htmlFor={`role-${user.id}`}>
+        Role of {user.email}
+      </label>
+      <select id={`role-${user.id}`} className="input w-32" value={choice} disabled={disabled} onChange={(e) => setChoice(e.target.value)}>
+        {ROLES.map((r) => (
+          <option key={r}>{r}</option>
+        ))}
+      </select>
+      {asking && (
+        <span role="group" aria-label={`Confirm the role change of ${user.email}`} className="flex flex-wrap items-center gap-2 text-xs" data-testid={`confirm-role-${user.email}`}>
+          <span>
+            Change {user.email} from <strong>{user.role}</strong> to <strong>{choice}</strong>?
+          </span>
+          <button type="button" className="btn-primary" disabled={disabled} onClick={() => onConfirm(choice)}>
+            Confirm
+          </button>
+          <button type="button" className="btn" onClick={() => setChoice(user.role)}>
+            Cancel
+          </button>
+        </span>
+      )}
     </div>
   );
 }
@@ -154,7 +183,18 @@ const TOKEN_COLUMNS: Column[] = [
   { key: "actions", label: "", srLabel: "Actions", align: "right", sortable: false },
 ];
 
-export function TokensPanel({ tokens, create, revoke }: { tokens: TokenRow[]; create: Act<{ token: string; name: string }>; revoke: Act }) {
+export function TokensPanel({
+  tokens,
+  envTokens = [],
+  create,
+  revoke,
+}: {
+  tokens: TokenRow[];
+  /** Service tokens from SLUICE_SERVICE_TOKENS, by fingerprint (lib/services/env-tokens.ts). */
+  envTokens?: { fingerprint: string; given: "plaintext" | "sha256" }[];
+  create: Act<{ token: string; name: string }>;
+  revoke: Act;
+}) {
   const [kind, setKind] = useState<"service" | "admin">("service");
   const [name, setName] = useState("");
   const [role, setRole] = useState("admin");
@@ -247,6 +287,25 @@ export function TokensPanel({ tokens, create, revoke }: { tokens: TokenRow[]; cr
           },
         }))}
       />
+      <div className="card text-sm" data-testid="env-tokens">
+        <h3 className="font-semibold">Service tokens from the environment</h3>
+        <p className="mt-1 text-xs text-slate-600">
+          Given by <code className="font-mono">SLUICE_SERVICE_TOKENS</code> (comma-separated plaintexts or their sha256), read by every decision server that has the variable.
+          They are not stored here and cannot be revoked here: remove them from the environment and restart. Listed by the first 12 hex characters of their SHA-256, never by the
+          token itself.
+        </p>
+        {envTokens.length === 0 ? (
+          <p className="mt-2 text-xs text-slate-500">This control plane’s environment sets none.</p>
+        ) : (
+          <ul className="mt-2 flex flex-col gap-1">
+            {envTokens.map((t) => (
+              <li key={t.fingerprint} className="text-xs">
+                <span className="font-mono">sha256 {t.fingerprint}…</span> <span className="text-slate-500">service token, given as {t.given === "sha256" ? "its sha256" : "plaintext"}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
     </div>
   );
 }

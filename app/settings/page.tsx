@@ -1,10 +1,13 @@
 import { CreateUserForm, FailureModeForm, TokensPanel, UsersTable } from "@/components/settings-forms";
 import { PageHeader, Section } from "@/components/ui";
 import { ACTION_LABELS, ACTIONS, can, PERMISSIONS } from "@/lib/auth/permissions";
+import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { listApiTokens, listUsers, readDefaultFailureMode } from "@/lib/db/ui-settings";
 import { ROLES } from "@/lib/policy/types";
+import { env } from "@/lib/env";
+import { envServiceTokens } from "@/lib/services/env-tokens";
 import {
   createTokenAction,
   createUserAction,
@@ -18,7 +21,7 @@ import {
 export const metadata = { title: "Settings · Sluice" };
 
 export default async function SettingsPage() {
-  const { principal } = await pageAccess("policy.read", "/settings");
+  const { principal } = await pageAccess(PAGE_ACTIONS["/settings"], "/settings");
   const canUsers = can(principal.role, "users.manage");
   const canTokens = can(principal.role, "tokens.manage");
   const canFailure = can(principal.role, "failure_mode.set");
@@ -50,6 +53,7 @@ export default async function SettingsPage() {
       {canTokens && (
         <Section title="Tokens" description="Stored as SHA-256 hashes and listed by prefix; a new token is shown once.">
           <TokensPanel
+            envTokens={envServiceTokens(env().SLUICE_SERVICE_TOKENS)}
             create={createTokenAction}
             revoke={revokeTokenAction}
             tokens={tokens.map((t) => ({ ...t, createdAt: t.createdAt.toISOString(), lastUsedAt: t.lastUsedAt?.toISOString() ?? null, revokedAt: t.revokedAt?.toISOString() ?? null }))}

@@ -33,6 +33,8 @@ export const AUDIT_DEFAULT_SORT = { sort: "at", dir: "desc" } as const;
 
 // An unknown column or direction in the URL falls back to the default order instead of failing.
 export const auditQuerySchema = z.object({
+  /** Free text: actor, action, entity, the names of users, tenants and tiers, and the records' contents. */
+  q: z.string().trim().min(1).max(200).optional().catch(undefined),
   actor: z.string().trim().max(320).optional().catch(undefined),
   entity: z.string().trim().max(64).optional().catch(undefined),
   from: z.iso.date().optional().catch(undefined),
@@ -56,7 +58,12 @@ export interface AuditRow {
 
 export const AUDIT_PAGE_SIZE = 50;
 
-export async function listAuditEntries(db: PrismaClient, query: AuditQuery): Promise<{ rows: AuditRow[]; total: number }> {
+export async function listAuditEntries(
+  db: PrismaClient,
+  query: AuditQuery,
+  /** What `query.q` names (lib/services/audit-view.ts auditSearchTargets). */
+  targets: { entityIds: string[]; entryIds: bigint[] } = { entityIds: [], entryIds: [] },
+): Promise<{ rows: AuditRow[]; total: number }> {
   const at: { gte?: Date; lt?: Date } = {};
   if (query.from) at.gte = new Date(`${query.from}T00:00:00Z`);
   if (query.to) at.lt = new Date(new Date(`${query.to}T00:00:00Z`).getTime() + 86_400_000);
@@ -64,6 +71,18 @@ export async function listAuditEntries(db: PrismaClient, query: AuditQuery): Pro
     ...(query.actor ? { actor: { contains: query.actor, mode: "insensitive" as const } } : {}),
     ...(query.entity ? { entity: query.entity } : {}),
     ...(at.gte || at.lt ? { at } : {}),
+    ...(query.q
+      ? {
+          OR: [
+            { actor: { contains: query.q, mode: "insensitive" as const } },
+            { action: { contains: query.q, mode: "insensitive" as const } },
+            { entity: { contains: query.q, mode: "insensitive" as const } },
+            { entityId: query.q },
+            ...(targets.entityIds.length ? [{ entityId: { in: targets.entityIds } }] : []),
+            ...(targets.entryIds.length ? [{ id: { in: targets.entryIds } }] : []),
+          ],
+        }
+      : {}),
   };
   // Ties (one actor, one apply's many entries at one instant) break by time, newest first, then
   // by id, so the order is total and paging never repeats or skips an entry. (actor, at) and
