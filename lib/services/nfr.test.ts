@@ -9,6 +9,14 @@ import { formatNfrCsv, formatNfrMarkdown, NFR_COLUMNS, nfrRows } from "./nfr";
 const DEMO = parse(readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8")) as PolicyFileInput;
 
 describe("the policy as non-functional requirements", () => {
+  it("lists tiers lightest first, whatever order the stored document's keys come back in", async () => {
+    const { doc } = compileFixture(DEMO);
+    // PostgreSQL's jsonb returns object keys shortest first: pro, free, enterprise.
+    const stored = { ...doc, tiers: { pro: doc.tiers.pro!, free: doc.tiers.free!, enterprise: doc.tiers.enterprise! } };
+    const tiers = (await nfrRows(stored)).filter((r) => r.tenant === null && r.kind !== "global cap").map((r) => r.tier);
+    expect([...new Set(tiers)]).toEqual(["free", "pro", "enterprise"]);
+  });
+
   it("has one row per tier limit and quota, per global cap and per tenant override, each with the policy's own numbers", async () => {
     const { doc } = compileFixture(DEMO);
     const rows = await nfrRows(doc);

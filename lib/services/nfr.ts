@@ -207,17 +207,25 @@ async function quotaRow(doc: CompiledPolicy, tier: CompiledTier, q: CompiledQuot
   };
 }
 
-/** The rows of a published document, in the document's order. */
+/**
+ * The tiers in reading order: by fair-share weight, lightest first (a stored document's tiers come
+ * back from PostgreSQL's jsonb in its own key order, not the file's), ties in document order.
+ */
+function tiersInOrder(doc: CompiledPolicy): CompiledTier[] {
+  return Object.values(doc.tiers).sort((a, b) => a.weight - b.weight);
+}
+
+/** The rows of a published document: tiers by weight, each in its document order. */
 export async function nfrRows(doc: CompiledPolicy): Promise<NfrRow[]> {
   const rows: NfrRow[] = [];
-  for (const tier of Object.values(doc.tiers)) {
+  for (const tier of tiersInOrder(doc)) {
     for (const l of tier.limits) rows.push(await limitRow(doc, tier, l, null));
     for (const q of tier.quotas) rows.push(await quotaRow(doc, tier, q, null));
   }
-  const weights = Object.values(doc.tiers).map((t) => ({ name: t.name, weight: t.weight }));
+  const weights = tiersInOrder(doc).map((t) => ({ name: t.name, weight: t.weight }));
   const totalWeight = weights.reduce((s, t) => s + t.weight, 0);
   for (const cap of doc.globalCaps) {
-    const tier = Object.values(doc.tiers)[0];
+    const tier = tiersInOrder(doc)[0];
     if (!tier) break;
     const p = await probeLimit({ kind: "global", tier, cap } as ProbedRow, costOf(doc, cap.operation));
     const shares = cap.share === "weighted" && totalWeight > 0
