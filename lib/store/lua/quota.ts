@@ -26,12 +26,17 @@ local function days_from_civil(y, m, d)
   return era * 146097 + doe - 719468
 end
 
-local function quota(key, c)
+-- The period's end and label at \`now\`, worked out once per call and period (the decisions of one
+-- call share the clock, so they share the period).
+local quotaPeriods = {}
+local function quota_period(period)
+  local known = quotaPeriods[period]
+  if known then return known[1], known[2] end
   local DAY = 86400000
   local days = floor(now / DAY)
   local y, m, d = civil_from_days(days)
   local periodEnd, label
-  if c.period == 'day' then
+  if period == 'day' then
     periodEnd = (days + 1) * DAY
     label = string.format('%d-%02d-%02d', y, m, d)
   else
@@ -40,6 +45,12 @@ local function quota(key, c)
     periodEnd = days_from_civil(ny, nm, 1) * DAY
     label = string.format('%d-%02d', y, m)
   end
+  quotaPeriods[period] = {periodEnd, label}
+  return periodEnd, label
+end
+
+local function quota(key, c)
+  local periodEnd, label = quota_period(c.period)
   local k = key .. ':' .. label
   local used = tonumber(redis.call('GET', k) or '0')
   local idle = max(0, c.limit - used)
