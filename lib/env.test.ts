@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { childEnv, currentEnv, parseEnv } from "./env";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { childEnv, currentEnv, ENV_VARIABLES, parseEnv } from "./env";
 
 describe("parseEnv", () => {
   it("reads an empty URL variable as unset (REDIS_URL= with only REDIS_CLUSTER_NODES given)", () => {
@@ -62,5 +65,27 @@ describe("currentEnv", () => {
     const child = childEnv({ DECISION_PORT: "9999" });
     expect(child.DECISION_PORT).toBe("9999");
     expect(child.PATH).toBe(process.env.PATH);
+  });
+});
+
+describe("the README's configuration table", () => {
+  const root = path.resolve(import.meta.dirname, "..");
+  const readme = readFileSync(path.join(root, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("\n## ", readme.indexOf("## Configuration") + 1));
+  const rows = section.split("\n").filter((l) => l.startsWith("| `"));
+  const documented = new Set(rows.flatMap((r) => [...r.split(" | ")[0]!.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]!)));
+
+  it("lists every variable lib/env.ts reads", () => {
+    expect(ENV_VARIABLES.filter((name) => !documented.has(name))).toEqual([]);
+  });
+
+  it("lists only variables something reads: lib/env.ts, or npm test's scripts and tool configs", () => {
+    const outside = execFileSync("git", ["grep", "-l", "-E", "[A-Z]", "--", "scripts/", "*.config.ts", "*.config.mjs", "e2e/", "test/"], { cwd: root, encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .map((f) => readFileSync(path.join(root, f), "utf8"))
+      .join("\n");
+    const known = new Set<string>(ENV_VARIABLES);
+    expect([...documented].filter((name) => !known.has(name) && !new RegExp(`\\b${name}\\b`).test(outside))).toEqual([]);
   });
 });

@@ -114,6 +114,9 @@ const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
+/** Every variable the schema reads (the README's configuration table lists each: lib/env.test.ts). */
+export const ENV_VARIABLES = Object.keys(envSchema.shape) as (keyof Env)[];
+
 let cached: Env | undefined;
 
 /** Parses process.env once; a bad variable stops the process with a message naming it. */
