@@ -238,6 +238,10 @@ describe("decision server", () => {
       [{ key: "k", operation: "x", dryRun: "yes" }, "dryRun"],
       [{ requests: [{ key: "k", operation: "x" }, { key: "k", operation: "x", cost: -1 }] }, "requests[1].cost"],
       [[1, 2], ""],
+      // Unknown fields are refused by name: a typo must not silently consume (dry_run for dryRun).
+      [{ key: "k", operation: "x", dry_run: true }, "dry_run"],
+      [{ requests: [{ key: "k", operation: "x", costs: 2 }] }, "requests[0].costs"],
+      [{ requests: [{ key: "k", operation: "x" }], dryRun: true }, "dryRun"],
     ];
     for (const [body, field] of cases) {
       const res = await check(body);
@@ -253,6 +257,18 @@ describe("decision server", () => {
     expect(bad.status).toBe(400);
     const big = await check(null, TOKEN, JSON.stringify({ key: "k", operation: "x", pad: "x".repeat(70_000) }));
     expect(big.status).toBe(413);
+    for (const [path, body, field] of [
+      ["/v1/release", { leaseId: "x", extra: 1 }, "extra"],
+      ["/v1/settle", { reservationId: "rsv_x", actualCost: 1, actual_cost: 1 }, "actual_cost"],
+    ] as const) {
+      const res = await fetch(`${server.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) });
+      expect(res.status, path).toBe(400);
+      expect(await res.json()).toEqual({ error: { code: "invalid_request", message: `${field}: unknown field`, field } });
+    }
+    // Headers past node's limit: 431 in the one error envelope, never a bare socket close.
+    const headers = await fetch(`${server.url}/v1/forward-auth`, { headers: { "x-sluice-token": TOKEN, "x-forwarded-uri": `/${"a".repeat(20_000)}` } });
+    expect(headers.status).toBe(431);
+    expect(await headers.json()).toEqual({ error: { code: "invalid_request", message: "request headers too large", field: null } });
     expect((await fetch(`${server.url}/v1/nothing`)).status).toBe(404);
     const m = await fetch(`${server.url}/v1/check`);
     expect(m.status).toBe(405);

@@ -21,8 +21,9 @@ const text = (what: string) =>
     .min(1, { error: `expected ${what}` })
     .max(MAX_FIELD_CHARS, { error: `at most ${MAX_FIELD_CHARS} characters` });
 
+/** Unknown fields are refused, naming the field: a typo (`dry_run`) must not silently consume. */
 export const checkSchema = z
-  .object({
+  .strictObject({
     key: text("a non-empty string").optional(),
     tenant: text("a tenant slug").optional(),
     operation: text("\"METHOD /path\" or an operation name"),
@@ -61,6 +62,10 @@ function fieldPath(path: readonly PropertyKey[]): string {
 
 function firstIssue(error: z.ZodError, prefix: (string | number)[], value: Record<string, unknown>): FieldError {
   const issue = error.issues[0];
+  if (issue?.code === "unrecognized_keys") {
+    const field = fieldPath([...prefix, ...issue.path, issue.keys[0] ?? ""]);
+    return { field, message: `${field}: unknown field` };
+  }
   const field = fieldPath([...prefix, ...(issue?.path ?? [])]);
   const top = issue?.path[0];
   const missing = issue?.code === "invalid_type" && issue.path.length === 1 && typeof top === "string" && value[top] === undefined;
@@ -100,7 +105,10 @@ const okText = (v: unknown): v is string => typeof v === "string" && v.length >=
  * else, which then gets zod's verdict and error message — so the two can never disagree on an
  * error, and on a valid body they give the same request.
  */
+const CHECK_FIELDS = new Set(["key", "tenant", "operation", "ip", "cost", "dryRun", "explain", "reserve"]);
+
 function fastCheck(v: Record<string, unknown>): DecisionRequest | null {
+  for (const name in v) if (!CHECK_FIELDS.has(name)) return null;
   const { key, tenant, operation, ip, cost, dryRun, explain, reserve } = v;
   if (!okText(operation)) return null;
   if (key !== undefined ? !okText(key) || tenant !== undefined : !okText(tenant)) return null;
@@ -135,6 +143,7 @@ function fastCheck(v: Record<string, unknown>): DecisionRequest | null {
 /** Parses a /v1/check body (already JSON-decoded): one request, or `{ requests: [...] }`. */
 export function parseCheckBody(body: unknown): ParsedCheck {
   if (isPlainObject(body) && "requests" in body) {
+    for (const name in body) if (name !== "requests") return { ok: false, error: { field: name, message: `${name}: unknown field (a batch is { "requests": [...] } alone)` } };
     const list = body.requests;
     if (!Array.isArray(list)) return { ok: false, error: { field: "requests", message: "requests: expected an array" } };
     if (list.length === 0) return { ok: false, error: { field: "requests", message: "requests: expected at least 1 request" } };
@@ -153,7 +162,7 @@ export function parseCheckBody(body: unknown): ParsedCheck {
   return one.ok ? { ok: true, batch: false, request: one.request } : one;
 }
 
-export const releaseSchema = z.object({
+export const releaseSchema = z.strictObject({
   leaseId: z
     .string({ error: "expected a lease id" })
     .min(1, { error: "expected a lease id" })
@@ -167,7 +176,7 @@ export function parseReleaseBody(body: unknown): { ok: true; leaseId: string } |
   return { ok: true, leaseId: result.data.leaseId };
 }
 
-export const settleSchema = z.object({
+export const settleSchema = z.strictObject({
   reservationId: z
     .string({ error: "expected a reservation id" })
     .min(1, { error: "expected a reservation id" })

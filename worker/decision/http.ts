@@ -316,8 +316,12 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
       fail(error);
     }
   });
-  server.on("clientError", (_err, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"error\":{\"code\":\"invalid_request\",\"message\":\"malformed HTTP\"}}");
+  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    // The same error envelope as every other answer (field null: no single field is at fault).
+    const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
+    const body = JSON.stringify(errorBody("invalid_request", tooLarge ? "request headers too large" : "malformed HTTP"));
+    const status = tooLarge ? "431 Request Header Fields Too Large" : "400 Bad Request";
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     else socket.destroy();
   });
   server.maxHeadersCount = 100;
