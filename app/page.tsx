@@ -5,6 +5,7 @@ import type { Column } from "@/components/data-table";
 import { SortableDataTable } from "@/components/sortable-data-table";
 import { EmptyState, formatTime, PageHeader, Section, Stat } from "@/components/ui";
 import { can } from "@/lib/auth/permissions";
+import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { readOverview } from "@/lib/db/ui-overview";
@@ -37,7 +38,7 @@ function Count({ live, draft }: { live: number | null; draft: number }) {
 }
 
 export default async function OverviewPage() {
-  const { principal } = await pageAccess("policy.read", "/");
+  const { principal } = await pageAccess(PAGE_ACTIONS["/"], "/");
   const nowMs = await requestTime();
   const [data, live, alerts] = await Promise.all([readOverview(db()), readLivePolicy(db()), listAlertsWithState(db(), { sinceMs: nowMs - 86_400_000, nowMs })]);
   // Counts are the live policy's (what decision servers enforce); the draft's is shown beside when it differs.

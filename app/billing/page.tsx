@@ -3,6 +3,7 @@ import type { Column } from "@/components/data-table";
 import { SortableDataTable } from "@/components/sortable-data-table";
 import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
+import { can } from "@/lib/auth/permissions";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
@@ -54,7 +55,8 @@ function currentMonth(): string {
 
 export default async function BillingPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/billing"], "/billing");
-  if (!allowed) return <Forbidden role={principal.role} what="export billing data" />;
+  if (!allowed) return <Forbidden role={principal.role} what="read usage" />;
+  const canExport = can(principal.role, "billing.export");
   const sp = await searchParams;
   const asked = typeof sp.period === "string" ? sp.period : undefined;
   const parsedPeriod = asked === undefined ? { success: true as const, data: currentMonth() } : periodSchema.safeParse(asked);
@@ -76,11 +78,17 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
         <Section title={`${overview.period} · ${overview.status}`} description={<PeriodStatus status={overview.status} closesAt={overview.closesAt} />}>
           <div className="mb-3 flex flex-wrap items-center gap-x-4 gap-y-1 text-sm" data-testid="period-downloads">
             <span className="text-slate-600">Export {overview.period}:</span>
-            {FORMATS.map(([format, label]) => (
-              <a key={format} className="text-indigo-700 hover:underline" href={`/api/v1/billing/exports?period=${overview.period}&format=${format}`}>
-                {label}
-              </a>
-            ))}
+            {canExport ? (
+              FORMATS.map(([format, label]) => (
+                <a key={format} className="text-indigo-700 hover:underline" href={`/api/v1/billing/exports?period=${overview.period}&format=${format}`}>
+                  {label}
+                </a>
+              ))
+            ) : (
+              <span className="text-slate-600" data-testid="export-not-allowed">
+                downloads need the billing or admin role (the {principal.role} role reads usage here)
+              </span>
+            )}
             <a className="text-indigo-700 hover:underline" href="/api/v1/billing/dictionary?format=csv">
               Column dictionary (CSV)
             </a>
@@ -167,7 +175,9 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                 ),
                 status: p.status === "closed" ? `final (closed ${formatTime(p.closedAt)})` : "provisional (open)",
                 revision: p.revision,
-                download: (
+                download: !canExport ? (
+                  <span className="text-xs text-slate-500">billing role</span>
+                ) : (
                   <span className="flex gap-2">
                     {FORMATS.map(([format, label]) => (
                       <a key={format} className="text-indigo-700 hover:underline" href={`/api/v1/billing/exports?period=${p.period}&format=${format}`}>

@@ -1,4 +1,5 @@
 import { Forbidden, PageHeader } from "@/components/ui";
+import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { parseDashboardRange } from "@/lib/services/usage-dashboard";
 import { DashboardAccuracy } from "./accuracy";
@@ -8,7 +9,7 @@ export const metadata = { title: "Dashboards · Sluice" };
 export const dynamic = "force-dynamic";
 
 export default async function DashboardsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const { principal, allowed } = await pageAccess("dashboards.read", "/dashboards");
+  const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/dashboards"], "/dashboards");
   if (!allowed) return <Forbidden role={principal.role} what="see dashboards" />;
   const params = await searchParams;
   const range = parseDashboardRange(params.range);

@@ -2,6 +2,7 @@ import { FailureModesPanel, type LiveFailureModes } from "@/components/failure-m
 import { MatchTester, OperationsEditor } from "@/components/operations-editor";
 import { EmptyState, Forbidden, PageHeader, Section } from "@/components/ui";
 import { can } from "@/lib/auth/permissions";
+import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { readDraftSpec } from "@/lib/db/ui-draft";
@@ -14,7 +15,7 @@ import { applyFailureModesAction, deleteOperationAction, saveOperationAction, se
 export const metadata = { title: "Operations · Sluice" };
 
 export default async function OperationsPage() {
-  const { principal, allowed } = await pageAccess("policy.read", "/operations");
+  const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/operations"], "/operations");
   if (!allowed) return <Forbidden role={principal.role} what="read operations" />;
   const [{ operations }, live, draftSpec] = await Promise.all([readTierMatrix(db()), readLivePolicy(db()), readDraftSpec(db())]);
   // Which live operations have their own mode, read back with the draft's spelling (lib/policy/decompile.ts).

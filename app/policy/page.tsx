@@ -5,6 +5,7 @@ import { diffPolicies, type DiffLine } from "@/components/policy-diff";
 import { DiscardDraftButton, PublishPanel, RollbackButton } from "@/components/publish-panel";
 import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
 import { can } from "@/lib/auth/permissions";
+import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { listPolicyVersions } from "@/lib/db/ui-policy";
@@ -40,7 +41,7 @@ function parseVersionParam(raw: string | string[] | undefined): { version: numbe
 }
 
 export default async function PolicyPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const { principal, allowed } = await pageAccess("policy.read", "/policy");
+  const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/policy"], "/policy");
   if (!allowed) return <Forbidden role={principal.role} what="read the policy" />;
   const canPublish = can(principal.role, "policy.publish");
   const canEdit = can(principal.role, "policy.edit");

@@ -1,6 +1,7 @@
 import { ReplayPanel } from "../justify/replay-panel";
 import { Simulator } from "@/components/simulator/simulator";
 import { Forbidden, PageHeader } from "@/components/ui";
+import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { listTenantSlugs, listTierNames } from "@/lib/db/ui-tenants";
@@ -22,7 +23,7 @@ function prune(doc: CompiledPolicyBody, tenant: string | null): CompiledPolicyBo
 }
 
 export default async function SimulatorPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const { principal, allowed } = await pageAccess("policy.read", "/simulator");
+  const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/simulator"], "/simulator");
   if (!allowed) return <Forbidden role={principal.role} what="read the policy" />;
   const params = await searchParams;
   const [tenants, tiers, liveRow] = await Promise.all([listTenantSlugs(db(), 1000), listTierNames(db()), readLivePolicyDocument(db())]);

@@ -3,6 +3,7 @@ import { DataTable, type Column } from "@/components/data-table";
 import { LiveDraft } from "@/components/live-draft";
 import { queryHref } from "@/components/table-sort";
 import { EmptyState, Forbidden, formatTime, PageHeader } from "@/components/ui";
+import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { listTenants, listTierNames, tenantListQuerySchema, type TenantListQuery } from "@/lib/db/ui-tenants";
@@ -30,7 +31,7 @@ function href(query: TenantListQuery, patch: Partial<TenantListQuery>): string {
 }
 
 export default async function TenantsPage({ searchParams }: { searchParams: Promise<Search> }) {
-  const { principal, allowed } = await pageAccess("policy.read", "/tenants");
+  const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/tenants"], "/tenants");
   if (!allowed) return <Forbidden role={principal.role} what="read tenants" />;
   const raw = await searchParams;
   const query = tenantListQuerySchema.parse({

@@ -3,6 +3,7 @@ import { GlobalCapsEditor } from "@/components/global-caps-editor";
 import { TierEditor, type TierDraft } from "@/components/tier-editor";
 import { EmptyState, Forbidden, PageHeader, Section } from "@/components/ui";
 import { can } from "@/lib/auth/permissions";
+import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { readTierMatrix } from "@/lib/db/ui-tiers";
@@ -15,7 +16,7 @@ export const metadata = { title: "Tiers · Sluice" };
 const dur = (ms: number | null) => (ms === null ? undefined : formatDurationMs(ms));
 
 export default async function TiersPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const { principal, allowed } = await pageAccess("policy.read", "/tiers");
+  const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/tiers"], "/tiers");
   if (!allowed) return <Forbidden role={principal.role} what="read tiers" />;
   const params = await searchParams;
   const canEdit = can(principal.role, "policy.edit");

@@ -1,7 +1,9 @@
 /**
  * Which action opens each page of the control plane: the navigation lists a page only for roles
  * that may open it, and the pages ask the same table (`pageAccess(PAGE_ACTIONS[path], …)`), so the
- * menu and the pages cannot disagree.
+ * menu and the pages cannot disagree. Dashboards and Billing are usage: every role that may read
+ * usage opens them (the billing exports themselves need billing.export; alert actions dashboards.read).
+ * e2e/page-roles.spec.ts walks every page × role against this table.
  */
 import type { Role } from "../policy/types";
 import { can, type Action } from "./permissions";
@@ -15,8 +17,8 @@ export const PAGES = [
   { href: "/nfr", label: "Requirements", action: "policy.read" },
   { href: "/simulator", label: "Simulator", action: "policy.read" },
   { href: "/advisor", label: "Advisor", action: "usage.read" },
-  { href: "/dashboards", label: "Dashboards", action: "dashboards.read" },
-  { href: "/billing", label: "Billing", action: "billing.export" },
+  { href: "/dashboards", label: "Dashboards", action: "usage.read" },
+  { href: "/billing", label: "Billing", action: "usage.read" },
   { href: "/audit", label: "Audit", action: "audit.read" },
   { href: "/settings", label: "Settings", action: "policy.read" },
 ] as const satisfies readonly { href: string; label: string; action: Action }[];

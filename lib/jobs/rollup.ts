@@ -24,7 +24,9 @@
  *  - tier totals: tenant `*:<tier>`, (operation, outcome) per minute/hour/day;
  *  - system rows: tenant '' — operation `latency:allowed|latency:denied` with outcome = bucket
  *    index, operation `error` with outcome redis_error|redis_timeout|breaker_open, and (the
- *    accuracy meter) operation `accuracy:<limit>` of its tier with outcome sampled|limit|exact.
+ *    accuracy meter) operation `accuracy:<limit>` of its tier with outcome sampled|limit|exact,
+ *    and the 429s by the limit that denied them, operation `limit:<tenant>|<operation>|<limit>`
+ *    with outcome denied (one decision counts for one limit: a tenant's rows sum to its 429s).
  * Hours and days are maintained in the same transaction as the minute, so downsampling only has to
  * delete old minute rows (lib/jobs/downsample.ts) and every granularity is always exact.
  */
@@ -36,6 +38,8 @@ import { tryJobLock } from "./lock";
 import { effectiveQuotas, PolicyHistory, quotaCovers, quotaPeriodKey, type PolicyQuotaDoc, type QuotaDef } from "./quota-defs";
 
 export const MINUTE_MS = 60_000;
+/** Operation prefix of the system rows that count 429s by limit (lib/services/tenant-usage.ts reads them). */
+export const LIMIT_DENIAL_PREFIX = "limit:";
 /** A minute is drained once it ended this long ago (decision servers flush every second). */
 export const DRAIN_GRACE_MS = 5_000;
 const CLAIM_TTL_SECONDS = 30 * 86_400;
@@ -154,6 +158,8 @@ export function rollupRows(usage: UsageMinute): RollupRow[] {
   }
   for (const [kind, c] of Object.entries(usage.errors)) add("", "", "error", kind, "", c);
   for (const a of usage.accuracy) add("", a.tier, `accuracy:${a.limit}`, a.what, "", a.count);
+  // 429s by the limit that denied them: system rows, so no tenant or key series counts them twice.
+  for (const r of usage.limitDenials) add("", r.tier, `${LIMIT_DENIAL_PREFIX}${r.tenant}|${r.operation}|${r.limit}`, "denied", "", r.count);
   return [...rows.values()];
 }
 

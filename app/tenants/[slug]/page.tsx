@@ -3,17 +3,26 @@ import { notFound } from "next/navigation";
 import { KeysPanel } from "@/components/keys-panel";
 import { OverridesEditor } from "@/components/overrides-editor";
 import { TenantTierStatus } from "@/components/tenant-controls";
+import { TenantUsage } from "@/components/tenant-usage";
 import { Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
 import { can } from "@/lib/auth/permissions";
+import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { getTenantDetail, listTierNames } from "@/lib/db/ui-tenants";
 import { formatDurationMs } from "@/lib/policy/duration";
+import { readLivePolicy } from "@/lib/services/draft-view";
+import { tenantUsage } from "@/lib/services/tenant-usage";
 import { createKeyAction, revokeKeyAction, saveOverrideAction, setTenantStatusAction, setTenantTierAction } from "./actions";
+
+/** The time of this request (outside render, so the page stays pure). */
+async function requestTime(): Promise<number> {
+  return Date.now();
+}
 
 export default async function TenantPage({ params }: { params: Promise<{ slug: string }> }) {
   const { slug } = await params;
-  const { principal, allowed } = await pageAccess("policy.read", `/tenants/${slug}`);
+  const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/tenants"], `/tenants/${slug}`);
   if (!allowed) return <Forbidden role={principal.role} what="read tenants" />;
   const [tenant, tiers, operations] = await Promise.all([
     getTenantDetail(db(), slug),
@@ -23,6 +32,11 @@ export default async function TenantPage({ params }: { params: Promise<{ slug: s
   if (!tenant) notFound();
   const canEdit = can(principal.role, "policy.edit");
   const canKeys = can(principal.role, "keys.manage");
+  const [usage, live] = await Promise.all([
+    can(principal.role, "usage.read") ? tenantUsage(db(), tenant.slug, await requestTime()) : Promise.resolve(null),
+    readLivePolicy(db()),
+  ]);
+  const liveTenant = live?.tenants[tenant.slug] ?? null;
   return (
     <>
       <p className="mb-2 text-sm">
@@ -39,7 +53,14 @@ export default async function TenantPage({ params }: { params: Promise<{ slug: s
           </Link>
         }
       />
-      <Section title="Tier and status" description="Changes go to the draft; publish them on the Policy page.">
+      <Section
+        title="Tier and status"
+        description={
+          live && (!liveTenant || liveTenant.tier !== tenant.tier || liveTenant.status !== tenant.status)
+            ? `Draft: ${tenant.tier}, ${tenant.status}. Live v${live.version} enforces ${liveTenant ? `${liveTenant.tier}, ${liveTenant.status}` : "nothing for this tenant (not published yet)"} until the draft is published.`
+            : "Changes go to the draft; publish them on the Policy page."
+        }
+      >
         <TenantTierStatus slug={tenant.slug} tier={tenant.tier} status={tenant.status} tiers={tiers} canEdit={canEdit} setTier={setTenantTierAction} setStatus={setTenantStatusAction} />
       </Section>
       <Section title="API keys" description="Stored as SHA-256 hashes and listed by prefix. A new key is shown once. Keys and revocations take effect on the decision path immediately.">
@@ -72,11 +93,12 @@ export default async function TenantPage({ params }: { params: Promise<{ slug: s
           }))}
         />
       </Section>
-      <Section title="Usage" description="Requests this month by outcome, from the usage rollups.">
-        <div className="card text-sm text-slate-600" data-testid="usage-slot">
-          Usage for this tenant appears on <Link className="text-indigo-700 hover:underline" href={`/dashboards?tenant=${tenant.slug}`}>Dashboards</Link> and in{" "}
-          <Link className="text-indigo-700 hover:underline" href="/billing">Billing</Link>. Created {formatTime(tenant.createdAt)}, last changed {formatTime(tenant.updatedAt)}.
-        </div>
+      <Section title="Usage" description={`Traffic, 429s by the limit that denied them and quota burn, from the usage rollups (complete minutes). Created ${formatTime(tenant.createdAt)}, last changed ${formatTime(tenant.updatedAt)}.`}>
+        {usage ? (
+          <TenantUsage slug={tenant.slug} {...usage} canDashboards={can(principal.role, PAGE_ACTIONS["/dashboards"])} />
+        ) : (
+          <p className="card text-sm text-slate-600">The {principal.role} role may not read usage.</p>
+        )}
       </Section>
     </>
   );

@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { Forbidden, PageHeader } from "@/components/ui";
+import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { parseDashboardRange } from "@/lib/services/usage-dashboard";
@@ -18,7 +19,7 @@ export default async function TenantDashboardPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const { slug } = await params;
-  const { principal, allowed } = await pageAccess("dashboards.read", `/dashboards/tenants/${slug}`);
+  const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/dashboards"], `/dashboards/tenants/${slug}`);
   if (!allowed) return <Forbidden role={principal.role} what="see dashboards" />;
   const tenant = await db().tenant.findUnique({ where: { slug }, select: { slug: true, name: true } });
   if (!tenant) notFound();

@@ -1,0 +1,47 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import type { Db } from "@/lib/db/client";
+import { drainClosedMinutes } from "@/lib/jobs/rollup";
+import { publishTestPolicy } from "@/lib/jobs/testing/fixtures";
+import { UsageRecorder } from "@/lib/redis/usage";
+import { tenantUsage } from "./tenant-usage";
+
+let fresh: FreshDatabase;
+let db: Db;
+let redis: Redis;
+
+beforeAll(async () => {
+  fresh = await freshDatabase();
+  db = fresh.db;
+  redis = new Redis(testRedisUrl());
+  await publishTestPolicy(db, 1, new Date(Date.UTC(2026, 0, 1)));
+});
+afterAll(async () => {
+  await redis?.quit();
+  await fresh?.drop();
+});
+
+describe("a tenant's usage on its page", () => {
+  it("shows its traffic, its 429s by the limit that denied them (counted once), and no other tenant's", async () => {
+    const minute = Date.UTC(2026, 11, 3, 9, 0);
+    const prefix = `${testRedisPrefix()}tu:`;
+    const recorder = new UsageRecorder(redis, prefix);
+    const base = { tier: "free", operation: "read", keyPrefix: "acme00000000", latencyMs: 1 } as const;
+    for (let i = 0; i < 3; i++) recorder.record({ ...base, atMs: minute + i, tenant: "acme", outcome: "allowed" });
+    for (let i = 0; i < 5; i++) recorder.record({ ...base, atMs: minute + 10 + i, tenant: "acme", outcome: "denied", deniedLimit: "free-api_key" });
+    for (let i = 0; i < 2; i++) recorder.record({ ...base, atMs: minute + 20 + i, tenant: "acme", outcome: "denied", deniedLimit: "free-ip" });
+    recorder.record({ ...base, atMs: minute + 30, tenant: "globex", tier: "pro", outcome: "denied", deniedLimit: "pro-api_key" });
+    await recorder.flush();
+    await drainClosedMinutes({ db, redis, prefix }, { nowMs: minute + 2 * 60_000 });
+
+    const usage = await tenantUsage(db, "acme", minute + 5 * 60_000);
+    expect(usage.windows[0]).toMatchObject({ label: "last hour", decisions: 10, passed: 3, denied: 7 });
+    expect(usage.windows[0].denyShare).toBeCloseTo(0.7);
+    expect(usage.deniedByLimit).toEqual([
+      { operation: "read", limit: "free-api_key", denied: 5 },
+      { operation: "read", limit: "free-ip", denied: 2 },
+    ]);
+    expect((await tenantUsage(db, "globex", minute + 5 * 60_000)).deniedByLimit).toEqual([{ operation: "read", limit: "pro-api_key", denied: 1 }]);
+  });
+});

@@ -1,0 +1,50 @@
+/**
+ * One tenant's usage for its own page (#18 job 2): its traffic over the last hour, day and 30 days
+ * (decisions by outcome and the 429 share), its 429s of the last 24 hours by the limit that denied
+ * them, and this month's quota burn with the projection to month end. From the rollups the worker
+ * drains exactly once; the same figures the usage API and the dashboards read.
+ */
+import type { Db } from "../db/client";
+import { limitDenialTotals, usageTotals } from "../db/usage-repo";
+import { getQuotas, type QuotaBurn } from "./usage-query";
+
+export interface TenantUsageWindow {
+  label: string;
+  decisions: number;
+  /** Admitted: allowed, shadow-denied and degraded decisions. */
+  passed: number;
+  denied: number;
+  /** Denied / decisions, 0–1; null with no decisions. */
+  denyShare: number | null;
+}
+
+export interface TenantUsage {
+  windows: TenantUsageWindow[];
+  deniedByLimit: { operation: string; limit: string; denied: number }[];
+  quotas: QuotaBurn[];
+  period: string;
+}
+
+const WINDOWS = [
+  { label: "last hour", ms: 3_600_000 },
+  { label: "last 24 hours", ms: 86_400_000 },
+  { label: "last 30 days", ms: 30 * 86_400_000 },
+] as const;
+
+export async function tenantUsage(db: Db, slug: string, nowMs: number): Promise<TenantUsage> {
+  // The running minute is not drained yet: windows end at the last complete minute.
+  const toMs = Math.floor(nowMs / 60_000) * 60_000;
+  const windows: TenantUsageWindow[] = [];
+  for (const w of WINDOWS) {
+    const t = await usageTotals(db, { fromMs: toMs - w.ms, toMs, tenant: slug });
+    const decisions = Object.values(t).reduce((a, b) => a + b, 0);
+    const denied = t.denied ?? 0;
+    windows.push({ label: w.label, decisions, passed: decisions - denied, denied, denyShare: decisions > 0 ? denied / decisions : null });
+  }
+  const period = new Date(nowMs).toISOString().slice(0, 7);
+  const [deniedByLimit, quotas] = await Promise.all([
+    limitDenialTotals(db, { fromMs: toMs - 86_400_000, toMs, tenant: slug }),
+    getQuotas(db, { period, tenant: slug, nowMs }),
+  ]);
+  return { windows, deniedByLimit, quotas: quotas.quotas, period };
+}
