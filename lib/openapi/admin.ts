@@ -10,6 +10,8 @@ import { ERROR_STATUS } from "../errors";
 import { FAILURE_MODES } from "../policy/types";
 import { policyFileSchema } from "../policy/policy-file";
 import { failureModesInput } from "../services/apply-failure-modes";
+import { applyQuerySchema } from "../services/apply-policy-file";
+import { exportQuerySchema } from "../services/export-policy-file";
 import { billingExportQuerySchema } from "../services/billing-export";
 import { publishRequestSchema } from "../services/publish-policy";
 import { rollbackRequestSchema } from "../services/rollback-policy";
@@ -157,7 +159,7 @@ function registry(): OpenAPIRegistry {
     "/api/v1/policy/export",
     "exportPolicy",
     "The draft policy as a file: YAML, or JSON with format=json. No secrets",
-    z.object({ format: z.enum(["yaml", "json"]).optional() }),
+    exportQuerySchema,
     { description: "The policy file", content: { "application/yaml": { schema: z.string() }, "application/json": { schema: z.record(z.string(), z.unknown()) } } },
     "policy",
   );
@@ -169,7 +171,7 @@ function registry(): OpenAPIRegistry {
     tags: ["policy"],
     security,
     request: {
-      query: z.object({ dryRun: z.enum(["1", "true", "0", "false"]).optional() }),
+      query: applyQuerySchema,
       body: { required: true, content: { "application/json": { schema: named("PolicyFile", policyFileSchema) }, "application/yaml": { schema: z.string() } } },
     },
     responses: { 200: json(named("ApplyResult", applyAnswerSchema), "The plan, and whether it was applied"), ...errors(400, 409, 413, 415) },

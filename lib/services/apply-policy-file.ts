@@ -11,6 +11,7 @@
  * live clients. Revocation is an explicit act (`sluice keys revoke`). A key listed without
  * plaintext is created with a generated secret, returned once.
  */
+import { z } from "zod";
 import type { PrismaClient } from "../generated/prisma/client";
 import type { PolicySpec } from "../policy/compile";
 import { mergeFileKeys, type FileKey, type PolicyPlan } from "../policy/plan";
@@ -22,6 +23,11 @@ import { displayPrefix, hashSecret } from "./secrets";
 
 export type { PolicyInput } from "./policy-input";
 export type ApplyResult = Omit<EditResult, "ids">;
+
+/** `POST /api/v1/policy/apply`'s query: `dryRun=1|true` plans only; any other value is refused (a typo must not apply). */
+export const applyQuerySchema = z.strictObject({
+  dryRun: z.enum(["1", "true", "0", "false"], "expected 1, true, 0 or false").optional(),
+});
 
 /** The file minus its keys: the draft's policy. */
 function specOf(file: PolicyFile): PolicySpec {

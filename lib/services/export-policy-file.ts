@@ -3,6 +3,7 @@
  * secrets: keys are listed by name only (unrevoked ones), which apply reads as "this key exists,
  * leave it alone", so `apply(export())` plans no change.
  */
+import { z } from "zod";
 import { stringify } from "yaml";
 import type { PrismaClient } from "../generated/prisma/client";
 import type { Tx } from "../db/client";
@@ -13,6 +14,9 @@ import type { PolicyFileInput } from "../policy/policy-file";
 function clean<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
+
+/** `GET /api/v1/policy/export`'s query: `format=yaml` (default) or `json`. */
+export const exportQuerySchema = z.strictObject({ format: z.enum(["yaml", "json"], "expected yaml or json").optional() });
 
 export async function exportPolicyObject(db: PrismaClient | Tx): Promise<PolicyFileInput> {
   const rows = await loadPolicyRows(db);

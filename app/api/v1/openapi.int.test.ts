@@ -157,4 +157,16 @@ describe("the control plane's OpenAPI document", () => {
     // The check can fail: a publish answer without its version is reported.
     expect(conforms({ ...exchanges[7]!, body: { status: "published", checksum: "x", previousVersion: null } })).toEqual(["$.version: required"]);
   });
+
+  it("a query value the document does not allow is a 400 naming it: a mistyped dryRun never applies", async () => {
+    const before = await call(exportPolicy, "/api/v1/policy/export", "GET", "?format=json");
+    const typo = await call(apply, "/api/v1/policy/apply", "POST", "?dryRun=yes", { body: "version: 1\n", type: "application/yaml" });
+    expect(typo.status).toBe(400);
+    expect(typo.body).toMatchObject({ error: { code: "invalid_request", field: "dryRun" } });
+    expect(conforms(typo)).toEqual([]);
+    expect((await call(exportPolicy, "/api/v1/policy/export", "GET", "?format=json")).body).toEqual(before.body);
+    const format = await call(exportPolicy, "/api/v1/policy/export", "GET", "?format=toml");
+    expect(format.status).toBe(400);
+    expect(format.body).toMatchObject({ error: { code: "invalid_request", field: "format" } });
+  });
 });

@@ -6,13 +6,15 @@ import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { readBodyText } from "@/lib/http/body";
 import { db } from "@/lib/http/deps";
 import { handle, ServiceError } from "@/lib/http/errors";
-import { applyPolicyFile, type PolicyInput } from "@/lib/services/apply-policy-file";
+import { parseQuery } from "@/lib/http/query";
+import { applyPolicyFile, applyQuerySchema, type PolicyInput } from "@/lib/services/apply-policy-file";
 
 const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain", ""];
 
 export async function POST(request: Request): Promise<Response> {
   return handle(async () => {
-    const dryRun = ["1", "true"].includes(new URL(request.url).searchParams.get("dryRun") ?? "");
+    const query = parseQuery(applyQuerySchema, new URL(request.url));
+    const dryRun = query.dryRun === "1" || query.dryRun === "true";
     // A dry run only reads; an apply needs policy.edit, and every field it changes is checked
     // against the caller's role (a product token cannot set failure modes through a file).
     const caller = await authenticateAdmin(request, db(), dryRun ? "policy.read" : "policy.edit");
