@@ -23,6 +23,7 @@
  * Another path is one more entry in `targets` (a server to start and the load to put on it).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -39,6 +40,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const FIXED_RATE = Number(process.env.BENCH_FIXED_RATE ?? 5_000);
 /** BENCH_PROCESSES=N (> 1): one more row, /v1/check on a decision server of N processes (SLUICE_DECISION_PROCESSES, #12 item 2). */
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 1);
+/** The gRPC rows' load generator (Debian's nghttp2-client); without it they are left out. */
+const HAS_H2LOAD = existsSync("/usr/bin/h2load");
 const run = promisify(execFile);
 
 interface Proc {
@@ -201,9 +204,13 @@ async function main(): Promise<void> {
       { name: "Sluice, accuracy meter off", proc: meterOff, load: wrk("/v1/check"), perRequest: 1, sluice: true },
       { name: "Sluice, every subject sampled", proc: meterAll, load: wrk("/v1/check"), perRequest: 1, sluice: true },
       ...(multi ? [{ name: `Sluice /v1/check, ${PROCESSES} processes`, proc: multi, load: wrk("/v1/check"), perRequest: 1, sluice: true }] : []),
-      // Envoy's rate limit service protocol (#13): the same decisions over gRPC.
-      { name: "Sluice gRPC ShouldRateLimit", proc: sluice, load: h2loadRls(BENCH_KEY, "203.0.113.7"), perRequest: 1, sluice: true },
-      { name: "Sluice gRPC deny path", proc: sluice, load: h2loadRls(BENCH_DENY_KEY, "192.0.2.1"), perRequest: 1, sluice: true },
+      // Envoy's rate limit service protocol (#13): the same decisions over gRPC (needs h2load).
+      ...(HAS_H2LOAD
+        ? [
+            { name: "Sluice gRPC ShouldRateLimit", proc: sluice, load: h2loadRls(BENCH_KEY, "203.0.113.7"), perRequest: 1, sluice: true },
+            { name: "Sluice gRPC deny path", proc: sluice, load: h2loadRls(BENCH_DENY_KEY, "192.0.2.1"), perRequest: 1, sluice: true },
+          ]
+        : []),
     ];
     // Warm-up: JIT, scripts loaded, key caches, the deny address over its limit.
     for (const t of targets) await measure(t, own.pid()!, 2).catch((e: unknown) => process.stderr.write(`warm-up ${t.name}: ${String(e)}\n`));
@@ -275,7 +282,11 @@ async function main(): Promise<void> {
     process.stdout.write(`\nThe accuracy meter (#16), ${meterCost(row("Sluice, every subject sampled"), row("Sluice, accuracy meter off"))}\n`);
     const vsHttp = (grpc: typeof single, http: typeof single) =>
       `${(grpc.dec / http.dec).toFixed(2)}× its decisions/s, ${(grpc.server / http.server).toFixed(2)}× its server CPU per decision`;
-    process.stdout.write(`gRPC (#13; goal: at least the HTTP path's figures): single check ${vsHttp(row("Sluice gRPC ShouldRateLimit"), single)}; deny path ${vsHttp(row("Sluice gRPC deny path"), deny)}\n`);
+    process.stdout.write(
+      HAS_H2LOAD
+        ? `gRPC (#13; goal: at least the HTTP path's figures): single check ${vsHttp(row("Sluice gRPC ShouldRateLimit"), single)}; deny path ${vsHttp(row("Sluice gRPC deny path"), deny)}\n`
+        : "gRPC (#13): not measured, h2load is not installed (apt-get install nghttp2-client)\n",
+    );
     if (multi) {
       const m = row(`Sluice /v1/check, ${PROCESSES} processes`);
       process.stdout.write(`${PROCESSES} decision processes (#12 item 2): ${(m.dec / single.dec).toFixed(2)}× one process's decisions/s, ${(m.server / single.server).toFixed(2)}× its server CPU per decision (supervisor included)\n`);
