@@ -213,7 +213,9 @@ async function main(): Promise<void> {
         : []),
     ];
     // Warm-up: JIT, scripts loaded, key caches, the deny address over its limit.
-    for (const t of targets) await measure(t, own.pid()!, 2).catch((e: unknown) => process.stderr.write(`warm-up ${t.name}: ${String(e)}\n`));
+    // One second each: the servers are shared by several targets, and the whole run must stay
+    // within about five minutes.
+    for (const t of targets) await measure(t, own.pid()!, 1).catch((e: unknown) => process.stderr.write(`warm-up ${t.name}: ${String(e)}\n`));
     const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
