@@ -1,5 +1,6 @@
 "use client";
 import { useState, useTransition } from "react";
+import { FIELD_WORDS, inFormTerms } from "./override-messages";
 import type { ActionResult } from "@/lib/errors";
 import { useUnsavedChanges } from "./use-unsaved-changes";
 import { overrideSchema } from "@/lib/policy/policy-file";
@@ -57,7 +58,7 @@ function OverrideForm({
   const check = overrideSchema.safeParse(toPayload(d));
   const errors: Record<string, string> = {};
   if (!check.success) for (const i of check.error.issues) errors[String(i.path[0])] ??= i.message;
-  if (!result?.ok && result?.issues) for (const i of result.issues) errors[i.path.split(".").pop() ?? ""] ??= i.message;
+  if (!result?.ok && result?.issues) for (const i of result.issues) errors[i.path.split(".").pop() ?? ""] ??= inFormTerms(i.message);
   const set = (patch: Partial<OverrideDraft>) => setD((x) => ({ ...x, ...patch }));
   const field = (id: keyof OverrideDraft, label: string, input: React.ReactNode) => (
     <div>
@@ -156,8 +157,8 @@ function OverrideForm({
           </button>
         )}
         {result && (
-          <span role={result.ok ? "status" : "alert"} className={`text-sm ${result.ok ? "text-green-700" : "text-red-600"}`}>
-            {result.message}
+          <span role={result.ok ? "status" : "alert"} className={`min-w-0 text-sm break-words ${result.ok ? "text-green-700" : "text-red-600"}`}>
+            {result.ok ? result.message : result.issues?.some((i) => (i.path.split(".").pop() ?? "") in FIELD_WORDS) ? "Not saved: see the highlighted field." : inFormTerms(result.message)}
           </span>
         )}
       </div>

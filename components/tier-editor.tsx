@@ -5,7 +5,7 @@
  * the server validates again on save. Saving changes the draft; publishing is on the Policy page.
  */
 import { useRouter } from "next/navigation";
-import { useMemo, useState, useTransition } from "react";
+import { useEffect, useMemo, useRef, useState, useTransition } from "react";
 import { useUnsavedChanges } from "./use-unsaved-changes";
 import { limitSchema, quotaSchema, tierSchema } from "@/lib/policy/policy-file";
 import { ALGORITHMS, MODES, OVERAGES, PERIODS, SCOPES } from "@/lib/policy/types";
@@ -61,6 +61,21 @@ function Field({ id, label, error, children }: { id: string; label: string; erro
   );
 }
 
+/**
+ * Switching algorithm drops the fields the new one does not take (the policy file refuses them), so
+ * a field the editor no longer shows never holds an error: a window for concurrency, a lease TTL
+ * for anything else, a burst outside the buckets, a precision outside the sliding window counter.
+ */
+function forAlgorithm(l: LimitDraft, algorithm: string): Partial<LimitDraft> {
+  const bucket = algorithm === "token_bucket" || algorithm === "leaky_bucket";
+  return {
+    algorithm,
+    ...(algorithm === "concurrency" ? { window: undefined } : { leaseTtl: undefined, window: l.window ?? "1m" }),
+    ...(bucket ? {} : { burst: undefined }),
+    ...(algorithm === "sliding_window_counter" ? {} : { precision: undefined }),
+  };
+}
+
 function cellSummary(l: LimitDraft): string {
   if (l.algorithm === "concurrency") return `${l.limit ?? "?"} in flight`;
   return `${l.limit ?? "?"}/${l.window ?? "?"}${l.burst ? ` burst ${l.burst}` : ""}`;
@@ -91,7 +106,16 @@ export function TierEditor({
   const router = useRouter();
   const [tier, setTier] = useState<TierDraft>(initial);
   const [selected, setSelected] = useState<number | null>(null);
+  /** A limit "+ add" just inserted with the defaults and nobody has edited yet: Escape takes it back. */
+  const [fresh, setFresh] = useState<number | null>(null);
   const [result, setResult] = useState<ActionResult | null>(null);
+  const editorFirstField = useRef<HTMLSelectElement>(null);
+  /** What had focus when the editor opened (a cell or its "+ add"): focus returns there on Escape or Close. */
+  const openedFrom = useRef<HTMLElement | null>(null);
+  useEffect(() => {
+    // Focus moves into the limit editor when it opens (or shows another limit).
+    if (selected !== null) editorFirstField.current?.focus();
+  }, [selected]);
   const [pending, startTransition] = useTransition();
   const [saved, setSaved] = useState<TierDraft>(initial);
   useUnsavedChanges(canEdit && JSON.stringify(tier) !== JSON.stringify(saved));
@@ -103,6 +127,12 @@ export function TierEditor({
   const serverError = (path: string) => serverIssues.find((i) => i.path === path || i.path.startsWith(`tier.${path}`))?.message;
   const headErrors = fieldErrors(tierSchema.safeParse({ name: tier.name, weight: tier.weight, limits: [], quotas: [] }));
   const hasClientErrors = Object.keys(headErrors).length > 0 || limitErrors.some((e) => Object.keys(e).length > 0) || quotaErrors.some((e) => Object.keys(e).length > 0);
+  // What "Fix the highlighted fields first" names: each field that shows an error.
+  const invalidFields = [
+    ...Object.keys(headErrors).map((k) => (k === "name" ? "Tier name" : k === "weight" ? "Fair-share weight" : k)),
+    ...limitErrors.flatMap((e, i) => (Object.keys(e).length ? [`limit ${tier.limits[i]!.operation} · ${tier.limits[i]!.scope} (${Object.keys(e).join(", ")})`] : [])),
+    ...quotaErrors.flatMap((e, i) => (Object.keys(e).length ? [`quota ${i + 1} (${Object.keys(e).join(", ")})`] : [])),
+  ];
   const duplicates = new Set<string>();
   const seen = new Set<string>();
   tier.limits.forEach((l) => {
@@ -111,14 +141,35 @@ export function TierEditor({
     seen.add(k);
   });
 
-  const updateLimit = (i: number, patch: Partial<LimitDraft>) =>
+  const updateLimit = (i: number, patch: Partial<LimitDraft>) => {
+    if (i === fresh) setFresh(null);
     setTier((t) => ({ ...t, limits: t.limits.map((l, j) => (j === i ? { ...l, ...patch } : l)) }));
+  };
+
+  function openEditor(i: number) {
+    openedFrom.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    setSelected(i);
+  }
+
+  /** Escape or Close: an untouched new limit is taken back (Escape only); focus returns where the editor was opened from. */
+  function closeEditor(cancelFresh: boolean) {
+    if (cancelFresh && selected !== null && selected === fresh) {
+      setTier((t) => ({ ...t, limits: t.limits.filter((_, j) => j !== selected) }));
+    }
+    setFresh(null);
+    setSelected(null);
+    const back = openedFrom.current;
+    // The cell button may be gone (a removed limit): then the matrix's own "+ add" of that cell.
+    requestAnimationFrame(() => (back?.isConnected ? back.focus() : undefined));
+  }
   const updateQuota = (i: number, patch: Partial<QuotaDraft>) =>
     setTier((t) => ({ ...t, quotas: t.quotas.map((q, j) => (j === i ? { ...q, ...patch } : q)) }));
 
   function addLimit(operation: string, scope: string) {
     const limit: LimitDraft = { operation, scope, algorithm: "sliding_window_counter", limit: 100, window: "1m", mode: "reject" };
+    openedFrom.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     setTier((t) => ({ ...t, limits: [...t.limits, limit] }));
+    setFresh(tier.limits.length);
     setSelected(tier.limits.length);
   }
 
@@ -138,8 +189,8 @@ export function TierEditor({
   return (
     <div className="flex flex-col gap-5" data-testid="tier-editor">
       <div className="card flex flex-wrap items-end gap-4">
-        <Field id="tier-name" label="Tier name" error={serverError("name") ?? (tier.name ? headErrors.name : undefined)}>
-          <input id="tier-name" className="input w-56" value={tier.name} disabled={!canEdit} onChange={(e) => setTier({ ...tier, name: e.target.value })} />
+        <Field id="tier-name" label="Tier name" error={serverError("name") ?? headErrors.name}>
+          <input id="tier-name" aria-invalid={headErrors.name ? true : undefined} className="input w-56" value={tier.name} disabled={!canEdit} onChange={(e) => setTier({ ...tier, name: e.target.value })} />
         </Field>
         <Field id="tier-weight" label="Fair-share weight" error={serverError("weight") ?? headErrors.weight}>
           <input
@@ -184,7 +235,7 @@ export function TierEditor({
                             <button
                               key={i}
                               type="button"
-                              onClick={() => setSelected(i)}
+                              onClick={() => openEditor(i)}
                               aria-label={`Edit ${op} ${scope} ${l.algorithm}`}
                               className={`rounded border px-1.5 py-0.5 text-left text-xs ${selected === i ? "border-indigo-500 bg-indigo-50" : "border-slate-200 bg-slate-50 hover:border-slate-400"} ${Object.keys(limitErrors[i] ?? {}).length ? "border-red-400" : ""}`}
                             >
@@ -209,7 +260,18 @@ export function TierEditor({
       </div>
 
       {sel && selected !== null && (
-        <div className="card border-indigo-200" data-testid="cell-editor">
+        <div
+          className="card border-indigo-200"
+          data-testid="cell-editor"
+          role="group"
+          aria-label={`Limit ${sel.operation} · ${sel.scope}`}
+          onKeyDown={(e) => {
+            if (e.key === "Escape") {
+              e.preventDefault();
+              closeEditor(true);
+            }
+          }}
+        >
           <div className="mb-3 flex items-center justify-between">
             <h3 className="font-semibold">
               <span className="font-mono">{sel.operation}</span> · {sel.scope}
@@ -221,17 +283,23 @@ export function TierEditor({
                   className="btn"
                   onClick={() => {
                     setTier((t) => ({ ...t, limits: t.limits.filter((_, j) => j !== selected) }));
+                    setFresh(null);
                     setSelected(null);
                   }}
                 >
                   Remove limit
                 </button>
               )}
-              <button type="button" className="btn" onClick={() => setSelected(null)}>
+              <button type="button" className="btn" onClick={() => closeEditor(false)}>
                 Close
               </button>
             </div>
           </div>
+          {fresh === selected && (
+            <p role="status" className="mb-2 text-sm text-amber-800" data-testid="fresh-limit">
+              New limit added to the draft with the defaults (100 per minute, sliding window counter). Change it here, or press Escape to take it back.
+            </p>
+          )}
           <p className="mb-3 rounded bg-indigo-50 px-3 py-2 text-sm text-indigo-900" data-testid="limit-sentence">
             {describeLimit(sel)}
           </p>
@@ -240,7 +308,7 @@ export function TierEditor({
           )}
           <fieldset disabled={!canEdit} className="grid grid-cols-2 gap-3 md:grid-cols-4">
             <Field id="cell-algorithm" label="Algorithm" error={selErrors.algorithm}>
-              <select id="cell-algorithm" className="input" value={sel.algorithm} onChange={(e) => updateLimit(selected, { algorithm: e.target.value })}>
+              <select ref={editorFirstField} id="cell-algorithm" className="input" value={sel.algorithm} onChange={(e) => updateLimit(selected, forAlgorithm(sel, e.target.value))}>
                 {ALGORITHMS.map((a) => (
                   <option key={a} value={a}>
                     {a}
@@ -259,28 +327,38 @@ export function TierEditor({
                 onChange={(e) => updateLimit(selected, { limit: numberOrUndefined(e.target.value) })}
               />
             </Field>
+            {sel.algorithm !== "concurrency" && (
             <Field id="cell-window" label="Window (e.g. 1m)" error={selErrors.window ?? serverError(`limits.${selected}.window`)}>
               <input id="cell-window" className="input" aria-invalid={selErrors.window ? true : undefined} value={sel.window ?? ""} placeholder={sel.algorithm === "concurrency" ? "not used" : "1m"} onChange={(e) => updateLimit(selected, { window: textOrUndefined(e.target.value) })} />
             </Field>
+            )}
+            {(sel.algorithm === "token_bucket" || sel.algorithm === "leaky_bucket") && (
             <Field id="cell-burst" label="Burst" error={selErrors.burst}>
               <input id="cell-burst" type="number" min={1} className="input" aria-invalid={selErrors.burst ? true : undefined} value={sel.burst ?? ""} placeholder="= limit" onChange={(e) => updateLimit(selected, { burst: numberOrUndefined(e.target.value) })} />
             </Field>
+            )}
             <Field id="cell-mode" label="Mode" error={selErrors.mode}>
-              <select id="cell-mode" className="input" value={sel.mode ?? "reject"} onChange={(e) => updateLimit(selected, { mode: e.target.value })}>
+              <select id="cell-mode" className="input" value={sel.mode ?? "reject"} onChange={(e) => updateLimit(selected, e.target.value === "delay" ? { mode: e.target.value } : { mode: e.target.value, maxDelay: undefined })}>
                 {MODES.map((m) => (
                   <option key={m}>{m}</option>
                 ))}
               </select>
             </Field>
+            {sel.mode === "delay" && (
             <Field id="cell-max-delay" label="Max delay (delay mode)" error={selErrors.maxDelay}>
               <input id="cell-max-delay" className="input" aria-invalid={selErrors.maxDelay ? true : undefined} value={sel.maxDelay ?? ""} placeholder="500ms" onChange={(e) => updateLimit(selected, { maxDelay: textOrUndefined(e.target.value) })} />
             </Field>
+            )}
+            {sel.algorithm === "concurrency" && (
             <Field id="cell-lease-ttl" label="Lease TTL (concurrency)" error={selErrors.leaseTtl}>
               <input id="cell-lease-ttl" className="input" aria-invalid={selErrors.leaseTtl ? true : undefined} value={sel.leaseTtl ?? ""} placeholder="30s" onChange={(e) => updateLimit(selected, { leaseTtl: textOrUndefined(e.target.value) })} />
             </Field>
+            )}
+            {sel.algorithm === "sliding_window_counter" && (
             <Field id="cell-precision" label="Precision (sliding counter)" error={selErrors.precision}>
               <input id="cell-precision" type="number" min={1} max={60} className="input" aria-invalid={selErrors.precision ? true : undefined} value={sel.precision ?? ""} placeholder="1" onChange={(e) => updateLimit(selected, { precision: numberOrUndefined(e.target.value) })} />
             </Field>
+            )}
           </fieldset>
         </div>
       )}
@@ -339,7 +417,11 @@ export function TierEditor({
           <button type="button" className="btn-primary" disabled={pending || hasClientErrors || duplicates.size > 0} onClick={onSave}>
             {pending ? "Saving…" : isNew ? "Create tier" : "Save tier to draft"}
           </button>
-          {hasClientErrors && <span className="text-sm text-red-600">Fix the highlighted fields first.</span>}
+          {hasClientErrors && (
+            <span className="text-sm text-red-600" data-testid="fix-fields">
+              Fix the highlighted fields first: {invalidFields.join(", ")}.
+            </span>
+          )}
           {result?.ok && (
             <span role="status" className="text-sm text-green-700">
               {result.message ?? "Saved to the draft."} Publish it from the Policy page.

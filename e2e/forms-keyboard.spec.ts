@@ -1,0 +1,49 @@
+/**
+ * The tier form by keyboard (issue #18, forms and keyboard): an empty "New tier" highlights what it
+ * complains about; "+ add" opens the limit editor with focus inside and says what it added, Escape
+ * takes an untouched new limit back and returns focus; the editor shows only the fields of the
+ * chosen algorithm (Lease TTL for concurrency only).
+ */
+import { expect, test } from "@playwright/test";
+import { signIn } from "./fixtures";
+
+test("the limit editor by keyboard, and an empty new tier names its missing fields", async ({ page }) => {
+  await signIn(page, "product");
+  await page.goto("/tiers?new=1");
+  const name = page.getByLabel("Tier name");
+  await expect(name).toHaveAttribute("aria-invalid", "true");
+  await expect(page.getByTestId("fix-fields")).toContainText("Tier name");
+  await expect(page.getByRole("button", { name: "Create tier" })).toBeDisabled();
+  await name.fill("keyboard-tier");
+  await expect(page.getByTestId("fix-fields")).toHaveCount(0);
+
+  const add = page.getByRole("button", { name: "Add a limit for * per api_key" });
+  await add.focus();
+  await page.keyboard.press("Enter");
+  const editor = page.getByTestId("cell-editor");
+  await expect(editor.getByLabel("Algorithm")).toBeFocused();
+  await expect(editor.getByTestId("fresh-limit")).toContainText("press Escape to take it back");
+  await expect(page.getByTestId("limit-matrix").getByRole("button", { name: /^Edit \* api_key/ })).toHaveCount(1);
+  await page.keyboard.press("Escape");
+  await expect(editor).toHaveCount(0);
+  await expect(page.getByTestId("limit-matrix").getByRole("button", { name: /^Edit \* api_key/ })).toHaveCount(0);
+  await expect(add).toBeFocused();
+
+  // Added and edited, it stays; the fields follow the algorithm.
+  await page.keyboard.press("Enter");
+  await editor.getByLabel("Limit", { exact: true }).fill("7");
+  await expect(editor.getByLabel("Lease TTL (concurrency)")).toHaveCount(0);
+  await expect(editor.getByLabel("Precision (sliding counter)")).toBeVisible();
+  await editor.getByLabel("Algorithm").selectOption("concurrency");
+  await expect(editor.getByLabel("Lease TTL (concurrency)")).toBeVisible();
+  await expect(editor.getByLabel("Window (e.g. 1m)")).toHaveCount(0);
+  await expect(editor.getByLabel("Burst")).toHaveCount(0);
+  await editor.getByLabel("Algorithm").selectOption("token_bucket");
+  await expect(editor.getByLabel("Burst")).toBeVisible();
+  await expect(editor.getByLabel("Lease TTL (concurrency)")).toHaveCount(0);
+  await expect(editor.getByLabel("Window (e.g. 1m)")).toHaveValue("1m");
+  await page.keyboard.press("Escape");
+  await expect(editor).toHaveCount(0);
+  await expect(page.getByTestId("limit-matrix").getByRole("button", { name: /^Edit \* api_key token_bucket/ })).toHaveCount(1);
+  await expect(page.getByRole("button", { name: "Create tier" })).toBeEnabled();
+});
