@@ -193,7 +193,7 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
                 cells: { tenant: tenantLink(t.tenant), tier: tierLabel(t.tier), requests: t.requests.toLocaleString("en-US"), denied: t.denied.toLocaleString("en-US") },
               }))}
             />
-            <h4 className="mb-1 mt-3 text-xs font-semibold uppercase text-slate-500">API key prefixes</h4>
+            <h4 className="mb-1 mt-3 text-xs font-semibold uppercase text-slate-500">API keys</h4>
             <SortableDataTable
               framed={false}
               columns={TOP_KEY_COLUMNS}

@@ -49,7 +49,7 @@ export default async function SearchPage({ searchParams }: { searchParams: Promi
       </Section>
       <Section title={`API keys (${results.keys.length})`}>
         {results.keys.length === 0 ? (
-          <EmptyState title="No key matches.">A key is found by the start of its prefix (the first 12 characters, such as sk_test_acme) or by its name.</EmptyState>
+          <EmptyState title="No key matches.">A key is found by its prefix (the first 12 characters, such as sk_test_acme, or a part of them) or by its name.</EmptyState>
         ) : (
           <ul className="card divide-y divide-slate-100 p-0" data-testid="search-keys">
             {results.keys.map((k) => (

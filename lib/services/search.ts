@@ -1,7 +1,7 @@
 /**
- * The shell's search box: tenants by slug or name, API keys by their display prefix (`sk_test_acme`)
- * or name. A key is matched by the start of its prefix only — the secret after the prefix is never
- * stored, so a pasted whole key is cut to its prefix first.
+ * The shell's search box: tenants by slug or name, API keys by their display prefix (`sk_test_acme`,
+ * or any part of it: `acme`) or name. Only the prefix is stored, never the secret after it, so a
+ * pasted whole key is cut to its prefix first.
  */
 import { z } from "zod";
 import type { PrismaClient } from "../generated/prisma/client";
@@ -28,7 +28,7 @@ export async function search(db: PrismaClient, query: string): Promise<SearchRes
       select: { slug: true, name: true, status: true, tier: { select: { name: true } } },
     }),
     db.apiKey.findMany({
-      where: { OR: [{ prefix: { startsWith: prefix } }, { name: { contains: q, mode: "insensitive" } }] },
+      where: { OR: [{ prefix: { contains: prefix } }, { name: { contains: q, mode: "insensitive" } }] },
       orderBy: [{ revokedAt: { sort: "desc", nulls: "first" } }, { prefix: "asc" }],
       take: LIMIT,
       select: { name: true, prefix: true, revokedAt: true, tenant: { select: { slug: true } } },
