@@ -3,10 +3,16 @@ import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { parseDashboardRange } from "@/lib/services/usage-dashboard";
 import { DashboardAccuracy } from "./accuracy";
+import { DeniedByLimit } from "./denied-by-limit";
 import { RangeError, UsagePanels } from "./panels";
 
 export const metadata = { title: "Dashboards · Sluice" };
 export const dynamic = "force-dynamic";
+
+/** The time of this request (outside render, so the page stays pure). */
+async function requestTime(): Promise<number> {
+  return Date.now();
+}
 
 export default async function DashboardsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/dashboards"], "/dashboards");
@@ -22,6 +28,9 @@ export default async function DashboardsPage({ searchParams }: { searchParams: P
       {range.ok ? (
         <>
           <UsagePanels range={range.range} basePath="/dashboards" />
+          <div className="mt-4">
+            <DeniedByLimit range={range.range} nowMs={await requestTime()} />
+          </div>
           <div className="mt-4">
             <DashboardAccuracy range={range.range} />
           </div>

@@ -31,6 +31,8 @@ describe("the simulator runs the decision code over synthetic traffic", () => {
     // Denied at second 20 of a window that resets at 60.
     expect(r.firstRetryAfterSeconds).toBe(40);
     expect(r.share429).toBeCloseTo(2 / 3);
+    // Each 429 names the limit that denied it, as the decision server's usage records it.
+    expect(r.reasons).toEqual({ "rate_limited by free-api_key": 200 });
   });
   it("spreads load over keys: two keys get twice the api_key budget", async () => {
     const r = await runSimulation(doc, { kind: "tenant", name: "acme" }, [], { ...traffic, keys: 2 }, { startMs, policyVersion: 1 });

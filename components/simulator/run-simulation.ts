@@ -8,7 +8,7 @@
 import type { CompiledPolicyBody } from "@/lib/policy/compiled";
 import { limitsFor } from "@/lib/policy/compile";
 import { sha256Hex } from "@/lib/policy/checksum";
-import { answerFromStore, plainAnswer } from "@/lib/decision/answer";
+import { answerFromStore, mostRestrictive, plainAnswer } from "@/lib/decision/answer";
 import { planChecks } from "@/lib/decision/checks";
 import { IN_PROCESS } from "@/lib/policy/counter-keys";
 import { createMemoryStore } from "@/lib/store/memory";
@@ -58,6 +58,7 @@ export interface SimulationResult {
   maxRetryAfterSeconds: number;
   maxDelayMs: number;
   /** Reason counts of denials. */
+  /** Denials by reason and, for 429s, the limit that denied them: `rate_limited by free-api_key`. */
   reasons: Record<string, number>;
   /** What was not simulated, in words. */
   notes: string[];
@@ -148,6 +149,7 @@ export async function runSimulation(
     if (!effective) continue;
     const ctx = { tenant: slug, tier: effective.tier.name, operation, policyVersion: options.policyVersion };
     let answer;
+    let deniedBy: string | null = null;
     if (effective.tenant.status === "suspended") {
       answer = plainAnswer(ctx, 403, "tenant_suspended");
     } else {
@@ -161,6 +163,10 @@ export async function runSimulation(
         { cost: traffic.cost, dryRun: false },
       );
       answer = answerFromStore(ctx, decision, planned, { explain: false, dryRun: false });
+      // The limit that denied it: the check the answer names (mostRestrictive), whose name the
+      // decision server records in usage (lib/decision/quota-denial.ts denialOf).
+      const named = decision.allowed ? -1 : mostRestrictive(decision, planned);
+      deniedBy = named >= 0 && decision.outcomes[named]?.allowed === false ? planned[named]!.name : null;
     }
     if (answer.allowed) {
       if (answer.delayMs > 0) {
@@ -178,7 +184,8 @@ export async function runSimulation(
     } else {
       result.denied++;
       bucket.denied++;
-      result.reasons[answer.reason] = (result.reasons[answer.reason] ?? 0) + 1;
+      const reason = deniedBy ? `${answer.reason} by ${deniedBy}` : answer.reason;
+      result.reasons[reason] = (result.reasons[reason] ?? 0) + 1;
       if (answer.status === 429) count429++;
       if (result.firstDenialSeconds === null) {
         result.firstDenialSeconds = times[i] / 1000;

@@ -314,19 +314,25 @@ export async function policyMarkers(db: Db, f: { fromMs: number; toMs: number })
   return rows.map((r) => ({ version: r.version, atMs: r.createdAt.getTime(), author: r.author, note: r.note }));
 }
 
-/** 429s by the limit that denied them (the rollup's `limit:` system rows), most first, for one tenant. */
-export async function limitDenialTotals(db: Db, f: { fromMs: number; toMs: number; tenant: string }): Promise<Array<{ operation: string; limit: string; denied: number }>> {
+/**
+ * 429s by the limit that denied them (the rollup's `limit:` system rows), most first: of one
+ * tenant, or of every tenant (then `tenant` says whose).
+ */
+export async function limitDenialTotals(
+  db: Db,
+  f: { fromMs: number; toMs: number; tenant?: string; limit?: number },
+): Promise<Array<{ tenant: string; operation: string; limit: string; denied: number }>> {
   const spans = spansSql(decompose(f.fromMs, f.toMs), 1);
-  const like = `limit:${f.tenant.replace(/[\\%_]/g, (c) => `\\${c}`)}|%`;
+  const like = f.tenant === undefined ? "limit:%" : `limit:${f.tenant.replace(/[\\%_]/g, (c) => `\\${c}`)}|%`;
   const rows = await db.$queryRawUnsafe<{ operation: string; n: bigint }[]>(
     `SELECT "operation", sum("count")::bigint AS n FROM "UsageRollup"
       WHERE ${spans.sql} AND "tenant" = '' AND "outcome" = 'denied' AND "operation" LIKE $${spans.params.length + 1}
-      GROUP BY 1 ORDER BY 2 DESC, 1`,
+      GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${Math.max(1, Math.min(f.limit ?? 200, 1000))}`,
     ...spans.params,
     like,
   );
   return rows.map((r) => {
-    const [, operation = "*", limit = ""] = r.operation.slice("limit:".length).split("|");
-    return { operation, limit, denied: Number(r.n) };
+    const [tenant = "", operation = "*", limit = ""] = r.operation.slice("limit:".length).split("|");
+    return { tenant, operation, limit, denied: Number(r.n) };
   });
 }

@@ -5,7 +5,7 @@ import type { Db } from "@/lib/db/client";
 import { drainClosedMinutes } from "@/lib/jobs/rollup";
 import { publishTestPolicy } from "@/lib/jobs/testing/fixtures";
 import { UsageRecorder } from "@/lib/redis/usage";
-import { tenantUsage } from "./tenant-usage";
+import { deniedByLimitForRange, tenantUsage } from "./tenant-usage";
 
 let fresh: FreshDatabase;
 let db: Db;
@@ -39,9 +39,12 @@ describe("a tenant's usage on its page", () => {
     expect(usage.windows[0]).toMatchObject({ label: "last hour", decisions: 10, passed: 3, denied: 7 });
     expect(usage.windows[0].denyShare).toBeCloseTo(0.7);
     expect(usage.deniedByLimit).toEqual([
-      { operation: "read", limit: "free-api_key", denied: 5 },
-      { operation: "read", limit: "free-ip", denied: 2 },
+      { tenant: "acme", operation: "read", limit: "free-api_key", denied: 5 },
+      { tenant: "acme", operation: "read", limit: "free-ip", denied: 2 },
     ]);
-    expect((await tenantUsage(db, "globex", minute + 5 * 60_000)).deniedByLimit).toEqual([{ operation: "read", limit: "pro-api_key", denied: 1 }]);
+    expect((await tenantUsage(db, "globex", minute + 5 * 60_000)).deniedByLimit).toEqual([{ tenant: "globex", operation: "read", limit: "pro-api_key", denied: 1 }]);
+    // The dashboards' panel: every tenant's, most first.
+    const all = await deniedByLimitForRange(db, { fromMs: minute, toMs: minute + 60_000 });
+    expect(all.map((d) => `${d.tenant} ${d.limit} ${d.denied}`)).toEqual(["acme free-api_key 5", "acme free-ip 2", "globex pro-api_key 1"]);
   });
 });

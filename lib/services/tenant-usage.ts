@@ -20,7 +20,7 @@ export interface TenantUsageWindow {
 
 export interface TenantUsage {
   windows: TenantUsageWindow[];
-  deniedByLimit: { operation: string; limit: string; denied: number }[];
+  deniedByLimit: { tenant: string; operation: string; limit: string; denied: number }[];
   quotas: QuotaBurn[];
   period: string;
 }
@@ -47,4 +47,9 @@ export async function tenantUsage(db: Db, slug: string, nowMs: number): Promise<
     getQuotas(db, { period, tenant: slug, nowMs }),
   ]);
   return { windows, deniedByLimit, quotas: quotas.quotas, period };
+}
+
+/** The dashboards' "429s by limit" panel: the range's 429s by tenant, operation and the limit that denied them. */
+export async function deniedByLimitForRange(db: Db, range: { fromMs: number; toMs: number }, top = 20) {
+  return limitDenialTotals(db, { ...range, limit: top });
 }
