@@ -34,7 +34,7 @@ export default defineConfig([
     ignores: [
       "lib/env.ts",
       ...TESTS, // tests set the variables of the code they start (and test/ is the runs' setup)
-      "lib/**/testing/**", // test kits (lib/jobs/testing, lib/client/testing): they set up what tests run
+      "**/testing/**", // test kits (lib/jobs/testing, lib/client/testing, worker/testing): they set up what tests run
       "bench/**", // benchmark scripts: their own knobs, and the environment of the servers they start
       "scripts/**", // npm test's shell-level helpers
       "*.config.{js,mjs,ts}", // next, playwright, vitest, prisma: read by their tools before any Sluice code runs

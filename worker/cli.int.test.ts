@@ -1,9 +1,9 @@
-import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runSluice } from "./testing/sluice-cli";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { createUser } from "@/lib/services/create-user";
@@ -15,20 +15,8 @@ const DEMO = path.join(ROOT, "examples/demo-policy.yaml");
 let fresh: FreshDatabase;
 let db: PrismaClient;
 
-function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      path.join(ROOT, "node_modules/.bin/tsx"),
-      [path.join(ROOT, "worker/cli.ts"), ...args],
-      {
-        cwd: ROOT,
-        env: { ...process.env, DATABASE_URL: fresh.url, REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: `${testRedisPrefix()}cli:`, NODE_NO_WARNINGS: "1" },
-        timeout: 150_000,
-      },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const sluice = (...args: string[]) =>
+  runSluice({ DATABASE_URL: fresh.url, REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: `${testRedisPrefix()}cli:` }, args);
 
 beforeAll(async () => {
   fresh = await freshDatabase();

@@ -24,15 +24,58 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
   throw new Error(`timed out waiting for ${what}`);
 }
 
-export interface SpawnedServer {
-  url: string;
-  port: number;
-  /** The gRPC rate limit service's `127.0.0.1:<port>` (SLUICE_GRPC_PORT, a free port unless the test sets it; "" when 0). */
-  grpcAddress: string;
+/** A node process of this repository (tsx's loader, so a signal reaches the process itself), its output collected. */
+interface SpawnedProcess {
   child: ChildProcess;
   output: () => string;
   /** Sends a signal and waits for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Spawns `node [preload…] --import tsx <entry>` with `env`, waits until `started(output)` says it is
+ * up (throwing `what exited` if it dies first), and SIGKILLs it when it does not come up in 90 s.
+ */
+async function spawnProcess(entry: string, env: NodeJS.ProcessEnv, preload: string[], what: string, started: (output: string) => Promise<boolean> | boolean): Promise<SpawnedProcess> {
+  let out = "";
+  const child = spawn(process.execPath, [...preload, "--import", "tsx", path.join(ROOT, entry)], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  children.add(child);
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
+  );
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${what} exited: ${out}`);
+        return started(out);
+      },
+      90_000,
+      what,
+    );
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw error;
+  }
+  return {
+    child,
+    output: () => out,
+    async stop(signal: NodeJS.Signals = "SIGTERM") {
+      if (child.exitCode === null && child.pid !== undefined) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export interface SpawnedServer extends SpawnedProcess {
+  url: string;
+  port: number;
+  /** The gRPC rate limit service's `127.0.0.1:<port>` (SLUICE_GRPC_PORT, a free port unless the test sets it; "" when 0). */
+  grpcAddress: string;
 }
 
 export interface SpawnOptions {
@@ -46,104 +89,30 @@ export async function spawnDecisionServer(env: Record<string, string>, options: 
   let grpcPort = await freePort();
   while (grpcPort === port) grpcPort = await freePort();
   const grpcPortSetting = env.SLUICE_GRPC_PORT ?? String(grpcPort);
-  let out = "";
   // One process (node with tsx's loader), not the tsx CLI: a signal reaches the server itself.
   const skew = options.clockSkewMs ? ["--import", `${pathToFileURL(path.join(ROOT, "lib/decision/testing/skewed-clock.mjs")).href}?skewMs=${options.clockSkewMs}`] : [];
-  const child = spawn(process.execPath, [...skew, "--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
-    cwd: ROOT,
-    // The product's defaults (the 25 ms store budget included) unless a test sets its own: a test
-    // server with a longer budget would hide exactly what a loaded machine does to the budget.
-    // Every server serves gRPC on a port of its own (the default 8081 would collide between tests).
-    // One decision process per server unless a test is about several (SLUICE_DECISION_PROCESSES).
-    env: childEnv({
-      DECISION_HOST: "127.0.0.1",
-      DECISION_PORT: String(port),
-      SLUICE_DECISION_PROCESSES: "1",
-      ...env,
-      SLUICE_GRPC_PORT: grpcPortSetting,
-    }),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
-  children.add(child);
-  const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => {
-      children.delete(child);
-      resolve(code);
-    }),
-  );
   const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitFor(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`decision server exited: ${out}`);
-        const res = await fetch(`${url}${options.waitReady ? "/readyz" : "/healthz"}`);
-        return res.status === 200;
-      },
-      90_000,
-      `decision server on :${port}`,
-    );
-  } catch (error) {
-    child.kill("SIGKILL");
-    throw error;
-  }
-  return {
-    url,
-    port,
-    grpcAddress: grpcPortSetting === "0" ? "" : `127.0.0.1:${grpcPortSetting}`,
-    child,
-    output: () => out,
-    async stop(signal: NodeJS.Signals = "SIGTERM") {
-      if (child.exitCode === null && child.pid !== undefined) child.kill(signal);
-      return exited;
-    },
-  };
+  // The product's defaults (the 25 ms store budget included) unless a test sets its own: a test
+  // server with a longer budget would hide exactly what a loaded machine does to the budget.
+  // Every server serves gRPC on a port of its own (the default 8081 would collide between tests).
+  // One decision process per server unless a test is about several (SLUICE_DECISION_PROCESSES).
+  const serverEnv = childEnv({
+    DECISION_HOST: "127.0.0.1",
+    DECISION_PORT: String(port),
+    SLUICE_DECISION_PROCESSES: "1",
+    ...env,
+    SLUICE_GRPC_PORT: grpcPortSetting,
+  });
+  const spawned = await spawnProcess("worker/decision-server.ts", serverEnv, skew, `decision server on :${port}`, async () => {
+    const res = await fetch(`${url}${options.waitReady ? "/readyz" : "/healthz"}`);
+    return res.status === 200;
+  });
+  return { ...spawned, url, port, grpcAddress: grpcPortSetting === "0" ? "" : `127.0.0.1:${grpcPortSetting}` };
 }
 
-export interface SpawnedWorker {
-  child: ChildProcess;
-  output: () => string;
-  /** Sends a signal and waits for the exit code. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
+export type SpawnedWorker = SpawnedProcess;
 
 /** A real `npm run worker` process (worker/jobs.ts) with `env`; resolves once it logged its start. */
-export async function spawnWorker(env: Record<string, string>): Promise<SpawnedWorker> {
-  let out = "";
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/jobs.ts")], {
-    cwd: ROOT,
-    env: childEnv(env),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
-  children.add(child);
-  const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => {
-      children.delete(child);
-      resolve(code);
-    }),
-  );
-  try {
-    await waitFor(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`worker exited: ${out}`);
-        return out.includes("worker started");
-      },
-      90_000,
-      "worker",
-    );
-  } catch (error) {
-    child.kill("SIGKILL");
-    throw error;
-  }
-  return {
-    child,
-    output: () => out,
-    async stop(signal: NodeJS.Signals = "SIGTERM") {
-      if (child.exitCode === null && child.pid !== undefined) child.kill(signal);
-      return exited;
-    },
-  };
+export function spawnWorker(env: Record<string, string>): Promise<SpawnedWorker> {
+  return spawnProcess("worker/jobs.ts", childEnv(env), [], "worker", (out) => out.includes("worker started"));
 }

@@ -4,10 +4,10 @@
  * purpose — a fixed window where the requirements forbid a boundary burst, an operation that fails
  * open where they require it to fail closed — fails (exit 1) naming both requirements.
  */
-import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runSluice } from "../testing/sluice-cli";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
 import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
@@ -44,16 +44,7 @@ let demo: FreshDatabase;
 let broken: FreshDatabase;
 let db: PrismaClient;
 
-function sluice(url: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      path.join(ROOT, "node_modules/.bin/tsx"),
-      [path.join(ROOT, "worker/cli.ts"), ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: url, NODE_NO_WARNINGS: "1" }, timeout: 400_000, maxBuffer: 32 * 1024 * 1024 },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const sluice = (url: string, ...args: string[]) => runSluice({ DATABASE_URL: url }, args, { timeoutMs: 400_000 });
 
 beforeAll(async () => {
   [demo, broken] = await Promise.all([freshDatabase(), freshDatabase()]);

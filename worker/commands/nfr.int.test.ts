@@ -1,7 +1,7 @@
-import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runSluice } from "../testing/sluice-cli";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { applyPolicyFile } from "@/lib/services/apply-policy-file";
@@ -13,16 +13,7 @@ const DEMO = readFileSync(path.join(ROOT, "examples/demo-policy.yaml"), "utf8");
 let fresh: FreshDatabase;
 let db: PrismaClient;
 
-function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      path.join(ROOT, "node_modules/.bin/tsx"),
-      [path.join(ROOT, "worker/cli.ts"), ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: fresh.url, NODE_NO_WARNINGS: "1" }, timeout: 150_000, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const sluice = (...args: string[]) => runSluice({ DATABASE_URL: fresh.url }, args);
 
 beforeAll(async () => {
   fresh = await freshDatabase();

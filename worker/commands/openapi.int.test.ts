@@ -3,14 +3,13 @@
  * document made from the policy alone, YAML output, a given spec merged without losing any of its
  * content, and clear errors with exit code 1 for bad flags and bad specs.
  */
-import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runSluice } from "../testing/sluice-cli";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
-import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { openApiProblems } from "@/lib/openapi/validate";
 import { applyPolicyFile } from "@/lib/services/apply-policy-file";
@@ -23,16 +22,7 @@ let fresh: FreshDatabase;
 let db: PrismaClient;
 let dir: string;
 
-function sluice(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      path.join(ROOT, "node_modules/.bin/tsx"),
-      [path.join(ROOT, "worker/cli.ts"), ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: fresh.url, NODE_NO_WARNINGS: "1" }, timeout: 150_000, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const sluice = (...args: string[]) => runSluice({ DATABASE_URL: fresh.url }, args);
 
 type Json = Record<string, unknown>;
 type Op = { responses: Record<string, { description: string; headers?: Json; content?: Json }>; "x-sluice-ratelimit"?: Json; parameters?: Json[] };
@@ -51,13 +41,12 @@ function lost(part: unknown, whole: unknown, at = "$"): string[] {
 
 beforeAll(async () => {
   fresh = await freshDatabase();
-  db = createDb(fresh.url);
+  db = fresh.db;
   await applyPolicyFile(db, DEMO, { actor: "test:openapi" });
   await publishPolicy({ db, redis: null }, { actor: "test:openapi" });
   dir = mkdtempSync(path.join(tmpdir(), "sluice-openapi-"));
 });
 afterAll(async () => {
-  await db?.$disconnect();
   await fresh?.drop();
 });
 

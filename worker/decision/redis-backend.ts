@@ -5,7 +5,7 @@
  */
 import { Cluster, Redis, type RedisOptions } from "ioredis";
 import { PolicySource } from "../../lib/decision/policy-source";
-import type { RedisClient } from "../../lib/redis/client";
+import { parseClusterNodes, type RedisClient } from "../../lib/redis/client";
 import { KeyIndex } from "../../lib/redis/key-index";
 import { UsageRecorder } from "../../lib/redis/usage";
 import { createRedisStore } from "../../lib/store/redis";
@@ -42,11 +42,7 @@ function createRedis(options: DecisionServerOptions, role: "main" | "subscriber"
     lazyConnect: false,
   };
   if (options.clusterNodes) {
-    const nodes = options.clusterNodes.split(",").map((hp) => {
-      const [host, port] = hp.trim().split(":");
-      return { host: host ?? "127.0.0.1", port: Number(port ?? 6379) };
-    });
-    return new Cluster(nodes, {
+    return new Cluster(parseClusterNodes(options.clusterNodes), {
       redisOptions: common,
       enableOfflineQueue: common.enableOfflineQueue,
       enableAutoPipelining: common.enableAutoPipelining,
