@@ -11,7 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import http from "node:http";
-import type { DecisionAnswer } from "../../lib/decision/answer";
+import { plainAnswer } from "../../lib/decision/answer";
 import { NotReadyError, type DecisionEngine, type DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
 import { errorBody } from "../../lib/errors";
@@ -189,21 +189,7 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     if (apiKey === undefined || apiKey === "") {
       const doc = currentPolicy();
       if (!doc) return notReady(res);
-      const answer: DecisionAnswer = {
-        allowed: false,
-        status: 401,
-        reason: "unknown_key",
-        tenant: null,
-        tier: null,
-        operation: null,
-        policyVersion: doc.version,
-        limit: 0,
-        remaining: 0,
-        resetSeconds: 0,
-        retryAfterSeconds: 0,
-        delayMs: 0,
-        headers: {},
-      };
+      const answer = plainAnswer({ tenant: null, tier: null, operation: null, policyVersion: doc.version }, 401, "unknown_key");
       return json(res, 401, answer);
     }
     if (apiKey.length > MAX_FIELD_CHARS) return invalid(res, { field: "X-Api-Key", message: "key: at most 512 characters" });
