@@ -16,16 +16,12 @@
  *
  * Returns {status, reserved, actual, refunded}.
  */
+import { luaNow } from "./now";
+
 export const SETTLE_LUA = `
 local function fmt(n) return string.format('%.0f', n) end
 local actual = tonumber(ARGV[1])
-local now
-if ARGV[2] ~= nil and ARGV[2] ~= '' then
-  now = tonumber(ARGV[2])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+${luaNow(2)}
 local vals = redis.call('HMGET', KEYS[1], 'c', 'u', 'a', 'r', 'e')
 if not vals[1] or tonumber(vals[5]) <= now then return {'unknown', 0, fmt(actual), 0} end
 local cost = tonumber(vals[1])

@@ -1,0 +1,14 @@
+/**
+ * The clock of a single-purpose script (RELEASE, SETTLE): `now` in ms from ARGV[arg] when a test
+ * passes its clock, else Redis server TIME (docs/semantics.md "Time is Redis time"). DECIDE has
+ * its own in the prelude, which also pads expiries under a test clock.
+ */
+export function luaNow(arg: number): string {
+  return `local now
+if ARGV[${arg}] ~= nil and ARGV[${arg}] ~= '' then
+  now = tonumber(ARGV[${arg}])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end`;
+}
