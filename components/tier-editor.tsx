@@ -11,6 +11,8 @@ import { limitSchema, quotaSchema, tierSchema } from "@/lib/policy/policy-file";
 import { ALGORITHMS, MODES, OVERAGES, PERIODS, SCOPES } from "@/lib/policy/types";
 import type { ActionResult } from "@/lib/errors";
 import { describeLimit, describeQuota, type LimitDraft } from "./limit-sentence";
+import { limitLabel } from "@/lib/policy/labels";
+import { parseDurationMs } from "@/lib/policy/duration";
 
 export interface QuotaDraft {
   operation: string;
@@ -74,6 +76,11 @@ function forAlgorithm(l: LimitDraft, algorithm: string): Partial<LimitDraft> {
     ...(bucket ? {} : { burst: undefined }),
     ...(algorithm === "sliding_window_counter" ? {} : { precision: undefined }),
   };
+}
+
+/** The limit's name on every screen (lib/policy/labels.ts): "API key · sliding window counter · 100 per 1 min". */
+function nameOf(l: LimitDraft): string {
+  return limitLabel({ scope: l.scope, algorithm: l.algorithm, limit: l.limit ?? 0, windowMs: l.window ? parseDurationMs(l.window) : null, mode: l.mode });
 }
 
 function cellSummary(l: LimitDraft): string {
@@ -237,6 +244,7 @@ export function TierEditor({
                               type="button"
                               onClick={() => openEditor(i)}
                               aria-label={`Edit ${op} ${scope} ${l.algorithm}`}
+                              title={nameOf(l)}
                               className={`rounded border px-1.5 py-0.5 text-left text-xs ${selected === i ? "border-indigo-500 bg-indigo-50" : "border-slate-200 bg-slate-50 hover:border-slate-400"} ${Object.keys(limitErrors[i] ?? {}).length ? "border-red-400" : ""}`}
                             >
                               <span className="font-medium">{ALGORITHM_SHORT[l.algorithm] ?? l.algorithm}</span> {cellSummary(l)}
@@ -275,6 +283,9 @@ export function TierEditor({
           <div className="mb-3 flex items-center justify-between">
             <h3 className="font-semibold">
               <span className="font-mono">{sel.operation}</span> · {sel.scope}
+              <span className="block text-xs font-normal text-slate-600" data-testid="limit-name">
+                {nameOf(sel)}
+              </span>
             </h3>
             <div className="flex gap-2">
               {canEdit && (

@@ -23,6 +23,8 @@ test("the limit editor by keyboard, and an empty new tier names its missing fiel
   const editor = page.getByTestId("cell-editor");
   await expect(editor.getByLabel("Algorithm")).toBeFocused();
   await expect(editor.getByTestId("fresh-limit")).toContainText("press Escape to take it back");
+  // Named as on every screen (lib/policy/labels.ts).
+  await expect(editor.getByTestId("limit-name")).toHaveText("API key · sliding window counter · 100 per 1 min");
   await expect(page.getByTestId("limit-matrix").getByRole("button", { name: /^Edit \* api_key/ })).toHaveCount(1);
   await page.keyboard.press("Escape");
   await expect(editor).toHaveCount(0);
