@@ -23,9 +23,9 @@ describe("parseEnv", () => {
 
   it("reads the client-address rules, and names a bad header or proxy range", () => {
     const e = parseEnv({});
-    expect([e.SLUICE_CLIENT_ADDRESS_HEADER, e.SLUICE_TRUSTED_PROXY_HOPS, e.SLUICE_TRUSTED_PROXIES]).toEqual(["x-forwarded-for", 0, ""]);
+    expect([e.SLUICE_CLIENT_ADDRESS_HEADER, e.SLUICE_TRUSTED_PROXY_HOPS, e.SLUICE_TRUSTED_PROXIES]).toEqual(["x-real-ip,x-forwarded-for", 0, ""]);
     expect(parseEnv({ SLUICE_CLIENT_ADDRESS_HEADER: "X-Real-IP", SLUICE_TRUSTED_PROXY_HOPS: "2", SLUICE_TRUSTED_PROXIES: "10.0.0.0/8,fd00::/8" }).SLUICE_CLIENT_ADDRESS_HEADER).toBe("x-real-ip");
-    expect(() => parseEnv({ SLUICE_CLIENT_ADDRESS_HEADER: "forwarded" })).toThrow(/SLUICE_CLIENT_ADDRESS_HEADER: expected x-forwarded-for or x-real-ip/);
+    expect(() => parseEnv({ SLUICE_CLIENT_ADDRESS_HEADER: "forwarded" })).toThrow(/SLUICE_CLIENT_ADDRESS_HEADER: expected x-real-ip,x-forwarded-for or x-forwarded-for or x-real-ip/);
     expect(() => parseEnv({ SLUICE_TRUSTED_PROXIES: "10.0.0.0/8, 10.0.0.0/33" })).toThrow(/SLUICE_TRUSTED_PROXIES: .*10\.0\.0\.0\/33/);
     expect(() => parseEnv({ SLUICE_TRUSTED_PROXY_HOPS: "-1" })).toThrow(/SLUICE_TRUSTED_PROXY_HOPS/);
   });

@@ -6,7 +6,7 @@
  * `currentEnv(name)`. lib/policy never reads the environment.
  */
 import { z } from "zod";
-import { CLIENT_ADDRESS_HEADERS, parseTrustedProxies } from "./decision/client-address";
+import { CLIENT_ADDRESS_SETTINGS, parseTrustedProxies } from "./decision/client-address";
 
 const port = z.coerce.number().int().min(1).max(65535);
 const ms = z.coerce.number().int().min(1).max(600_000);
@@ -54,8 +54,8 @@ const envSchema = z.object({
   SLUICE_SERVICE_TOKENS: z.string().optional(),
   /** Forward-auth: the one header that names the client (README "Client addresses"). */
   SLUICE_CLIENT_ADDRESS_HEADER: z.preprocess(
-    (v) => (typeof v === "string" ? v.trim().toLowerCase() : v),
-    z.enum(CLIENT_ADDRESS_HEADERS, `expected ${CLIENT_ADDRESS_HEADERS.join(" or ")}`).default("x-forwarded-for"),
+    (v) => (typeof v === "string" ? v.toLowerCase().replace(/\s+/g, "") : v),
+    z.enum(CLIENT_ADDRESS_SETTINGS, `expected ${CLIENT_ADDRESS_SETTINGS.join(" or ")}`).default("x-real-ip,x-forwarded-for"),
   ),
   /** Forward-auth: X-Forwarded-For entries appended by trusted proxies in front of the gateway, skipped from the right. */
   SLUICE_TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(32).default(0),

@@ -32,9 +32,21 @@ describe("client addresses: every spelling of one address is one subject", () =>
 });
 
 describe("forwarding headers: which one wins and how many hops are trusted", () => {
-  it("by default reads only X-Forwarded-For, its rightmost entry (what the gateway appended)", () => {
+  it("by default X-Real-IP wins when present: a constant one with a changing X-Forwarded-For is one counter", () => {
     // Issue #17: a constant X-Real-IP with a changing X-Forwarded-For got a fresh counter each time.
-    expect(from({ "x-forwarded-for": "1.1.1.1, 203.0.113.7", "x-real-ip": "198.51.100.9" })).toBe("203.0.113.7");
+    const seen = ["10.0.0.1", "10.0.0.2", "6.6.6.6, 10.0.0.3", "x"].map((xff) => from({ "x-forwarded-for": xff, "x-real-ip": "198.51.100.9" }));
+    expect(new Set(seen)).toEqual(new Set(["198.51.100.9"]));
+    expect(from({ "x-real-ip": "::ffff:198.51.100.9" })).toBe("198.51.100.9");
+    expect(from({ "x-real-ip": "x", "x-forwarded-for": "203.0.113.7" })).toBe(UNKNOWN_CLIENT_ADDRESS);
+  });
+
+  it("by default, with trusted hops or proxies configured, reads X-Forwarded-For (X-Real-IP is then the last proxy)", () => {
+    const headers = { "x-forwarded-for": "203.0.113.7, 10.0.0.2", "x-real-ip": "10.0.0.2" };
+    expect(from(headers, { trustedHops: 1 })).toBe("203.0.113.7");
+    expect(from(headers, { trustedProxies: parseTrustedProxies("10.0.0.0/8") })).toBe("203.0.113.7");
+  });
+
+  it("by default, without X-Real-IP, reads X-Forwarded-For's rightmost entry (what the gateway appended)", () => {
     expect(from({ "x-forwarded-for": "6.6.6.6, 203.0.113.7" })).toBe(from({ "x-forwarded-for": "7.7.7.7, 203.0.113.7" }));
     expect(from({ "x-forwarded-for": "203.0.113.7" })).toBe("203.0.113.7");
     expect(from({ "x-forwarded-for": "::ffff:203.0.113.7" })).toBe("203.0.113.7");
@@ -42,13 +54,19 @@ describe("forwarding headers: which one wins and how many hops are trusted", () 
 
   it("a missing, empty or unparseable address is the shared unknown subject, never no subject", () => {
     expect(from({})).toBe(UNKNOWN_CLIENT_ADDRESS);
-    expect(from({ "x-real-ip": "203.0.113.7" })).toBe(UNKNOWN_CLIENT_ADDRESS);
+    expect(from({ "x-real-ip": "203.0.113.7" }, { header: "x-forwarded-for" })).toBe(UNKNOWN_CLIENT_ADDRESS);
+    expect(from({ "x-real-ip": " " })).toBe(UNKNOWN_CLIENT_ADDRESS);
     expect(from({ "x-forwarded-for": "" })).toBe(UNKNOWN_CLIENT_ADDRESS);
     expect(from({ "x-forwarded-for": "x" })).toBe(UNKNOWN_CLIENT_ADDRESS);
     expect(from({ "x-forwarded-for": "203.0.113.7, x" })).toBe(UNKNOWN_CLIENT_ADDRESS);
   });
 
-  it("X-Real-IP, when chosen, is one address and X-Forwarded-For is ignored", () => {
+  it("X-Forwarded-For, when chosen alone, ignores X-Real-IP whatever it says", () => {
+    const rules = { header: "x-forwarded-for" as const };
+    expect(from({ "x-forwarded-for": "1.1.1.1, 203.0.113.7", "x-real-ip": "198.51.100.9" }, rules)).toBe("203.0.113.7");
+  });
+
+  it("X-Real-IP, when chosen alone, is one address and X-Forwarded-For is ignored", () => {
     const rules = { header: "x-real-ip" as const };
     expect(from({ "x-real-ip": "::ffff:c633:6407", "x-forwarded-for": "1.1.1.1" }, rules)).toBe("198.51.100.7");
     expect(from({ "x-forwarded-for": "1.1.1.1" }, rules)).toBe(UNKNOWN_CLIENT_ADDRESS);

@@ -6,9 +6,12 @@
  *
  * - Canonical form: lib/policy/ip-address.ts (an IPv4-mapped IPv6 address is its IPv4 address;
  *   IPv6 lower-case and zero-compressed per RFC 5952).
- * - Forwarding headers (forward-auth): exactly one header is read, `SLUICE_CLIENT_ADDRESS_HEADER`
- *   (`x-forwarded-for`, the default, or `x-real-ip`); the other is ignored, whatever it says. In
- *   X-Forwarded-For every proxy appends the address it received the request from, so only the
+ * - Forwarding headers (forward-auth): `SLUICE_CLIENT_ADDRESS_HEADER` says which header names the
+ *   client: `x-real-ip,x-forwarded-for` (the default: X-Real-IP when the request has one, which a
+ *   gateway sets to the address it saw — nginx `$remote_addr`, Traefik always — else
+ *   X-Forwarded-For; with trusted hops or proxies configured, X-Forwarded-For, since X-Real-IP
+ *   then names the last proxy), or exactly one of `x-forwarded-for` / `x-real-ip`, the other then ignored
+ *   whatever it says. In X-Forwarded-For every proxy appends the address it received the request from, so only the
  *   right end is trustworthy: the client is the entry `SLUICE_TRUSTED_PROXY_HOPS` places from the
  *   right (0, the default: the rightmost, which the gateway itself appended), after which entries
  *   inside `SLUICE_TRUSTED_PROXIES` (CIDRs) are skipped too (nginx `real_ip_recursive`). When the
@@ -25,17 +28,20 @@ export const UNKNOWN_CLIENT_ADDRESS = "unknown";
 
 export const CLIENT_ADDRESS_HEADERS = ["x-forwarded-for", "x-real-ip"] as const;
 export type ClientAddressHeader = (typeof CLIENT_ADDRESS_HEADERS)[number];
+/** The values of SLUICE_CLIENT_ADDRESS_HEADER: X-Real-IP when present else X-Forwarded-For (the default), or one of them only. */
+export const CLIENT_ADDRESS_SETTINGS = ["x-real-ip,x-forwarded-for", ...CLIENT_ADDRESS_HEADERS] as const;
+export type ClientAddressSetting = (typeof CLIENT_ADDRESS_SETTINGS)[number];
 
 export interface ClientAddressRules {
-  /** The one forwarding header that names the client (lower-case). */
-  header: ClientAddressHeader;
+  /** Which forwarding header names the client (lower-case): one of them, or X-Real-IP when present else X-Forwarded-For. */
+  header: ClientAddressSetting;
   /** X-Forwarded-For entries appended by trusted proxies, skipped from the right unconditionally. */
   trustedHops: number;
   /** Further entries skipped from the right while they lie in one of these ranges. */
   trustedProxies: readonly IpRange[];
 }
 
-export const DEFAULT_CLIENT_ADDRESS_RULES: ClientAddressRules = { header: "x-forwarded-for", trustedHops: 0, trustedProxies: [] };
+export const DEFAULT_CLIENT_ADDRESS_RULES: ClientAddressRules = { header: "x-real-ip,x-forwarded-for", trustedHops: 0, trustedProxies: [] };
 
 /** `10.0.0.0/8, 2001:db8::/32` → ranges; throws naming the bad entry (env validation). */
 export function parseTrustedProxies(text: string): IpRange[] {
@@ -83,10 +89,17 @@ export function clientAddressOrUnknown(text: string | undefined): string {
 
 /** The client's address from a gateway's forwarding headers under `rules`, or UNKNOWN_CLIENT_ADDRESS. */
 export function clientAddressFromHeaders(header: (name: ClientAddressHeader) => string | undefined, rules: ClientAddressRules): string {
-  const value = header(rules.header);
+  // Trusted hops and proxies describe an X-Forwarded-For chain (X-Real-IP then names the last
+  // proxy, not the client): configured, the default reads X-Forwarded-For.
+  const chain = rules.trustedHops > 0 || rules.trustedProxies.length > 0;
+  if (rules.header === "x-real-ip" || (rules.header === "x-real-ip,x-forwarded-for" && !chain)) {
+    const real = header("x-real-ip");
+    // X-Real-IP names one address; a list there (duplicated headers, joined) has no single meaning.
+    if (real !== undefined && real.trim() !== "") return clientAddressOrUnknown(real);
+    if (rules.header === "x-real-ip") return UNKNOWN_CLIENT_ADDRESS;
+  }
+  const value = header("x-forwarded-for");
   if (value === undefined || value.trim() === "") return UNKNOWN_CLIENT_ADDRESS;
-  // X-Real-IP names one address; a list there (duplicated headers, joined) has no single meaning.
-  if (rules.header === "x-real-ip") return clientAddressOrUnknown(value);
   const entries = value.split(",");
   let i = entries.length - 1 - rules.trustedHops;
   if (i < 0) return clientAddressOrUnknown(entries[0]);

@@ -133,7 +133,8 @@ describe("decision server", () => {
     expect(a.headers.get("ratelimit-policy")).toBe('"pro-orders-read-ip";q=2;w=10');
     const b = await fetch(`${server.url}/v1/forward-auth`, {
       method: "POST",
-      headers: { "x-sluice-token": TOKEN, authorization: `Bearer ${FIXTURE_KEYS.big}`, "x-forwarded-for": `::ffff:${ip}`, "x-real-ip": "10.1.1.1", "x-original-method": "GET", "x-original-uri": "/v1/orders" },
+      // X-Real-IP, when present, names the client by default (a different X-Forwarded-For is ignored).
+      headers: { "x-sluice-token": TOKEN, authorization: `Bearer ${FIXTURE_KEYS.big}`, "x-forwarded-for": "10.1.1.1", "x-real-ip": `::ffff:${ip}`, "x-original-method": "GET", "x-original-uri": "/v1/orders" },
     });
     expect(b.status).toBe(200);
     const c = await fetch(`${server.url}/v1/forward-auth`, { headers: { ...base, "x-forwarded-method": "GET", "x-forwarded-uri": "/v1/orders/7" } });

@@ -130,8 +130,8 @@ function registry(): OpenAPIRegistry {
     "x-api-key": z.string().optional().meta({ description: "The end client's API key (or Authorization: Bearer <key>)" }),
     "x-forwarded-method": z.string().optional().meta({ description: "The client's method (or X-Original-Method)" }),
     "x-forwarded-uri": z.string().optional().meta({ description: "The client's URI (or X-Original-URI)" }),
-    "x-forwarded-for": z.string().optional().meta({ description: "The client's address (the default SLUICE_CLIENT_ADDRESS_HEADER): the entry SLUICE_TRUSTED_PROXY_HOPS places from the right, canonicalised; missing or unparseable: the one shared subject \"unknown\"" }),
-    "x-real-ip": z.string().optional().meta({ description: "The client's address when SLUICE_CLIENT_ADDRESS_HEADER=x-real-ip (ignored otherwise)" }),
+    "x-forwarded-for": z.string().optional().meta({ description: "The client's address when the request has no X-Real-IP (the default SLUICE_CLIENT_ADDRESS_HEADER, x-real-ip,x-forwarded-for) or with SLUICE_CLIENT_ADDRESS_HEADER=x-forwarded-for: the entry SLUICE_TRUSTED_PROXY_HOPS places from the right, canonicalised; missing or unparseable: the one shared subject \"unknown\"" }),
+    "x-real-ip": z.string().optional().meta({ description: "The client's address, one address, when present (the default SLUICE_CLIENT_ADDRESS_HEADER, x-real-ip,x-forwarded-for, or x-real-ip); ignored with SLUICE_CLIENT_ADDRESS_HEADER=x-forwarded-for" }),
   });
   const decided = (what: string) => ({
     description: `${what}; the decision's RateLimit and Retry-After headers, X-Sluice-Reason, X-Sluice-Tenant, X-Sluice-Delay-Ms and X-Sluice-Lease come with it`,

@@ -40,7 +40,7 @@ export interface DecisionHttpDeps {
   metricsText?: () => Promise<string>;
   /** For what goes wrong (nothing is written per request). */
   logger: Logger;
-  /** Forward-auth: which forwarding header names the client, and the trusted proxies (default: X-Forwarded-For, no hops). */
+  /** Forward-auth: which forwarding header names the client, and the trusted proxies (default: X-Real-IP when present else X-Forwarded-For, no hops). */
   clientAddressRules?: ClientAddressRules;
 }
 

@@ -34,7 +34,7 @@ export interface DecisionServerOptions {
   store?: CounterStore;
   /** Default: createLogger("decision") (lib/log.ts). */
   logger?: Logger;
-  /** Forward-auth's client address (SLUICE_CLIENT_ADDRESS_HEADER, SLUICE_TRUSTED_PROXY_HOPS, SLUICE_TRUSTED_PROXIES); default X-Forwarded-For, no hops. */
+  /** Forward-auth's client address (SLUICE_CLIENT_ADDRESS_HEADER, SLUICE_TRUSTED_PROXY_HOPS, SLUICE_TRUSTED_PROXIES); default X-Real-IP when present else X-Forwarded-For, no hops. */
   clientAddressRules?: ClientAddressRules;
   /** How often denials are written, one line per reason (default 10 s; lib/decision/denial-log.ts). */
   denialLogMs?: number;
