@@ -13,6 +13,7 @@ import { failureModesInput } from "../services/apply-failure-modes";
 import { applyQuerySchema } from "../services/apply-policy-file";
 import { exportQuerySchema } from "../services/export-policy-file";
 import { billingExportQuerySchema } from "../services/billing-export";
+import { billingDictionaryQuerySchema } from "../services/billing-format";
 import { publishRequestSchema } from "../services/publish-policy";
 import { rollbackRequestSchema } from "../services/rollback-policy";
 import { quotasQuerySchema, topQuerySchema, usageQuerySchema } from "../services/usage-query";
@@ -152,6 +153,22 @@ function registry(): OpenAPIRegistry {
     {
       description: "The export (CSV, JSON or CloudEvents JSON lines, by format)",
       content: { "text/csv": { schema: z.string() }, "application/json": { schema: z.unknown() }, "application/cloudevents-batch+json": { schema: z.unknown() } },
+    },
+    "billing",
+  );
+  get(
+    "/api/v1/billing/dictionary",
+    "getBillingDictionary",
+    "What every column of the billing export means, with its unit (CSV by default, JSON with format=json); the exports link here",
+    billingDictionaryQuerySchema,
+    {
+      description: "The dictionary",
+      content: {
+        "text/csv": { schema: z.string() },
+        "application/json": {
+          schema: named("BillingDictionary", z.object({ columns: z.array(z.object({ column: z.string(), json: z.string(), unit: z.string(), meaning: z.string() })) })),
+        },
+      },
     },
     "billing",
   );

@@ -29,6 +29,7 @@
  * Which tenant × quota lines a month has: lib/services/billing-statement.ts.
  */
 import { createHash } from "node:crypto";
+import { z } from "zod";
 
 export const BILLING_FORMATS = ["csv", "json", "cloudevents"] as const;
 export type BillingFormat = (typeof BILLING_FORMATS)[number];
@@ -74,6 +75,9 @@ export interface Statement {
  * (`format=dictionary`, linked from the CSV answer's `Link: …; rel="describedby"`), so a CSV stays
  * a plain table every spreadsheet reads.
  */
+/** GET /api/v1/billing/dictionary's query (the route and the OpenAPI document share it). */
+export const billingDictionaryQuerySchema = z.strictObject({ format: z.enum(["csv", "json"]).default("csv") });
+
 export const BILLING_DICTIONARY: ReadonlyArray<{ column: (typeof CSV_COLUMNS)[number]; json: string; unit: string; meaning: string }> = [
   { column: "period", json: "period", unit: "UTC calendar month", meaning: "The billing month, YYYY-MM." },
   { column: "status", json: "status", unit: "—", meaning: "provisional while the month is open (figures still grow as usage is drained, about every minute); final once the worker has closed it, BILLING_GRACE_MS (default 1 h) after the month ended. A final month exports the same bytes every time." },

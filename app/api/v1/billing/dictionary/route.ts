@@ -3,21 +3,18 @@
  * with its unit. The CSV export links here (`Link: …; rel="describedby"`); the JSON export carries
  * the same dictionary inline.
  */
-import { z } from "zod";
 import { db } from "@/lib/db/client";
-import { BILLING_DICTIONARY, renderDictionaryCsv } from "@/lib/services/billing-format";
+import { BILLING_DICTIONARY, billingDictionaryQuerySchema, renderDictionaryCsv } from "@/lib/services/billing-format";
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { handle } from "@/lib/http/errors";
 import { parseQuery } from "@/lib/http/query";
 
 export const dynamic = "force-dynamic";
 
-const querySchema = z.strictObject({ format: z.enum(["csv", "json"]).default("csv") });
-
 export async function GET(request: Request): Promise<Response> {
   return handle(async () => {
     await authenticateAdmin(request, db(), "billing.export");
-    const { format } = parseQuery(querySchema, new URL(request.url));
+    const { format } = parseQuery(billingDictionaryQuerySchema, new URL(request.url));
     if (format === "json") return Response.json({ columns: BILLING_DICTIONARY }, { headers: { "cache-control": "no-store" } });
     return new Response(renderDictionaryCsv(), {
       headers: {
