@@ -68,10 +68,16 @@ export function firstHeader(value: string | readonly string[] | undefined): stri
   return Array.isArray(value) ? value[0] : (value as string | undefined);
 }
 
-/** The first address of `X-Forwarded-For`, else `X-Real-IP`: only behind a proxy that sets them. */
+/**
+ * `X-Real-IP`, else the last `X-Forwarded-For` entry (the one the proxy in front appended; those to
+ * its left are the client's own words), as the decision server's forward-auth reads them by
+ * default (README "Client addresses"): only behind a proxy that sets them.
+ */
 export function forwardedIp(get: (name: string) => string | null | undefined): string | null {
-  const first = get("x-forwarded-for")?.split(",")[0]?.trim();
-  return first || get("x-real-ip")?.trim() || null;
+  const real = get("x-real-ip")?.trim();
+  if (real) return real;
+  const entries = get("x-forwarded-for")?.split(",");
+  return entries?.[entries.length - 1]?.trim() || null;
 }
 
 function pathOnly(path: string): string {

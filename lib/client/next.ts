@@ -7,10 +7,11 @@
  *   body has been sent (streaming responses included).
  * - `sluiceProxy(options)` returns a function for `proxy.ts` (Next 16's middleware): it answers
  *   denials before any route runs and puts the `RateLimit` headers on allowed responses. A proxy
- *   never sees a response end, so it cannot hold a concurrency lease: it releases any lease at once.
+ *   never sees a response end, so it cannot hold a concurrency lease: it releases any lease before
+ *   it answers.
  *   Use `withSluice` on the routes a concurrency limit covers.
  *
- * Default address: the first `X-Forwarded-For` hop, else `X-Real-IP` — Next.js exposes no socket,
+ * Default address: `X-Real-IP`, else the last `X-Forwarded-For` entry — Next.js exposes no socket,
  * so these must come from a proxy you trust (Vercel and most platforms set them); pass `ip` otherwise.
  */
 import { NextResponse } from "next/server.js";
@@ -54,7 +55,8 @@ export function sluiceProxy<Req extends Request>(options: SluiceMiddlewareOption
     if (options.skip?.(req)) return response;
     const verdict = await verdictFor(req, options as SluiceNextOptions);
     if (!verdict.pass) return deniedResponse(verdict);
-    if (verdict.hasLease) void verdict.release();
+    // Released before answering: the client's next request must find the lease free.
+    if (verdict.hasLease) await verdict.release();
     for (const [name, value] of Object.entries(verdict.headers)) if (!response.headers.has(name)) response.headers.set(name, value);
     return response;
   };
