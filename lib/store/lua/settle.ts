@@ -37,12 +37,16 @@ if units > 0 then
     if name == 'DECRBY' then
       -- fixed window, quota: that window's / period's count
       local v = tonumber(redis.call('GET', key))
-      if v then redis.call('DECRBY', key, fmt(math.min(units, v))) end
+      local d = v and math.min(units, v) or 0
+      if d > 0 and fmt(d) ~= '0' then redis.call('DECRBY', key, fmt(d)) end
     elseif name == 'HINCRBY' then
       -- sliding-window sub-window, bucket level (units × window), global cap total and tenant
       local field = cmd[3]
+      -- Nothing to give back from an empty field: -min(x, 0) would be written "-0", which
+      -- HINCRBY refuses ("value is not an integer"), failing the whole settle.
       local v = tonumber(redis.call('HGET', key, field))
-      if v then redis.call('HINCRBY', key, field, fmt(-math.min(units * (-tonumber(cmd[4]) / cost), v))) end
+      local d = v and math.min(units * (-tonumber(cmd[4]) / cost), v) or 0
+      if d > 0 and fmt(d) ~= '0' then redis.call('HINCRBY', key, field, '-' .. fmt(d)) end
     elseif name == 'ZREM' then
       local member = cmd[3]
       if #cmd == 3 and string.find(member, '^%d+:%d+:%d+$') then
