@@ -67,6 +67,37 @@ describe("the store budget", () => {
     expect(answers.every((a) => a.allowed && a.reason === "ok")).toBe(true);
   });
 
+  it("a lease taken by a call that answered after its budget is given back: a slow Redis never locks a tenant out for the lease's TTL", async () => {
+    const e = engine();
+    const warm = await e.decide({ key: FIXTURE_KEYS.conc, operation: "GET /v1/hold" });
+    expect(warm.leaseId).toBeTruthy();
+    await e.release(warm.leaseId!);
+    process.kill(server.pid()!, "SIGSTOP");
+    let late;
+    try {
+      // The call is sent, Redis says nothing for longer than the budget: fail open, no lease to give.
+      late = await e.decide({ key: FIXTURE_KEYS.conc, operation: "GET /v1/hold" });
+    } finally {
+      process.kill(server.pid()!, "SIGCONT");
+    }
+    expect(late).toMatchObject({ allowed: true, degraded: true });
+    expect(late.leaseId).toBeUndefined();
+    // Redis then runs the script: it takes the tenant's one lease for a caller that never learns
+    // its id. The store gives it back when the late reply arrives, so the tenant is not held at its
+    // limit for the lease's 30 s TTL.
+    const answers = [];
+    for (let i = 0; i < 40; i++) {
+      const next = await e.decide({ key: FIXTURE_KEYS.conc, operation: "GET /v1/hold" });
+      answers.push(next.reason);
+      if (next.allowed && next.leaseId) {
+        await e.release(next.leaseId);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(answers.at(-1)).toBe("ok");
+  });
+
   it("a paused Redis is the store being slow: fail-open answers degraded, fail-closed 503, each within its wait", async () => {
     const e = engine();
     await e.decide({ key: FIXTURE_KEYS.big, operation: "GET /v1/anything" });

@@ -182,6 +182,24 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
 
   const nowArg = () => (options.testClock ? String(options.testClock()) : "");
 
+  async function releaseLease(leaseId: string): Promise<boolean> {
+    const lease = parseLeaseId(leaseId);
+    if (!lease) return false;
+    const released = await run(RELEASE, [lease.key], [lease.token, String(lease.cost), nowArg()]);
+    return released === 1;
+  }
+  /**
+   * A decision whose reply came after its budget: its caller was answered without it (failed
+   * open, or 503), so nobody holds the ids of the concurrency leases the script took. Left alone,
+   * each would keep its tenant at the limit for the lease's whole TTL after a slow moment of Redis
+   * (a 30 s lockout for a limit of 1). They are released as soon as the reply arrives. Counters the
+   * script consumed stay consumed: the request did pass.
+   */
+  function giveBackLeases(result: { allowed: boolean; outcomes: readonly CheckOutcome[] }): void {
+    if (!result.allowed) return;
+    for (const o of result.outcomes) if (o.leaseId) releaseLease(o.leaseId).catch(() => undefined);
+  }
+
   /** Runs several decisions in one DECIDE call; one result (or that decision's error) per decision, in order. */
   async function decideMany(batch: readonly DecisionInput[]): Promise<(GroupResult | Error)[]> {
     const keys: string[] = [];
@@ -290,9 +308,13 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
           answered = true;
           cancel();
           chunk.forEach((p, i) => {
-            if (p.settled) return;
-            p.settled = true;
             const r = results[i]!;
+            if (p.settled) {
+              // Timed out already: its caller was answered without this reply.
+              if (!(r instanceof Error)) giveBackLeases(r);
+              return;
+            }
+            p.settled = true;
             if (r instanceof Error) p.reject(r);
             else p.resolve(r);
           });
@@ -480,7 +502,16 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     },
 
     async check(checks: readonly LimitCheck[], { cost, dryRun, timeoutMs, reserve = false }: CheckOptions): Promise<StoreDecision> {
-      const budget = <T>(p: Promise<T>) => (timeoutMs === undefined ? p : withTimeout(p, timeoutMs, () => new StoreTimeoutError()));
+      // A reply after the budget still gives back the leases it took (giveBackLeases).
+      const budget = <T>(p: Promise<T>, late?: (value: T) => void) => {
+        if (timeoutMs === undefined) return p;
+        let timedOut = false;
+        if (late) p.then((value) => timedOut && late(value), () => undefined);
+        return withTimeout(p, timeoutMs, () => {
+          timedOut = true;
+          return new StoreTimeoutError();
+        });
+      };
       if (checks.length === 0) {
         const [s, us] = options.testClock ? [0, 0] : await budget(redis.time());
         return { nowMs: options.testClock ? options.testClock() : Number(s) * 1000 + Math.floor(Number(us) / 1000), allowed: true, outcomes: [] };
@@ -488,22 +519,17 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
       if (isCluster(redis) && new Set(checks.map((c) => hashTag(c.key))).size > 1) {
         // Several round trips: the budget covers them together (a timeout mid-way leaves reserved
         // global units counted until their window passes: it errs on the side of limiting).
-        return budget(checkAcrossSlots(checks, cost, dryRun, reserve));
+        return budget(checkAcrossSlots(checks, cost, dryRun, reserve), giveBackLeases);
       }
       const wantUndo = reserve && !dryRun;
       const { nowMs, allowed, outcomes, undo } = coalesce
         ? await decideCoalesced(checks, cost, dryRun, timeoutMs, wantUndo)
-        : await budget(decide(checks, cost, dryRun, wantUndo));
+        : await budget(decide(checks, cost, dryRun, wantUndo), giveBackLeases);
       if (allowed && wantUndo) return { nowMs, allowed, outcomes, reservationId: await recordReservation(nowMs, cost, undo) };
       return { nowMs, allowed, outcomes };
     },
 
-    async release(leaseId: string): Promise<boolean> {
-      const lease = parseLeaseId(leaseId);
-      if (!lease) return false;
-      const released = await run(RELEASE, [lease.key], [lease.token, String(lease.cost), nowArg()]);
-      return released === 1;
-    },
+    release: releaseLease,
 
     scriptStats: () => ({ ...stats }),
 

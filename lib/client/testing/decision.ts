@@ -5,7 +5,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import { testRedisPrefix, testRedisUrl } from "../../../test/helpers";
+import { testRedisPrefix } from "../../../test/helpers";
+import { startOwnRedis } from "../../net/redis-server";
 import { compileFixture, writeFixturePolicy } from "../../decision/testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "../../decision/harness";
 import type { PolicyFileInput } from "../../policy/policy-file";
@@ -80,10 +81,17 @@ export function startDecisionServer(names: readonly string[], extra: Partial<Pol
   return startDecisionServerWith(clientPolicy(names, extra));
 }
 
-/** Starts a decision server with `policy` published (its own Redis key prefix), and waits until it is ready. */
+/**
+ * Starts a decision server with `policy` published, and waits until it is ready. It gets a
+ * redis-server of its own: these tests pin the client's contract to exact counts and leases, and
+ * on the run's shared Redis another file's long script can hold every command past the decision
+ * budget (25 ms, the default these tests keep), which the server rightly answers by failing open
+ * (one full CI run: a first check answered `remaining: 0`, a lease taken but never handed out).
+ */
 export async function startDecisionServerWith(policy: PolicyFileInput): Promise<ClientTestServer> {
   const prefix = `${testRedisPrefix()}cl${randomBytes(3).toString("hex")}:`;
-  const redis = new Redis(testRedisUrl());
+  const own = await startOwnRedis();
+  const redis = new Redis(own.url);
   // The document is written before the server starts: it is ready on its first read.
   const previous = process.env.SLUICE_REDIS_PREFIX;
   process.env.SLUICE_REDIS_PREFIX = prefix;
@@ -93,7 +101,7 @@ export async function startDecisionServerWith(policy: PolicyFileInput): Promise<
     process.env.SLUICE_REDIS_PREFIX = previous;
   }
   const server = await spawnDecisionServer(
-    { REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: SERVICE_TOKEN, POLICY_POLL_MS: "200" },
+    { REDIS_URL: own.url, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: SERVICE_TOKEN, POLICY_POLL_MS: "200" },
     { waitReady: true },
   );
   return {
@@ -105,6 +113,7 @@ export async function startDecisionServerWith(policy: PolicyFileInput): Promise<
     async stop() {
       await server.stop();
       redis.disconnect();
+      await own.stop();
     },
   };
 }
