@@ -186,6 +186,9 @@ async function main(): Promise<void> {
       start("sluice-meter-all", "worker/decision-server.ts", { ...sluiceEnv, SLUICE_ACCURACY_SAMPLE: "1" }, "/readyz"),
     ]);
     procs.push(hello, peer, lean, sluice, meterOff, meterAll);
+    // The gRPC transport's ceiling (#13): bare node:http2 answering a fixed RateLimitResponse.
+    const h2Hello = HAS_H2LOAD ? await start("h2-hello", "bench/h2-hello.ts", {}, "/", true) : null;
+    if (h2Hello) procs.push(h2Hello);
     const multi = PROCESSES > 1 ? await start(`sluice-${PROCESSES}p`, "worker/decision-server.ts", { ...sluiceEnv, SLUICE_DECISION_PROCESSES: String(PROCESSES) }, "/readyz") : null;
     if (multi) procs.push(multi);
     const wrk = (p: string, env: Record<string, string> = {}): Load => ({ tool: "wrk", path: p, env });
@@ -207,6 +210,7 @@ async function main(): Promise<void> {
       // Envoy's rate limit service protocol (#13): the same decisions over gRPC (needs h2load).
       ...(HAS_H2LOAD
         ? [
+            { name: "node:http2 gRPC hello", proc: h2Hello!, load: h2loadRls(BENCH_KEY, "203.0.113.7"), perRequest: 1 },
             { name: "Sluice gRPC ShouldRateLimit", proc: sluice, load: h2loadRls(BENCH_KEY, "203.0.113.7"), perRequest: 1, sluice: true },
             { name: "Sluice gRPC deny path", proc: sluice, load: h2loadRls(BENCH_DENY_KEY, "192.0.2.1"), perRequest: 1, sluice: true },
           ]
@@ -258,7 +262,7 @@ async function main(): Promise<void> {
       const r = row(t.name);
       const miss = r.miss === null ? "" : ` (budget misses ${(r.miss * 100).toFixed(3)}%)`;
       const held = t.load.tool === "fixed-rate" && !r.held ? " (rate not held)" : "";
-      process.stdout.write(`| ${t.name}${held} | ${r.req.toFixed(0)} | ${r.dec.toFixed(0)} | ${r.p99.toFixed(1)} | ${r.server.toFixed(1)}${miss} | ${t.proc === hello ? "—" : r.redis.toFixed(1)} |\n`);
+      process.stdout.write(`| ${t.name}${held} | ${r.req.toFixed(0)} | ${r.dec.toFixed(0)} | ${r.p99.toFixed(1)} | ${r.server.toFixed(1)}${miss} | ${t.proc === hello || t.proc === h2Hello ? "—" : r.redis.toFixed(1)} |\n`);
     }
 
     const cost = (r: typeof single) => r.server + r.redis;
@@ -286,7 +290,7 @@ async function main(): Promise<void> {
       `${(grpc.dec / http.dec).toFixed(2)}× its decisions/s, ${(grpc.server / http.server).toFixed(2)}× its server CPU per decision`;
     process.stdout.write(
       HAS_H2LOAD
-        ? `gRPC (#13; goal: at least the HTTP path's figures): single check ${vsHttp(row("Sluice gRPC ShouldRateLimit"), single)}; deny path ${vsHttp(row("Sluice gRPC deny path"), deny)}\n`
+        ? `gRPC (#13; goal: at least the HTTP path's figures): single check ${vsHttp(row("Sluice gRPC ShouldRateLimit"), single)}; deny path ${vsHttp(row("Sluice gRPC deny path"), deny)}; the transports bare: node:http2 gRPC hello ${vsHttp(row("node:http2 gRPC hello"), hello1)} of node:http hello\n`
         : "gRPC (#13): not measured, h2load is not installed (apt-get install nghttp2-client)\n",
     );
     if (multi) {
