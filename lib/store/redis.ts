@@ -80,11 +80,27 @@ const SETTLE = script(SETTLE_LUA);
 
 /** DECIDE scripts by the algorithms they contain (a handful of distinct sets in practice). */
 const decideScripts = new Map<string, Script>();
+/** Each DECIDE script's one-check twin (lib/store/lua/decide.ts ONE_CHECK_MAIN), made when first needed. */
+const oneCheckScripts = new Map<Script, Script>();
+const scriptParts = new Map<Script, readonly string[]>();
 function scriptForParts(parts: readonly string[]): Script {
   const id = parts.join(",");
   let s = decideScripts.get(id);
-  if (!s) decideScripts.set(id, (s = script(decideLua(parts))));
+  if (!s) {
+    decideScripts.set(id, (s = script(decideLua(parts))));
+    scriptParts.set(s, parts);
+  }
   return s;
+}
+function oneCheckScript(generic: Script): Script {
+  let s = oneCheckScripts.get(generic);
+  if (!s) oneCheckScripts.set(generic, (s = script(decideLua(scriptParts.get(generic)!, true))));
+  return s;
+}
+/** Whether every decision of a call is one committing check that is not a fair share (DECIDE's one-check variant). */
+function allOneCheck(batch: readonly DecisionInput[]): boolean {
+  for (const d of batch) if (d.flags !== 0 || d.checks.length !== 1 || d.checks[0]!.fairShare) return false;
+  return true;
 }
 /** The same, by the checks' algorithms in order (no Set, sort and join per decision). */
 const decideScriptsByAlgorithms = new Map<string, Script>();
@@ -124,6 +140,31 @@ export function hashTag(key: string): string {
     if (close > open + 1) return key.slice(open + 1, close);
   }
   return key;
+}
+
+/** One check's outcome from its OUTCOME_REPLY_FIELDS fields of a DECIDE reply, starting at `at`. */
+function readOutcome(raw: RawDecision, at: number, check: LimitCheck, cost: number): CheckOutcome {
+  const outcome: CheckOutcome = {
+    allowed: raw[at + R.allowed] === 1,
+    reason: REPLY_REASONS[raw[at + R.reason] as number]!,
+    limit: check.limit,
+    remaining: Number(raw[at + R.remaining]),
+    resetAtMs: Number(raw[at + R.resetAt]),
+    retryAfterMs: Number(raw[at + R.retry]),
+    delayMs: Number(raw[at + R.delay]),
+  };
+  const shadow = raw[at + R.shadow] as number;
+  if (shadow !== 0) {
+    if (shadow & SHADOW_BITS.shadowDenied) outcome.shadowDenied = true;
+    if (shadow & SHADOW_BITS.sampled) {
+      outcome.accuracy = { limitAdmitted: (shadow & SHADOW_BITS.limitAdmitted) !== 0, exactAdmitted: (shadow & SHADOW_BITS.exactAdmitted) !== 0 };
+    }
+  }
+  const overage = Number(raw[at + R.overage]);
+  if (overage >= 0) outcome.overage = overage;
+  const lease = raw[at + R.lease];
+  if (lease) outcome.leaseId = formatLeaseId(String(lease), cost, check.key);
+  return outcome;
 }
 
 function isCluster(redis: Client): redis is Cluster {
@@ -202,6 +243,7 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
 
   /** Runs several decisions in one DECIDE call; one result (or that decision's error) per decision, in order. */
   async function decideMany(batch: readonly DecisionInput[]): Promise<(GroupResult | Error)[]> {
+    if (allOneCheck(batch)) return decideOneCheckEach(batch);
     const keys: string[] = [];
     // Each distinct limit string once per call, then every check names its own by index: the
     // decisions of one call mostly share their limits, and a limit string is ~80 bytes to encode,
@@ -238,30 +280,7 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
       const undoWords = Number(raw[at + 1]);
       at += 2;
       const outcomes = new Array<CheckOutcome>(checks.length);
-      for (let i = 0; i < checks.length; i++, at += FIELDS_PER_OUTCOME) {
-        const check = checks[i]!;
-        const outcome: CheckOutcome = {
-          allowed: raw[at + R.allowed] === 1,
-          reason: REPLY_REASONS[raw[at + R.reason] as number]!,
-          limit: check.limit,
-          remaining: Number(raw[at + R.remaining]),
-          resetAtMs: Number(raw[at + R.resetAt]),
-          retryAfterMs: Number(raw[at + R.retry]),
-          delayMs: Number(raw[at + R.delay]),
-        };
-        const shadow = raw[at + R.shadow] as number;
-        if (shadow !== 0) {
-          if (shadow & SHADOW_BITS.shadowDenied) outcome.shadowDenied = true;
-          if (shadow & SHADOW_BITS.sampled) {
-            outcome.accuracy = { limitAdmitted: (shadow & SHADOW_BITS.limitAdmitted) !== 0, exactAdmitted: (shadow & SHADOW_BITS.exactAdmitted) !== 0 };
-          }
-        }
-        const overage = Number(raw[at + R.overage]);
-        if (overage >= 0) outcome.overage = overage;
-        const lease = raw[at + R.lease];
-        if (lease) outcome.leaseId = formatLeaseId(String(lease), cost, check.key);
-        outcomes[i] = outcome;
-      }
+      for (let i = 0; i < checks.length; i++, at += FIELDS_PER_OUTCOME) outcomes[i] = readOutcome(raw, at, checks[i]!, cost);
       const undo: UndoCommand[] = [];
       for (const end = at + undoWords; at < end; ) {
         const length = Number(raw[at]);
@@ -269,6 +288,41 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
         at += 1 + length;
       }
       results[d] = { nowMs, allowed, outcomes, undo };
+    }
+    return results;
+  }
+
+  /** decideMany for a call of one-check committing decisions: DECIDE's one-check variant (two arguments and one outcome per decision). */
+  async function decideOneCheckEach(batch: readonly DecisionInput[]): Promise<(GroupResult | Error)[]> {
+    const keys = new Array<string>(batch.length);
+    const specs: string[] = [];
+    const specIndex = new Map<string, number>();
+    const decisionArgs = new Array<string>(2 * batch.length);
+    for (let d = 0; d < batch.length; d++) {
+      const c = batch[d]!.checks[0]!;
+      keys[d] = c.key;
+      const spec = checkSpec(c, c.algorithm === "concurrency" ? newLeaseToken() : "");
+      let index = specIndex.get(spec);
+      if (index === undefined) {
+        specs.push(spec);
+        specIndex.set(spec, (index = specs.length));
+      }
+      decisionArgs[2 * d] = String(batch[d]!.cost);
+      decisionArgs[2 * d + 1] = String(index);
+    }
+    const raw = (await run(oneCheckScript(batchScript(batch)), keys, [nowArg(), String(batch.length), String(specs.length), ...specs, ...decisionArgs])) as RawDecision;
+    const nowMs = Number(raw[0]);
+    const results = new Array<GroupResult | Error>(batch.length);
+    let at = 1;
+    for (let d = 0; d < batch.length; d++) {
+      if (raw[at] === -1) {
+        results[d] = new Error(String(raw[at + 1]));
+        at += 2;
+        continue;
+      }
+      const outcome = readOutcome(raw, at, batch[d]!.checks[0]!, batch[d]!.cost);
+      at += FIELDS_PER_OUTCOME;
+      results[d] = { nowMs, allowed: outcome.allowed, outcomes: [outcome], undo: [] };
     }
     return results;
   }
