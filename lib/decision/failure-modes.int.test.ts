@@ -156,10 +156,15 @@ describe("failure modes (own redis-server)", () => {
     const b = await check(server, { key: FIXTURE_KEYS.quota, operation: "x" });
     expect(b.answer).toMatchObject({ allowed: true, remaining: 1 });
     expect(b.answer?.degraded).toBeUndefined();
+    expect(await redis.info("commandstats")).toMatch(/cmdstat_eval:calls=1,/);
+    // A dry run goes to DECIDE's generic script, the one-check call above to its one-check variant
+    // (lib/store/lua/decide.ts): each script pays one EVAL after the flush, then EVALSHA again.
     const c = await check(server, { key: FIXTURE_KEYS.quota, operation: "x", dryRun: true });
-    expect(c.answer).toMatchObject({ allowed: true });
-    const after = await redis.info("commandstats");
-    expect(after).toMatch(/cmdstat_eval:calls=1,/);
+    expect(c.answer).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await redis.info("commandstats")).toMatch(/cmdstat_eval:calls=2,/);
+    const d = await check(server, { key: FIXTURE_KEYS.quota, operation: "x" });
+    expect(d.answer).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await redis.info("commandstats")).toMatch(/cmdstat_eval:calls=2,/);
   });
 
   it("Redis killed mid-traffic: no 5xx, answers within timeout + 10 ms, failure mode per operation, back within 10 s", async () => {
