@@ -78,23 +78,17 @@ const REFUND = script(REFUND_LUA);
 const RELEASE = script(RELEASE_LUA);
 const SETTLE = script(SETTLE_LUA);
 
-/** DECIDE scripts by the algorithms they contain (a handful of distinct sets in practice). */
-const decideScripts = new Map<string, Script>();
-/** Each DECIDE script's one-check twin (lib/store/lua/decide.ts ONE_CHECK_MAIN), made when first needed. */
-const oneCheckScripts = new Map<Script, Script>();
-const scriptParts = new Map<Script, readonly string[]>();
-function scriptForParts(parts: readonly string[]): Script {
-  const id = parts.join(",");
-  let s = decideScripts.get(id);
-  if (!s) {
-    decideScripts.set(id, (s = script(decideLua(parts))));
-    scriptParts.set(s, parts);
-  }
-  return s;
+/** DECIDE scripts by the algorithms they contain and their MAIN (a handful of distinct sets in practice). */
+const decideScripts = new Map<string, DecideScript>();
+/** A DECIDE script, with the Lua parts it was built from (to make its one-check twin). */
+interface DecideScript extends Script {
+  parts: readonly string[];
 }
-function oneCheckScript(generic: Script): Script {
-  let s = oneCheckScripts.get(generic);
-  if (!s) oneCheckScripts.set(generic, (s = script(decideLua(scriptParts.get(generic)!, true))));
+/** The DECIDE script of these Lua parts; `oneCheck`: its one-check variant (lib/store/lua/decide.ts ONE_CHECK_MAIN). */
+function scriptForParts(parts: readonly string[], oneCheck = false): DecideScript {
+  const id = parts.join(",") + (oneCheck ? "/one-check" : "");
+  let s = decideScripts.get(id);
+  if (!s) decideScripts.set(id, (s = { ...script(decideLua(parts, oneCheck)), parts }));
   return s;
 }
 /** Whether every decision of a call is one committing check that is not a fair share (DECIDE's one-check variant). */
@@ -103,8 +97,8 @@ function allOneCheck(batch: readonly DecisionInput[]): boolean {
   return true;
 }
 /** The same, by the checks' algorithms in order (no Set, sort and join per decision). */
-const decideScriptsByAlgorithms = new Map<string, Script>();
-function decideScript(checks: readonly LimitCheck[]): Script {
+const decideScriptsByAlgorithms = new Map<string, DecideScript>();
+function decideScript(checks: readonly LimitCheck[]): DecideScript {
   let algorithms = "";
   for (const c of checks) algorithms += (c.fairShare ? "fair_share" : c.algorithm) + (c.exactLog ? "+x," : ",");
   const known = decideScriptsByAlgorithms.get(algorithms);
@@ -114,7 +108,7 @@ function decideScript(checks: readonly LimitCheck[]): Script {
   return s;
 }
 /** The script for several decisions: theirs when they share one (the usual case), else the union. */
-function batchScript(batch: readonly DecisionInput[]): Script {
+function batchScript(batch: readonly DecisionInput[]): DecideScript {
   const first = decideScript(batch[0]!.checks);
   for (let i = 1; i < batch.length; i++) {
     if (decideScript(batch[i]!.checks) !== first) return scriptForParts(luaParts(batch.flatMap((d) => d.checks)));
@@ -130,6 +124,29 @@ function batchScript(batch: readonly DecisionInput[]): Script {
 export function checkSpec(check: LimitCheck, leaseToken: string): string {
   const share = check.fairShare;
   return `${check.algorithm}|${check.limit}|${check.windowMs}|${check.burst}|${check.precision}|${check.mode}|${check.maxDelayMs}|${check.leaseTtlMs}|${check.period ?? "month"}|${check.overage ?? "block"}|${share ? share.weight : 0}|${share ? share.member : ""}|${leaseToken}|${check.exactLog ? "1" : ""}|`;
+}
+
+/**
+ * The call's distinct limit strings and each check's index among them (1-based, as DECIDE reads
+ * it): the decisions of one call mostly share their limits, and a limit string is ~80 bytes to
+ * encode, send, parse and intern, where an index is one or two. A concurrency check's string
+ * carries a fresh lease token, so it is its own.
+ */
+function limitStrings(): { specs: string[]; indexOf(check: LimitCheck): string } {
+  const specs: string[] = [];
+  const specIndex = new Map<string, number>();
+  return {
+    specs,
+    indexOf(check) {
+      const spec = checkSpec(check, check.algorithm === "concurrency" ? newLeaseToken() : "");
+      let index = specIndex.get(spec);
+      if (index === undefined) {
+        specs.push(spec);
+        specIndex.set(spec, (index = specs.length));
+      }
+      return String(index);
+    },
+  };
 }
 
 /** The hash tag of a key (what Redis Cluster hashes), or the whole key when it has none. */
@@ -245,23 +262,13 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
   async function decideMany(batch: readonly DecisionInput[]): Promise<(GroupResult | Error)[]> {
     if (allOneCheck(batch)) return decideOneCheckEach(batch);
     const keys: string[] = [];
-    // Each distinct limit string once per call, then every check names its own by index: the
-    // decisions of one call mostly share their limits, and a limit string is ~80 bytes to encode,
-    // send, parse and intern, where an index is one or two.
-    const specs: string[] = [];
-    const specIndex = new Map<string, number>();
+    const { specs, indexOf } = limitStrings();
     const decisionArgs: string[] = [];
     for (const d of batch) {
       decisionArgs.push(String(d.cost), String(d.flags), String(d.checks.length));
       for (const c of d.checks) {
         keys.push(c.key);
-        const spec = checkSpec(c, c.algorithm === "concurrency" ? newLeaseToken() : "");
-        let index = specIndex.get(spec);
-        if (index === undefined) {
-          specs.push(spec);
-          specIndex.set(spec, (index = specs.length));
-        }
-        decisionArgs.push(String(index));
+        decisionArgs.push(indexOf(c));
       }
     }
     const args = [nowArg(), String(batch.length), String(specs.length), ...specs, ...decisionArgs];
@@ -295,22 +302,15 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
   /** decideMany for a call of one-check committing decisions: DECIDE's one-check variant (two arguments and one outcome per decision). */
   async function decideOneCheckEach(batch: readonly DecisionInput[]): Promise<(GroupResult | Error)[]> {
     const keys = new Array<string>(batch.length);
-    const specs: string[] = [];
-    const specIndex = new Map<string, number>();
+    const { specs, indexOf } = limitStrings();
     const decisionArgs = new Array<string>(2 * batch.length);
     for (let d = 0; d < batch.length; d++) {
       const c = batch[d]!.checks[0]!;
       keys[d] = c.key;
-      const spec = checkSpec(c, c.algorithm === "concurrency" ? newLeaseToken() : "");
-      let index = specIndex.get(spec);
-      if (index === undefined) {
-        specs.push(spec);
-        specIndex.set(spec, (index = specs.length));
-      }
       decisionArgs[2 * d] = String(batch[d]!.cost);
-      decisionArgs[2 * d + 1] = String(index);
+      decisionArgs[2 * d + 1] = indexOf(c);
     }
-    const raw = (await run(oneCheckScript(batchScript(batch)), keys, [nowArg(), String(batch.length), String(specs.length), ...specs, ...decisionArgs])) as RawDecision;
+    const raw = (await run(scriptForParts(batchScript(batch).parts, true), keys, [nowArg(), String(batch.length), String(specs.length), ...specs, ...decisionArgs])) as RawDecision;
     const nowMs = Number(raw[0]);
     const results = new Array<GroupResult | Error>(batch.length);
     let at = 1;
