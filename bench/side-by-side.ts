@@ -40,6 +40,11 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const FIXED_RATE = Number(process.env.BENCH_FIXED_RATE ?? 5_000);
 /** BENCH_PROCESSES=N (> 1): one more row, /v1/check on a decision server of N processes (SLUICE_DECISION_PROCESSES, #12 item 2). */
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 1);
+/** BENCH_ONLY=a,b: only the targets whose names contain one of these (case-insensitive); the goals are checked on full runs only. */
+const ONLY = (process.env.BENCH_ONLY ?? "")
+  .split(",")
+  .map((s) => s.trim().toLowerCase())
+  .filter((s) => s !== "");
 /** The gRPC rows' load generator (Debian's nghttp2-client); without it they are left out. */
 const HAS_H2LOAD = existsSync("/usr/bin/h2load");
 const run = promisify(execFile);
@@ -194,7 +199,7 @@ async function main(): Promise<void> {
     const wrk = (p: string, env: Record<string, string> = {}): Load => ({ tool: "wrk", path: p, env });
     const fixedRate = (p: string): Load => ({ tool: "fixed-rate", path: p, env: {} });
     const h2loadRls = (key: string, address: string): Load => ({ tool: "h2load-rls", path: "", env: { BENCH_KEY: key, BENCH_FIXED_IP: address } });
-    const targets: Target[] = [
+    const allTargets: Target[] = [
       { name: "node:http hello", proc: hello, load: wrk("/"), perRequest: 1 },
       { name: "rate-limiter-flexible", proc: peer, load: wrk("/"), perRequest: 1 },
       { name: "lean node:http + ioredis", proc: lean, load: wrk("/"), perRequest: 1 },
@@ -216,6 +221,7 @@ async function main(): Promise<void> {
           ]
         : []),
     ];
+    const targets = ONLY.length === 0 ? allTargets : allTargets.filter((t) => ONLY.some((o) => t.name.toLowerCase().includes(o)));
     // Warm-up: JIT, scripts loaded, key caches, the deny address over its limit.
     // One second each: the servers are shared by several targets, and the whole run must stay
     // within about five minutes.
@@ -244,16 +250,6 @@ async function main(): Promise<void> {
         held: xs.every((s) => s.held),
       };
     };
-    const hello1 = row("node:http hello");
-    const peer1 = row("rate-limiter-flexible");
-    const lean1 = row("lean node:http + ioredis");
-    const single = row("Sluice /v1/check");
-    const deny = row("Sluice deny path");
-    const batch = row("Sluice batch of 100");
-    const demo = row("Sluice demo policy (4 counters)");
-    const helloFixed = row(`hello at ${FIXED_RATE / 1000}k req/s`);
-    const sluiceFixed = row(`Sluice at ${FIXED_RATE / 1000}k req/s`);
-
     process.stdout.write(
       `\n${startedAt.toISOString()}: wrk -t1 -c${CONNECTIONS}, ${SECONDS} s per run, medians of ${ROUNDS} interleaved rounds; load average (1, 5, 15 min) ${startLoad} at the start, ${load()} at the end\n\n`,
     );
@@ -264,6 +260,18 @@ async function main(): Promise<void> {
       const held = t.load.tool === "fixed-rate" && !r.held ? " (rate not held)" : "";
       process.stdout.write(`| ${t.name}${held} | ${r.req.toFixed(0)} | ${r.dec.toFixed(0)} | ${r.p99.toFixed(1)} | ${r.server.toFixed(1)}${miss} | ${t.proc === hello || t.proc === h2Hello ? "—" : r.redis.toFixed(1)} |\n`);
     }
+    if (targets !== allTargets) return;
+
+    const hello1 = row("node:http hello");
+    const peer1 = row("rate-limiter-flexible");
+    const lean1 = row("lean node:http + ioredis");
+    const single = row("Sluice /v1/check");
+    const deny = row("Sluice deny path");
+    const batch = row("Sluice batch of 100");
+    const demo = row("Sluice demo policy (4 counters)");
+    const helloFixed = row(`hello at ${FIXED_RATE / 1000}k req/s`);
+    const sluiceFixed = row(`Sluice at ${FIXED_RATE / 1000}k req/s`);
+
 
     const cost = (r: typeof single) => r.server + r.redis;
     // req/s on a loaded machine measures the scheduler as much as the server: the same ratios from

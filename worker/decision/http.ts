@@ -1,16 +1,21 @@
 /**
  * The decision server's HTTP adapter (docs/decision-api.md): POST /v1/check (single or batch), ANY
- * /v1/forward-auth, POST /v1/release, POST /v1/settle (./settle.ts), GET /openapi.json (lib/openapi/decision.ts), GET /healthz, /readyz, /metrics, on plain node:http. It
- * authenticates, parses (lib/decision/request.ts), calls `engine.decide` and writes the answer;
- * the decision itself is the engine's.
+ * /v1/forward-auth, POST /v1/release, POST /v1/settle (./settle.ts), GET /openapi.json
+ * (lib/openapi/decision.ts), GET /healthz, /readyz, /metrics. It authenticates, parses
+ * (lib/decision/request.ts), calls `engine.decide` and writes the answer; the decision itself is
+ * the engine's.
  *
- * Hardening: bodies over 64 KiB get 413 without being read further; bad JSON or fields get 400
- * naming the field; header and request timeouts cut slow clients; nothing a client sends reaches
- * a stack trace (every handler is wrapped, errors answer a fixed JSON body); `drain()` stops
- * accepting and waits for in-flight requests.
+ * It runs on lib/net/http1.ts, a small strict HTTP/1.1 server on node:net, not on node:http: on a
+ * path that answers a few hundred bytes per request, node:http's own per-request work cost about as
+ * much CPU as the decision (README "Benchmarks"). Hardening is that layer's and this file's: bodies
+ * over 64 KiB get 413 without being read; a request is routed and its service token checked from
+ * its head, before its body is read; bad JSON or fields get 400 naming the field; header and
+ * request timeouts cut slow clients; nothing a client sends reaches a stack trace (every handler is
+ * wrapped, errors answer a fixed JSON body); `drain()` stops accepting and waits for in-flight
+ * requests.
  */
 import { randomUUID } from "node:crypto";
-import http from "node:http";
+import type net from "node:net";
 import { plainAnswer } from "../../lib/decision/answer";
 import { NotReadyError, type DecisionEngine, type DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
@@ -18,6 +23,7 @@ import { errorBody } from "../../lib/errors";
 import { errorMessage, type Logger } from "../../lib/log";
 import { clientAddressFromHeaders, DEFAULT_CLIENT_ADDRESS_RULES, type ClientAddressRules } from "../../lib/decision/client-address";
 import { MAX_FIELD_CHARS, parseCheckBody, parseReleaseBody, type FieldError } from "../../lib/decision/request";
+import { createHttp1Server, type Http1ClientError, type Http1Exchange, type Http1Handler } from "../../lib/net/http1";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { ServiceTokens } from "./service-tokens";
 import { settleRoute } from "./settle";
@@ -45,61 +51,22 @@ export interface DecisionHttpDeps {
 }
 
 export interface DecisionHttp {
-  server: http.Server;
+  server: net.Server;
   /** Stops accepting, lets in-flight requests finish (at most 10 s), then closes every connection. */
   drain(): Promise<void>;
 }
 
-function json(res: http.ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
-  const text = JSON.stringify(body);
-  // A flat [name, value, …] list: node writes it as is, without merging an object per response.
-  const list: string[] = ["Content-Type", "application/json", "Content-Length", String(Buffer.byteLength(text)), "Cache-Control", "no-store"];
+const JSON_HEADERS = ["Content-Type", "application/json", "Cache-Control", "no-store"] as const;
+
+/** A JSON answer; `headers` as a flat [name, value, …] list or a record. */
+function json(ex: Http1Exchange, status: number, body: unknown, headers?: Readonly<Record<string, string>>, close = false): void {
+  const list: string[] = [...JSON_HEADERS];
   if (headers) for (const name in headers) list.push(name, headers[name]!);
-  res.writeHead(status, list);
-  res.end(text);
+  ex.send(status, list, JSON.stringify(body), close);
 }
 
-
-function invalid(res: http.ServerResponse, e: FieldError): void {
-  json(res, 400, errorBody("invalid_request", e.message, { field: e.field }));
-}
-
-class BodyTooLarge extends Error {}
-
-/** Reads the body up to MAX_BODY_BYTES; rejects with BodyTooLarge past it. */
-function readBody(req: http.IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers["content-length"] ?? "0");
-    if (declared > MAX_BODY_BYTES) {
-      reject(new BodyTooLarge());
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    req.on("data", (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        done = true;
-        reject(new BodyTooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => {
-      if (!done) {
-        done = true;
-        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-      }
-    });
-    req.on("error", (e) => {
-      if (!done) {
-        done = true;
-        reject(e);
-      }
-    });
-  });
+function invalid(ex: Http1Exchange, e: FieldError): void {
+  json(ex, 400, errorBody("invalid_request", e.message, { field: e.field }));
 }
 
 function parseJson(buf: Buffer): { ok: true; value: unknown } | { ok: false } {
@@ -108,11 +75,6 @@ function parseJson(buf: Buffer): { ok: true; value: unknown } | { ok: false } {
   } catch {
     return { ok: false };
   }
-}
-
-function header(req: http.IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
 }
 
 const visibleAscii = (code: number) => code > 32 && code < 127;
@@ -126,204 +88,177 @@ function bearer(value: string | undefined): string | undefined {
 }
 
 /** The caller's X-Request-Id when it is a sane token, else a fresh one. */
-function requestId(req: http.IncomingMessage): string {
-  const given = header(req, "x-request-id");
+function requestId(ex: Http1Exchange): string {
+  const given = ex.header("x-request-id");
   return given !== undefined && /^[\w.:@/+=-]{1,128}$/.test(given) ? given : randomUUID();
 }
 
-function notReady(res: http.ServerResponse): void {
-  json(res, 503, errorBody("not_ready", "no policy loaded yet"), { "Retry-After": "1" });
+function notReady(ex: Http1Exchange): void {
+  json(ex, 503, errorBody("not_ready", "no policy loaded yet"), { "Retry-After": "1" });
+}
+
+/** What this server answers to requests its HTTP layer refuses (the same error envelope as every other answer; field null). */
+function clientError(kind: Http1ClientError): { headers: readonly string[]; body: string } {
+  const body =
+    kind === "headers_too_large"
+      ? errorBody("invalid_request", "request headers too large")
+      : kind === "body_too_large"
+        ? errorBody("payload_too_large", `body over ${MAX_BODY_BYTES} bytes`)
+        : kind === "timeout"
+          ? errorBody("invalid_request", "request not received in time")
+          : kind === "expectation_failed"
+            ? errorBody("invalid_request", "Expect: only 100-continue is supported")
+            : errorBody("invalid_request", "malformed HTTP");
+  return { headers: JSON_HEADERS, body: JSON.stringify(body) };
+}
+
+interface Route {
+  /** null: any method. */
+  methods: string[] | null;
+  /** Checks the service token from the head (Authorization: Bearer), before the body is read. */
+  bearerToken: boolean;
+  handle: Http1Handler;
 }
 
 export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
   const { engine, tokens, currentPolicy, metrics, logger } = deps;
   const addressRules = deps.clientAddressRules ?? DEFAULT_CLIENT_ADDRESS_RULES;
 
-  async function handleCheck(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    if (!tokens.accepts(bearer(header(req, "authorization")))) {
-      json(res, 401, errorBody("unauthorized", "missing or wrong service token"), { "WWW-Authenticate": "Bearer" });
-      req.resume();
-      return;
-    }
-    const body = parseJson(await readBody(req));
-    if (!body.ok) return invalid(res, { field: "", message: "body: malformed JSON" });
+  async function handleCheck(ex: Http1Exchange): Promise<void> {
+    const body = parseJson(ex.body);
+    if (!body.ok) return invalid(ex, { field: "", message: "body: malformed JSON" });
     const parsed = parseCheckBody(body.value);
-    if (!parsed.ok) return invalid(res, parsed.error);
+    if (!parsed.ok) return invalid(ex, parsed.error);
     // Server-Timing tells the caller how long the decision itself took (store call included).
     const started = performance.now();
     if (parsed.batch) {
       const results = await Promise.all(parsed.requests.map((r) => engine.decide(r)));
-      return json(res, 200, { results }, { "Server-Timing": `decide;dur=${(performance.now() - started).toFixed(2)}` });
+      return json(ex, 200, { results }, { "Server-Timing": `decide;dur=${(performance.now() - started).toFixed(2)}` });
     }
     const answer = await engine.decide(parsed.request);
-    json(res, 200, answer, { "Server-Timing": `decide;dur=${(performance.now() - started).toFixed(2)}` });
+    json(ex, 200, answer, { "Server-Timing": `decide;dur=${(performance.now() - started).toFixed(2)}` });
   }
 
-  async function handleForwardAuth(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    req.resume();
-    if (!tokens.accepts(header(req, "x-sluice-token"))) {
-      json(res, 401, errorBody("unauthorized", "missing or wrong X-Sluice-Token"));
+  async function handleForwardAuth(ex: Http1Exchange): Promise<void> {
+    if (!tokens.accepts(ex.header("x-sluice-token"))) {
+      json(ex, 401, errorBody("unauthorized", "missing or wrong X-Sluice-Token"));
       return;
     }
-    let method = header(req, "x-forwarded-method") ?? header(req, "x-original-method");
-    let uri = header(req, "x-forwarded-uri") ?? header(req, "x-original-uri");
+    let method = ex.header("x-forwarded-method") ?? ex.header("x-original-method");
+    let uri = ex.header("x-forwarded-uri") ?? ex.header("x-original-uri");
     // Envoy's ext_authz (HTTP service) sends none of those: it repeats the client's method and
     // appends the client's path to its `path_prefix`, so `/v1/forward-auth/v1/orders/42?x=1` asks
     // about `GET /v1/orders/42?x=1` (examples/gateways/envoy.yaml).
-    const rest = (req.url ?? "").slice(FORWARD_AUTH_PATH.length);
+    const rest = ex.url.slice(FORWARD_AUTH_PATH.length);
     if (!method && !uri && rest.startsWith("/")) {
-      method = req.method;
+      method = ex.method;
       uri = rest;
     }
     if (!method || !uri) {
-      return invalid(res, {
+      return invalid(ex, {
         field: "X-Forwarded-Uri",
         message: "X-Forwarded-Method and X-Forwarded-Uri (or X-Original-*) are required, or the client's path after /v1/forward-auth",
       });
     }
     const operation = `${method} ${uri}`;
-    if (operation.length > MAX_FIELD_CHARS) return invalid(res, { field: "X-Forwarded-Uri", message: "operation: at most 512 characters" });
-    const apiKey = header(req, "x-api-key") ?? bearer(header(req, "authorization")) ?? header(req, "authorization");
+    if (operation.length > MAX_FIELD_CHARS) return invalid(ex, { field: "X-Forwarded-Uri", message: "operation: at most 512 characters" });
+    const apiKey = ex.header("x-api-key") ?? bearer(ex.header("authorization")) ?? ex.header("authorization");
     // Never absent: a missing or unparseable address is the one shared `unknown` subject.
-    const ip = clientAddressFromHeaders((name) => header(req, name), addressRules);
+    const ip = clientAddressFromHeaders((name) => ex.header(name), addressRules);
     if (apiKey === undefined || apiKey === "") {
       const doc = currentPolicy();
-      if (!doc) return notReady(res);
+      if (!doc) return notReady(ex);
       const answer = plainAnswer({ tenant: null, tier: null, operation: null, policyVersion: doc.version }, 401, "unknown_key");
-      return json(res, 401, answer);
+      return json(ex, 401, answer);
     }
-    if (apiKey.length > MAX_FIELD_CHARS) return invalid(res, { field: "X-Api-Key", message: "key: at most 512 characters" });
+    if (apiKey.length > MAX_FIELD_CHARS) return invalid(ex, { field: "X-Api-Key", message: "key: at most 512 characters" });
     const request: DecisionRequest = { key: apiKey, operation, ip };
     const answer = await engine.decide(request);
     const headers: Record<string, string> = { ...answer.headers, "X-Sluice-Reason": answer.reason };
     if (answer.tenant) headers["X-Sluice-Tenant"] = answer.tenant;
     if (answer.delayMs > 0) headers["X-Sluice-Delay-Ms"] = String(answer.delayMs);
     if (answer.leaseId) headers["X-Sluice-Lease"] = answer.leaseId;
-    json(res, answer.status, answer, headers);
+    json(ex, answer.status, answer, headers);
   }
 
   /** A service-token POST's JSON body, or undefined once the error is answered. */
-  async function authedJson(req: http.IncomingMessage, res: http.ServerResponse): Promise<{ value: unknown } | undefined> {
-    if (!tokens.accepts(bearer(header(req, "authorization")))) {
-      json(res, 401, errorBody("unauthorized", "missing or wrong service token"), { "WWW-Authenticate": "Bearer" });
-      req.resume();
-      return undefined;
-    }
-    const body = parseJson(await readBody(req));
+  function jsonBody(ex: Http1Exchange): { value: unknown } | undefined {
+    const body = parseJson(ex.body);
     if (!body.ok) {
-      invalid(res, { field: "", message: "body: malformed JSON" });
+      invalid(ex, { field: "", message: "body: malformed JSON" });
       return undefined;
     }
     return body;
   }
 
-  async function handleRelease(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const body = await authedJson(req, res);
+  async function handleRelease(ex: Http1Exchange): Promise<void> {
+    const body = jsonBody(ex);
     if (!body) return;
     const parsed = parseReleaseBody(body.value);
-    if (!parsed.ok) return invalid(res, parsed.error);
-    json(res, 200, { released: await engine.release(parsed.leaseId) });
+    if (!parsed.ok) return invalid(ex, parsed.error);
+    json(ex, 200, { released: await engine.release(parsed.leaseId) });
   }
 
-  async function handleSettle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const body = await authedJson(req, res);
+  async function handleSettle(ex: Http1Exchange): Promise<void> {
+    const body = jsonBody(ex);
     if (!body) return;
     const out = await settleRoute(engine, body.value);
-    json(res, out.status, out.body, out.headers);
+    json(ex, out.status, out.body, out.headers);
   }
 
-  const routes: Record<string, { methods: string[] | null; handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> | void }> = {
-    "/v1/check": { methods: ["POST"], handle: handleCheck },
-    [FORWARD_AUTH_PATH]: { methods: null, handle: handleForwardAuth },
-    "/v1/release": { methods: ["POST"], handle: handleRelease },
-    "/v1/settle": { methods: ["POST"], handle: handleSettle },
-    "/healthz": { methods: ["GET", "HEAD"], handle: (_req, res) => json(res, 200, { ok: true }) },
-    "/openapi.json": { methods: ["GET", "HEAD"], handle: (_req, res) => json(res, 200, decisionOpenApi()) },
+  const routes: Record<string, Route> = {
+    "/v1/check": { methods: ["POST"], bearerToken: true, handle: handleCheck },
+    [FORWARD_AUTH_PATH]: { methods: null, bearerToken: false, handle: handleForwardAuth },
+    "/v1/release": { methods: ["POST"], bearerToken: true, handle: handleRelease },
+    "/v1/settle": { methods: ["POST"], bearerToken: true, handle: handleSettle },
+    "/healthz": { methods: ["GET", "HEAD"], bearerToken: false, handle: (ex) => json(ex, 200, { ok: true }) },
+    "/openapi.json": { methods: ["GET", "HEAD"], bearerToken: false, handle: (ex) => json(ex, 200, decisionOpenApi()) },
     "/readyz": {
       methods: ["GET", "HEAD"],
-      handle: (_req, res) => {
+      bearerToken: false,
+      handle: (ex) => {
         const { ready, body } = deps.readiness();
-        json(res, ready ? 200 : 503, body);
+        json(ex, ready ? 200 : 503, body);
       },
     },
     "/metrics": {
       methods: ["GET"],
-      handle: async (_req, res) => {
+      bearerToken: false,
+      handle: async (ex) => {
         const text = await (deps.metricsText ?? (() => metrics.registry.metrics()))();
-        res.writeHead(200, { "Content-Type": metrics.registry.contentType });
-        res.end(text);
+        ex.send(200, ["Content-Type", metrics.registry.contentType], text);
       },
     },
   };
 
-  let inFlight = 0;
-  let draining = false;
-  let drained: (() => void) | null = null;
-
-  const server = http.createServer({ requestTimeout: 10_000, headersTimeout: 5_000, keepAliveTimeout: 5_000 }, (req, res) => {
-    inFlight++;
-    res.on("close", () => {
-      inFlight--;
-      if (draining && inFlight === 0) drained?.();
-    });
-    const url = req.url ?? "/";
-    const q = url.indexOf("?");
-    const path = q === -1 ? url : url.slice(0, q);
-    const route = Object.hasOwn(routes, path) ? routes[path] : path.startsWith(`${FORWARD_AUTH_PATH}/`) ? routes[FORWARD_AUTH_PATH] : undefined;
-    if (draining) res.setHeader("Connection", "close");
-    if (!route) {
-      req.resume();
-      return json(res, 404, errorBody("not_found", "no such endpoint"));
+  /** From a request's head: its handler, or the answer now (404, 405, 401) without reading the body. */
+  function route(ex: Http1Exchange): Http1Handler | null {
+    const path = ex.path;
+    const r = Object.hasOwn(routes, path) ? routes[path]! : path.startsWith(`${FORWARD_AUTH_PATH}/`) ? routes[FORWARD_AUTH_PATH]! : undefined;
+    if (!r) {
+      json(ex, 404, errorBody("not_found", "no such endpoint"));
+      return null;
     }
-    if (route.methods && !route.methods.includes(req.method ?? "")) {
-      req.resume();
-      return json(res, 405, errorBody("method_not_allowed", `use ${route.methods.join(", ")}`), { Allow: route.methods.join(", ") });
+    if (r.methods && !r.methods.includes(ex.method)) {
+      json(ex, 405, errorBody("method_not_allowed", `use ${r.methods.join(", ")}`), { Allow: r.methods.join(", ") });
+      return null;
     }
-    const fail = (error: unknown) => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      if (error instanceof BodyTooLarge) {
-        json(res, 413, errorBody("payload_too_large", `body over ${MAX_BODY_BYTES} bytes`), { Connection: "close" });
-        req.destroy();
-        return;
-      }
-      if (error instanceof NotReadyError) return notReady(res);
-      // The caller's request id (gateways send one) or a new one, in the line and in the answer.
-      const reqId = requestId(req);
-      logger.error({ reqId, path, method: req.method, err: errorMessage(error) }, "internal error");
-      json(res, 500, errorBody("internal", "internal error"), { "X-Request-Id": reqId });
-    };
-    try {
-      const pending = route.handle(req, res);
-      if (pending) pending.catch(fail);
-    } catch (error) {
-      fail(error);
+    if (r.bearerToken && !tokens.accepts(bearer(ex.header("authorization")))) {
+      json(ex, 401, errorBody("unauthorized", "missing or wrong service token"), { "WWW-Authenticate": "Bearer" });
+      return null;
     }
-  });
-  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
-    // The same error envelope as every other answer (field null: no single field is at fault).
-    const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
-    const body = JSON.stringify(errorBody("invalid_request", tooLarge ? "request headers too large" : "malformed HTTP"));
-    const status = tooLarge ? "431 Request Header Fields Too Large" : "400 Bad Request";
-    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-    else socket.destroy();
-  });
-  server.maxHeadersCount = 100;
-
-  async function drain(): Promise<void> {
-    draining = true;
-    server.close();
-    server.closeIdleConnections();
-    if (inFlight > 0) {
-      await new Promise<void>((resolve) => {
-        drained = resolve;
-        setTimeout(resolve, 10_000).unref();
-      });
-    }
-    server.closeAllConnections();
+    return r.handle;
   }
 
-  return { server, drain };
+  function handlerError(ex: Http1Exchange, error: unknown): void {
+    if (ex.answered) return;
+    if (error instanceof NotReadyError) return notReady(ex);
+    // The caller's request id (gateways send one) or a new one, in the line and in the answer.
+    const reqId = requestId(ex);
+    logger.error({ reqId, path: ex.path, method: ex.method, err: errorMessage(error) }, "internal error");
+    json(ex, 500, errorBody("internal", "internal error"), { "X-Request-Id": reqId });
+  }
+
+  const http = createHttp1Server({ route, clientError, handlerError, maxBodyBytes: MAX_BODY_BYTES });
+  return { server: http.server, drain: () => http.drain(10_000) };
 }
