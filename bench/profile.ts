@@ -109,7 +109,7 @@ async function main(): Promise<void> {
     const port = await freePort();
     child = spawn(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
       cwd: ROOT,
-      env: { ...process.env, REDIS_URL: own.url, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: BENCH_TOKEN, DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: "0" },
+      env: { ...process.env, REDIS_URL: own.url, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: BENCH_TOKEN, DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: "0", SLUICE_DECISION_PROCESSES: process.env.SLUICE_DECISION_PROCESSES ?? "1" },
       stdio: ["ignore", "ignore", "inherit"],
     });
     const url = `http://127.0.0.1:${port}`;

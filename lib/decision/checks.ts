@@ -15,6 +15,7 @@ import type { EffectiveLimits } from "../policy/compile";
 import type { CompiledLimit, CompiledPolicyBody, CompiledTenant } from "../policy/compiled";
 import { ANY_OPERATION } from "../policy/types";
 import { counterKeys } from "../policy/counter-keys";
+import { checkSpec } from "../store/limit-spec";
 import type { LimitCheck } from "../store/types";
 import { APPROXIMATE_ALGORITHMS } from "../policy/requirements";
 import { isSampled } from "./accuracy";
@@ -57,6 +58,8 @@ interface PlanRow {
   base: LimitCheck;
   /** Subject rows: whether the accuracy meter may sample it (an approximate algorithm). */
   approximate: boolean;
+  /** Subject rows: the limit string of a sampled subject's check (the base's carries the unsampled one). */
+  sampledSpec: string | undefined;
   /** Fixed rows: the planned check itself, the same object for every decision. */
   fixed: PlannedCheck | null;
   name: string;
@@ -92,14 +95,18 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number): 
   const { tenant, tier } = effective;
   const rows: PlanRow[] = [];
   const row = (subject: PlanRow["subject"], keyPrefix: string, base: Omit<LimitCheck, "key">, name: string, scope: string, windowSeconds: number, approximate: boolean) => {
-    const check: LimitCheck = { key: keyPrefix, ...base };
+    // The limit string the Redis store sends, made here once for every decision (a concurrency
+    // check's carries a fresh lease token each time: the store makes those).
+    const withSpec = (c: LimitCheck): LimitCheck => (c.algorithm === "concurrency" ? c : { ...c, spec: checkSpec(c, "") });
+    const check = withSpec({ key: keyPrefix, ...base });
     const policyHeader = policyHeaderOf(name, base.limit, windowSeconds);
     let fixed: PlannedCheck | null = null;
     if (subject === "fixed") {
       const exactLog = sample > 0 && approximate && isSampled(keyPrefix, sample);
-      fixed = { check: exactLog ? { exactLog, ...check } : check, name, scope, windowSeconds, policyHeader };
+      fixed = { check: exactLog ? withSpec({ ...check, exactLog }) : check, name, scope, windowSeconds, policyHeader };
     }
-    rows.push({ subject, keyPrefix, base: check, approximate, fixed, name, scope, windowSeconds, policyHeader });
+    const sampledSpec = check.spec === undefined ? undefined : withSpec({ ...check, exactLog: true }).spec;
+    rows.push({ subject, keyPrefix, base: check, approximate, sampledSpec, fixed, name, scope, windowSeconds, policyHeader });
   };
   for (const l of effective.limits) {
     const base = {
@@ -183,7 +190,7 @@ export function planChecks(input: PlanInput): PlannedCheck[] {
     const subject = r.subject === "key" ? keySubject : ip;
     if (subject === null) continue;
     const key = r.keyPrefix + subject;
-    const check: LimitCheck = sample > 0 && r.approximate && isSampled(key, sample) ? { exactLog: true, ...r.base, key } : { ...r.base, key };
+    const check: LimitCheck = sample > 0 && r.approximate && isSampled(key, sample) ? { ...r.base, exactLog: true, key, spec: r.sampledSpec } : { ...r.base, key };
     out.push({ check, name: r.name, scope: r.scope, windowSeconds: r.windowSeconds, policyHeader: r.policyHeader });
   }
   return out;
@@ -227,8 +234,9 @@ export function planUnresolvedChecks(doc: CompiledPolicyBody, operation: string,
 
 /** The same checks with every limit divided among `instances` decision servers (failure mode `local`). */
 export function localShare(checks: readonly LimitCheck[], instances: number): LimitCheck[] {
-  if (instances <= 1) return checks.map(({ exactLog: _sampled, ...c }) => c);
+  // The accuracy meter compares with Redis's exact log: a local decision has none (and the limit
+  // string made for the store no longer describes a check whose numbers change).
+  if (instances <= 1) return checks.map(({ exactLog: _sampled, spec: _spec, ...c }) => c);
   const share = (n: number) => Math.max(1, Math.floor(n / instances));
-  // The accuracy meter compares with Redis's exact log: a local decision has none.
-  return checks.map(({ exactLog: _sampled, ...c }) => ({ ...c, limit: share(c.limit), burst: share(c.burst) }));
+  return checks.map(({ exactLog: _sampled, spec: _spec, ...c }) => ({ ...c, limit: share(c.limit), burst: share(c.burst) }));
 }

@@ -118,7 +118,7 @@ export async function probeLimit(row: ProbedRow, cost: number, operation = "prob
     const edge = EPOCH_MS + 100 * windowMs;
     const edgeStore = createMemoryStore({ clock: () => nowMs });
     // A shadow limit never rejects: its edge is what it would enforce (and report).
-    const enforced = checks.map((c) => (c.mode === "shadow" ? { ...c, mode: "reject" as const } : c));
+    const enforced = checks.map(({ spec: _spec, ...c }) => (c.mode === "shadow" ? { ...c, mode: "reject" as const } : c));
     const fits = async (units: number) => (await edgeStore.check(enforced, { cost: units, dryRun: true })).allowed;
     const take = async () => {
       // The largest cost that passes now, by bisection on dry runs, then taken for real.
@@ -148,7 +148,7 @@ export async function probeLimit(row: ProbedRow, cost: number, operation = "prob
  */
 export async function edgeBurstRequests(row: ProbedRow, perRequest: number, windowMs: number, offsetMs: number, beforeMs = offsetMs): Promise<number> {
   const planned = planChecks({ effective: effectiveOf(row, "probe"), keyHash: KEY_HASH, ip: IP, prefix: IN_PROCESS });
-  const checks = planned.map((p) => (p.check.mode === "shadow" ? { ...p.check, mode: "reject" as const } : p.check));
+  const checks = planned.map(({ check: { spec: _spec, ...c } }) => (c.mode === "shadow" ? { ...c, mode: "reject" as const } : c));
   let nowMs = 0;
   const store = createMemoryStore({ clock: () => nowMs });
   const edge = EPOCH_MS + 100 * windowMs;

@@ -32,7 +32,8 @@
 import { createHash } from "node:crypto";
 import type { Cluster } from "ioredis";
 import { isNoScript, type RedisClient as Client } from "../redis/client";
-import { decideLua, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS, REPLY_REASONS, SHADOW_BITS } from "./lua/decide";
+import { decideLua, hasExtraField, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS, REPLY_REASONS, SHADOW_BITS } from "./lua/decide";
+import { checkSpec } from "./limit-spec";
 import { REFUND_LUA } from "./lua/refund";
 import { RELEASE_LUA } from "./lua/release";
 import { SETTLE_LUA } from "./lua/settle";
@@ -107,6 +108,21 @@ function decideScript(checks: readonly LimitCheck[]): DecideScript {
   if (decideScriptsByAlgorithms.size < 1_000) decideScriptsByAlgorithms.set(algorithms, s);
   return s;
 }
+/** The one-check script for a call whose distinct limits are these checks' (one, usually: remembered per limit string). */
+const oneCheckScripts = new Map<string, DecideScript>();
+function oneCheckScript(distinct: readonly LimitCheck[]): DecideScript {
+  if (distinct.length === 1 && distinct[0]!.spec !== undefined) {
+    const spec = distinct[0]!.spec;
+    let s = oneCheckScripts.get(spec);
+    if (s === undefined) {
+      s = scriptForParts(luaParts(distinct), true);
+      if (oneCheckScripts.size >= 1_000) oneCheckScripts.clear();
+      oneCheckScripts.set(spec, s);
+    }
+    return s;
+  }
+  return scriptForParts(luaParts(distinct), true);
+}
 /** The script for several decisions: theirs when they share one (the usual case), else the union. */
 function batchScript(batch: readonly DecisionInput[]): DecideScript {
   const first = decideScript(batch[0]!.checks);
@@ -115,15 +131,10 @@ function batchScript(batch: readonly DecisionInput[]): DecideScript {
   }
   return first;
 }
-/**
- * A check's limit as DECIDE reads it: one ARGV string, 14 fields joined by `|` (none of them can
- * hold a `|`: numbers, enum words, a tenant slug, a hex lease token). One string instead of 13
- * arguments keeps the command short to encode and send, and Redis parses each distinct limit once
- * per call.
- */
-export function checkSpec(check: LimitCheck, leaseToken: string): string {
-  const share = check.fairShare;
-  return `${check.algorithm}|${check.limit}|${check.windowMs}|${check.burst}|${check.precision}|${check.mode}|${check.maxDelayMs}|${check.leaseTtlMs}|${check.period ?? "month"}|${check.overage ?? "block"}|${share ? share.weight : 0}|${share ? share.member : ""}|${leaseToken}|${check.exactLog ? "1" : ""}|`;
+/** A check's limit string (lib/store/limit-spec.ts): the planner's when it made one; a concurrency check's carries a fresh lease token. */
+function specOf(check: LimitCheck): string {
+  if (check.algorithm === "concurrency") return checkSpec(check, newLeaseToken());
+  return check.spec ?? checkSpec(check, "");
 }
 
 /**
@@ -138,7 +149,7 @@ function limitStrings(): { specs: string[]; indexOf(check: LimitCheck): string }
   return {
     specs,
     indexOf(check) {
-      const spec = checkSpec(check, check.algorithm === "concurrency" ? newLeaseToken() : "");
+      const spec = specOf(check);
       let index = specIndex.get(spec);
       if (index === undefined) {
         specs.push(spec);
@@ -159,28 +170,41 @@ export function hashTag(key: string): string {
   return key;
 }
 
-/** One check's outcome from its OUTCOME_REPLY_FIELDS fields of a DECIDE reply, starting at `at`. */
+/** How many reply fields one check's outcome takes (OUTCOME_REPLY_FIELDS, plus `extra` for the limits that have it). */
+export function outcomeWidth(check: LimitCheck): number {
+  return hasExtraField(check) ? FIELDS_PER_OUTCOME + 1 : FIELDS_PER_OUTCOME;
+}
+
+/** One check's outcome from its fields of a DECIDE reply (OUTCOME_REPLY_FIELDS), starting at `at`. */
 function readOutcome(raw: RawDecision, at: number, check: LimitCheck, cost: number): CheckOutcome {
+  const code = raw[at + R.code] as number;
+  const allowed = (code & 1) === 1;
+  const wait = Number(raw[at + R.wait]);
   const outcome: CheckOutcome = {
-    allowed: raw[at + R.allowed] === 1,
-    reason: REPLY_REASONS[raw[at + R.reason] as number]!,
+    allowed,
+    reason: REPLY_REASONS[(code >> 1) & 7]!,
     limit: check.limit,
     remaining: Number(raw[at + R.remaining]),
     resetAtMs: Number(raw[at + R.resetAt]),
-    retryAfterMs: Number(raw[at + R.retry]),
-    delayMs: Number(raw[at + R.delay]),
+    retryAfterMs: allowed ? 0 : wait,
+    delayMs: allowed ? wait : 0,
   };
-  const shadow = raw[at + R.shadow] as number;
+  const shadow = code >> 4;
   if (shadow !== 0) {
     if (shadow & SHADOW_BITS.shadowDenied) outcome.shadowDenied = true;
     if (shadow & SHADOW_BITS.sampled) {
       outcome.accuracy = { limitAdmitted: (shadow & SHADOW_BITS.limitAdmitted) !== 0, exactAdmitted: (shadow & SHADOW_BITS.exactAdmitted) !== 0 };
     }
   }
-  const overage = Number(raw[at + R.overage]);
-  if (overage >= 0) outcome.overage = overage;
-  const lease = raw[at + R.lease];
-  if (lease) outcome.leaseId = formatLeaseId(String(lease), cost, check.key);
+  if (hasExtraField(check)) {
+    const extra = raw[at + FIELDS_PER_OUTCOME];
+    if (check.algorithm === "concurrency") {
+      if (extra) outcome.leaseId = formatLeaseId(String(extra), cost, check.key);
+    } else {
+      const overage = Number(extra);
+      if (overage >= 0) outcome.overage = overage;
+    }
+  }
   return outcome;
 }
 
@@ -189,6 +213,8 @@ function isCluster(redis: Client): redis is Cluster {
 }
 
 type UndoCommand = (string | number)[];
+/** The undo list of a decision that asked for none (shared, never written to). */
+const NO_UNDO: UndoCommand[] = [];
 /** DECIDE's reply: nowMs, then per decision: allowed, undo word count W, the outcome fields of each check (OUTCOME_REPLY), W words. */
 type RawDecision = (string | number)[];
 const FIELDS_PER_OUTCOME = OUTCOME_REPLY_FIELDS.length;
@@ -287,7 +313,10 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
       const undoWords = Number(raw[at + 1]);
       at += 2;
       const outcomes = new Array<CheckOutcome>(checks.length);
-      for (let i = 0; i < checks.length; i++, at += FIELDS_PER_OUTCOME) outcomes[i] = readOutcome(raw, at, checks[i]!, cost);
+      for (let i = 0; i < checks.length; i++) {
+        outcomes[i] = readOutcome(raw, at, checks[i]!, cost);
+        at += outcomeWidth(checks[i]!);
+      }
       const undo: UndoCommand[] = [];
       for (const end = at + undoWords; at < end; ) {
         const length = Number(raw[at]);
@@ -299,30 +328,51 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     return results;
   }
 
-  /** decideMany for a call of one-check committing decisions: DECIDE's one-check variant (two arguments and one outcome per decision). */
+  /**
+   * decideMany for a call of one-check committing decisions: DECIDE's one-check variant. The call
+   * sends its distinct (limit string, cost) pairs once, then each decision's key — and its pair's
+   * index only when there are several — and gets one outcome per decision back.
+   */
   async function decideOneCheckEach(batch: readonly DecisionInput[]): Promise<(GroupResult | Error)[]> {
-    const keys = new Array<string>(batch.length);
-    const { specs, indexOf } = limitStrings();
-    const decisionArgs = new Array<string>(2 * batch.length);
-    for (let d = 0; d < batch.length; d++) {
-      const c = batch[d]!.checks[0]!;
+    const n = batch.length;
+    const keys = new Array<string>(n);
+    const specs: string[] = [];
+    const costs: string[] = [];
+    const pairOf = new Map<string, number>();
+    const pairs = new Array<number>(n);
+    /** One check per pair: the script holds the algorithms they need. */
+    const distinct: LimitCheck[] = [];
+    for (let d = 0; d < n; d++) {
+      const { checks, cost } = batch[d]!;
+      const c = checks[0]!;
       keys[d] = c.key;
-      decisionArgs[2 * d] = String(batch[d]!.cost);
-      decisionArgs[2 * d + 1] = indexOf(c);
+      const spec = specOf(c);
+      const id = cost === 1 ? spec : `${spec}#${cost}`;
+      let pair = pairOf.get(id);
+      if (pair === undefined) {
+        specs.push(spec);
+        costs.push(String(cost));
+        distinct.push(c);
+        pairOf.set(id, (pair = specs.length));
+      }
+      pairs[d] = pair;
     }
-    const raw = (await run(scriptForParts(batchScript(batch).parts, true), keys, [nowArg(), String(batch.length), String(specs.length), ...specs, ...decisionArgs])) as RawDecision;
+    const args = [nowArg(), String(n), String(specs.length), ...specs, ...costs];
+    if (specs.length > 1) for (const p of pairs) args.push(String(p));
+    const raw = (await run(oneCheckScript(distinct), keys, args)) as RawDecision;
     const nowMs = Number(raw[0]);
-    const results = new Array<GroupResult | Error>(batch.length);
+    const results = new Array<GroupResult | Error>(n);
     let at = 1;
-    for (let d = 0; d < batch.length; d++) {
+    for (let d = 0; d < n; d++) {
       if (raw[at] === -1) {
         results[d] = new Error(String(raw[at + 1]));
         at += 2;
         continue;
       }
-      const outcome = readOutcome(raw, at, batch[d]!.checks[0]!, batch[d]!.cost);
-      at += FIELDS_PER_OUTCOME;
-      results[d] = { nowMs, allowed: outcome.allowed, outcomes: [outcome], undo: [] };
+      const check = batch[d]!.checks[0]!;
+      const outcome = readOutcome(raw, at, check, batch[d]!.cost);
+      at += outcomeWidth(check);
+      results[d] = { nowMs, allowed: outcome.allowed, outcomes: [outcome], undo: NO_UNDO };
     }
     return results;
   }

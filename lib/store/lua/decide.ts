@@ -37,26 +37,52 @@ import { TOKEN_BUCKET_LUA } from "./token-bucket";
 
 /**
  * The fields DECIDE writes for each check, in this order (the store reads them by these offsets):
- * allowed (1/0), reason (its index in {@link REPLY_REASONS}), remaining (after this request, or
- * idle when it consumed nothing), idle, resetAt (ms), retry (ms), delay (ms), shadow (bits, see
- * {@link SHADOW_BITS}), overage (-1: none), lease (the concurrency token, 0 if none). All integers
- * but a lease: Redis answers them as integers, which the client reads without making strings.
+ * - code: whether the check allows (bit 0), the reason (its index in {@link REPLY_REASONS}, bits
+ *   1–3) and the shadow bits ({@link SHADOW_BITS}, from bit 4): one integer, not three;
+ * - remaining: units left after this request (or idle, when it consumed nothing);
+ * - resetAt: ms (store clock) when the counter is back to full;
+ * - wait: the retry wait (ms) when the check denies, the delay-mode wait (ms) when it allows (a
+ *   check that allows never has a retry wait, one that denies never a delay);
+ * - extra, only for the limits that can have one ({@link hasExtraField}): the concurrency lease
+ *   token (0: none), or a billed quota's overage (-1: none).
+ * All integers but a lease token: Redis answers them as integers, which the client reads without
+ * making strings, and a check with nothing to say beyond them costs four of them.
  */
-export const OUTCOME_REPLY_FIELDS = ["allowed", "reason", "remaining", "idle", "resetAt", "retry", "delay", "shadow", "overage", "lease"] as const;
+export const OUTCOME_REPLY_FIELDS = ["code", "remaining", "resetAt", "wait"] as const;
 /** The reasons an outcome can give, by the index DECIDE answers. */
 export const REPLY_REASONS = ["ok", "rate_limited", "quota_exhausted", "concurrency_limited", "cost_exceeds_limit"] as const;
 const REASON_CODES_LUA = `local REASON_CODES = { ${REPLY_REASONS.map((r, i) => `${r} = ${i}`).join(", ")} }`;
 
 /**
- * The `shadow` field is a small bit set, so the accuracy meter adds nothing to an unsampled check's
- * reply: 1 a shadow limit that would have denied; 2 the accuracy meter sampled this check, then
- * 4 the limit admitted the request and 8 its exact log would have (lib/store/types.ts AccuracySample).
+ * The shadow bits of `code` (from bit 4), so the accuracy meter adds nothing to an unsampled
+ * check's reply: 1 a shadow limit that would have denied; 2 the accuracy meter sampled this check,
+ * then 4 the limit admitted the request and 8 its exact log would have (lib/store/types.ts AccuracySample).
  */
 export const SHADOW_BITS = { shadowDenied: 1, sampled: 2, limitAdmitted: 4, exactAdmitted: 8 } as const;
 /** Offset of each field inside one check's slice of the reply. */
 export const OUTCOME_REPLY = Object.fromEntries(OUTCOME_REPLY_FIELDS.map((name, i) => [name, i])) as {
   readonly [K in (typeof OUTCOME_REPLY_FIELDS)[number]]: number;
 };
+
+/** Whether a check's outcome carries the fifth field, `extra`: a concurrency limit's lease or a billed quota's overage (the Lua side: `c.extra` in the prelude). */
+export function hasExtraField(check: { algorithm: string; overage?: string }): boolean {
+  return check.algorithm === "concurrency" || (check.algorithm === "quota" && check.overage === "bill");
+}
+
+/** The Lua that writes one check's outcome fields at the end of `reply` (shared by both MAINs). */
+const PUT_OUTCOME_LUA = `-- The reply, and its length (kept here: #reply is a search each time).
+local reply, rn
+-- One check's outcome fields (OUTCOME_REPLY_FIELDS, then extra for the limits that have it).
+local function put(c, allowed, reason, remaining, resetAt, wait, shadow, lease, overage)
+  local m = rn
+  reply[m + 1], reply[m + 2], reply[m + 3], reply[m + 4] = (allowed and 1 or 0) + REASON_CODES[reason] * 2 + shadow * 16, remaining, resetAt, wait
+  if c.extra then
+    if c.alg == 'concurrency' then reply[m + 5] = lease else reply[m + 5] = overage end
+    rn = m + 5
+  else
+    rn = m + 4
+  end
+end`;
 
 /** Each algorithm's Lua twin, by the name DECIDE dispatches on (leaky_bucket runs token_bucket). */
 const ALGORITHM_LUA: Record<string, string> = {
@@ -72,9 +98,8 @@ const ALGORITHM_LUA: Record<string, string> = {
 
 const MAIN = `-- Tables every decision reuses (one decision at a time; cleared as they are refilled): a call
 -- of many decisions allocates as little as it can, and Lua's GC has less to do.
-local results, commits, undo, activity = {}, {}, {}, {}
--- The reply, and its length (kept here: #reply is a search each time).
-local reply, rn = {now}, 1
+local results, commits, undo, activity, limitOf = {}, {}, {}, {}, {}
+reply, rn = {now}, 1
 
 -- The call's distinct limit strings, parsed once (ARGV[3] of them from ARGV[4]).
 local limits = {}
@@ -87,6 +112,7 @@ local function decide(kb, ab, n)
   for j = #activity, 1, -1 do activity[j] = nil end
   for i = 1, n do
     local c = limits[tonumber(ARGV[ab + i])]
+    limitOf[i] = c
     local o, commit
     if c.member ~= '' then
       o, commit = fair_share(KEYS[kb + i], c, activity)
@@ -124,7 +150,7 @@ local function decide(kb, ab, n)
   reply[at + 1], reply[at + 2] = allAllowed and 1 or 0, 0
   rn = at + 2
   for i = 1, n do
-    local o = results[i]
+    local o, c = results[i], limitOf[i]
     local committed = doCommit and o.consumes
     local lease = 0
     if committed then
@@ -135,7 +161,6 @@ local function decide(kb, ab, n)
           undo[undoN] = cmd
         end
       end
-      local c = limits[tonumber(ARGV[ab + i])]
       if c.alg == 'concurrency' then lease = c.token end
     end
     local remaining, overage = o.remaining, o.overage
@@ -151,11 +176,8 @@ local function decide(kb, ab, n)
         o.exactCommit()
       end
     end
-    local m = rn
-    reply[m + 1], reply[m + 2], reply[m + 3], reply[m + 4], reply[m + 5] = o.allowed and 1 or 0, REASON_CODES[o.reason], remaining, o.idle, o.resetAt
-    reply[m + 6], reply[m + 7], reply[m + 8], reply[m + 9], reply[m + 10] = o.retry, o.delay, shadow, overage, lease
-    rn = m + 10
-    results[i], commits[i] = nil, nil
+    put(c, o.allowed, o.reason, remaining, o.resetAt, o.allowed and o.delay or o.retry, shadow, lease, overage)
+    results[i], commits[i], limitOf[i] = nil, nil, nil
   end
   local words = 0
   for j = 1, undoN do
@@ -187,7 +209,7 @@ for _ = 1, tonumber(ARGV[2]) do
   local ok, err = pcall(decide, kb, a + 2, n)
   if not ok then
     for j = rn, at + 1, -1 do reply[j] = nil end
-    for j = 1, n do results[j], commits[j] = nil, nil end
+    for j = 1, n do results[j], commits[j], limitOf[j] = nil, nil, nil end
     for j = #undo, 1, -1 do undo[j] = nil end
     if type(err) == 'table' then err = err.err or 'ERR script error' end
     reply[at + 1], reply[at + 2] = -1, tostring(err)
@@ -203,31 +225,34 @@ return reply`;
  * commands) and is not a fair share. What DECIDE's MAIN does per decision for all-or-nothing over
  * many counters (the two phases' tables, the cost ceiling and the shadow, exact-log and lease
  * rules worked out per check, the decision's own header) is here worked out once per distinct
- * limit string per call, and a decision is its outcome alone; `npm run bench:redis-cost`
- * measured it ~20 % below MAIN's Redis time per decision. The outcomes are the same, field for
- * field (lib/store/testing/conformance.ts and the algorithms' parity suites run through both).
+ * limit and cost per call, and a decision is its outcome alone. The outcomes are the same, field
+ * for field (lib/store/testing/conformance.ts and the algorithms' parity suites run through both).
  *
  * KEYS: one per decision. ARGV: [1] now override, [2] the number of decisions, [3] the number S of
- * distinct limit strings, those S strings, then per decision its cost and the index of its limit.
- * Returns nowMs, then per decision {@link OUTCOME_REPLY_FIELDS} fields (its allowed is the
- * decision's), or `-1, message` for a decision whose evaluation raised an error.
+ * distinct (limit string, cost) pairs, the S limit strings, their S costs, then — only when S > 1 —
+ * each decision's pair index (1 … S): the usual call, many requests under one limit, sends each
+ * request's counter key and nothing else. Returns nowMs, then per decision its outcome fields
+ * ({@link OUTCOME_REPLY_FIELDS}; its allowed is the decision's), or `-1, message` for a decision
+ * whose evaluation raised an error.
  */
-const ONE_CHECK_MAIN = `local reply, rn = {now}, 1
+const ONE_CHECK_MAIN = `reply, rn = {now}, 1
 dry, wantUndo = false, false
--- Per distinct limit: its parsed string, its evaluator, the most one request may cost under it,
--- and whether it is a shadow limit, sampled by the accuracy meter, a concurrency limit.
-local limits = {}
+-- Per distinct limit and cost: its parsed string, its evaluator, the most one request may cost
+-- under it, whether it is a shadow limit, sampled by the accuracy meter, a concurrency limit, and
+-- the cost.
 local S = tonumber(ARGV[3])
+local limits = {}
 for j = 1, S do
   local c = spec(ARGV[3 + j])
   local maxCost = c.limit
   if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = tonumber(c.burst) end
   if c.alg == 'quota' and c.overage == 'bill' then maxCost = math.huge end
-  limits[j] = {c, algorithms[c.alg], maxCost, c.mode == 'shadow', c.exact == '1', c.alg == 'concurrency'}
+  limits[j] = {c, algorithms[c.alg], maxCost, c.mode == 'shadow', c.exact == '1', c.alg == 'concurrency', tonumber(ARGV[3 + S + j])}
 end
 
 local function decide(key, l)
   local c = l[1]
+  cost = l[7]
   local o, commit = l[2](key, c)
   if cost > l[3] then
     -- can never pass under this limit: no wait to tell, nothing would be consumed
@@ -254,25 +279,28 @@ local function decide(key, l)
     remaining, overage = o.remaining, o.overage
     if l[6] then lease = c.token end
   end
-  local m = rn
-  reply[m + 1], reply[m + 2], reply[m + 3], reply[m + 4], reply[m + 5] = o.allowed and 1 or 0, REASON_CODES[o.reason], remaining, o.idle, o.resetAt
-  reply[m + 6], reply[m + 7], reply[m + 8], reply[m + 9], reply[m + 10] = o.retry, o.delay, shadow, overage, lease
-  rn = m + 10
+  put(c, o.allowed, o.reason, remaining, o.resetAt, o.allowed and o.delay or o.retry, shadow, lease, overage)
 end
 
-local a = 4 + S
-for d = 1, tonumber(ARGV[2]) do
-  cost = tonumber(ARGV[a])
-  -- A decision that fails (a key of the wrong type…) answers its own error, not its neighbours'.
-  local at = rn
-  local ok, err = pcall(decide, KEYS[d], limits[tonumber(ARGV[a + 1])])
-  if not ok then
-    for j = rn, at + 1, -1 do reply[j] = nil end
-    if type(err) == 'table' then err = err.err or 'ERR script error' end
-    reply[at + 1], reply[at + 2] = -1, tostring(err)
-    rn = at + 2
+-- The decisions, under one pcall: a decision that fails (a key of the wrong type…) answers its
+-- own error, not its neighbours', and the loop goes on with the next one.
+local n, d, started = tonumber(ARGV[2]), 1, rn
+local base = 3 + 2 * S
+local function run()
+  while d <= n do
+    started = rn
+    if S == 1 then decide(KEYS[d], limits[1]) else decide(KEYS[d], limits[tonumber(ARGV[base + d])]) end
+    d = d + 1
   end
-  a = a + 2
+end
+while true do
+  local ok, err = pcall(run)
+  if ok then break end
+  for j = started + 5, started + 1, -1 do reply[j] = nil end
+  if type(err) == 'table' then err = err.err or 'ERR script error' end
+  reply[started + 1], reply[started + 2] = -1, tostring(err)
+  rn = started + 2
+  d = d + 1
 end
 return reply`;
 
@@ -295,7 +323,7 @@ export function decideLua(parts: readonly string[], oneCheck = false): string {
     .filter((p) => p !== "fair_share" && p !== "exact_log")
     .map((p) => `${p} = ${p}`)
     .concat(parts.includes("token_bucket") ? ["leaky_bucket = token_bucket"] : []);
-  return [PRELUDE_LUA, ...parts.map((p) => ALGORITHM_LUA[p]), `local algorithms = { ${table.join(", ")} }`, REASON_CODES_LUA, oneCheck ? ONE_CHECK_MAIN : MAIN].join("\n");
+  return [PRELUDE_LUA, ...parts.map((p) => ALGORITHM_LUA[p]), `local algorithms = { ${table.join(", ")} }`, REASON_CODES_LUA, PUT_OUTCOME_LUA, oneCheck ? ONE_CHECK_MAIN : MAIN].join("\n");
 }
 
 /** DECIDE with every algorithm (documentation and tests; the store sends the smaller scripts). */

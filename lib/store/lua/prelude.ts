@@ -48,7 +48,8 @@ local cost, dry, wantUndo
 -- A check's limit as one ARGV string, 'alg|limit|window|burst|precision|mode|maxDelay|leaseTtl|
 -- period|overage|weight|member|token|exact|' (checkSpec in lib/store/redis.ts; exact is '1' for a
 -- subject the accuracy meter samples, else ''), parsed once per call: the
--- decisions of one call mostly share their limits. The parsed table is shared, never written to.
+-- decisions of one call mostly share their limits. The parsed table is shared by every check of
+-- the limit in the call; only numbers derived from its own fields are cached on it.
 local specs = {}
 local function spec(s)
   local c = specs[s]
@@ -63,6 +64,10 @@ local function spec(s)
     -- the rest stay strings until an algorithm needs them (tonumber is not free)
     burst = f[4], precision = f[5], mode = f[6], maxDelay = f[7], leaseTtl = f[8], period = f[9],
     overage = f[10], weight = f[11], member = f[12], token = f[13], exact = f[14],
+    -- whether its outcomes carry the extra reply field (hasExtraField in lib/store/lua/decide.ts)
+    extra = f[1] == 'concurrency' or (f[1] == 'quota' and f[10] == 'bill'),
+    -- derived numbers an algorithm caches here on first use (sliding_window_counter: k, sub)
+    k = false, sub = false,
   }
   specs[s] = c
   return c

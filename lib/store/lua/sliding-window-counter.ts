@@ -14,9 +14,49 @@ end
 local function swc_remaining(cnt, k, sub, L, i, extra)
   return max(0, ceil((L * sub - (cnt[i - k] or 0) * (sub - (now - i * sub))) / sub) - swc_newest(cnt, k, i) - extra)
 end
+-- Precision 1, the plain formula: weighted = previous × (1 − elapsed/window) + current, on the
+-- same scaled integers as below, with the two counts in locals (no tables on the path that allows:
+-- this is the hot path of most policies). The answers are the general body's for k = 1 to the unit.
+local function swc_plain(key, c, sub)
+  local L = c.limit
+  local i = floor(now / sub)
+  local fi = fmt(i)
+  -- Field i - 2 is the only one that can have slid out (see below); read to be dropped.
+  local v = redis.call('HMGET', key, fmt(i - 2), fmt(i - 1), fi)
+  local p, q = tonumber(v[2]) or 0, tonumber(v[3]) or 0
+  local e = now - i * sub
+  local idle = max(0, ceil((L * sub - p * (sub - e)) / sub) - q)
+  if p * (sub - e) + (q + cost - 1) * sub < L * sub then
+    local fresh = q == 0
+    local stale = v[1]
+    return pass(max(0, idle - cost), idle, (i + 2) * sub), function()
+      redis.call('HINCRBY', key, fi, cost)
+      if fresh then
+        if ttlPad == 0 then
+          if stale then redis.call('HDEL', key, fmt(i - 2)) end
+        else
+          local names = redis.call('HKEYS', key)
+          for _, f in ipairs(names) do if tonumber(f) < i - 1 then redis.call('HDEL', key, f) end end
+        end
+      end
+      pexpireNew(key, (i + 2) * sub - now, fresh)
+      if not wantUndo then return NO_UNDO end
+      return {{'HINCRBY', key, fi, -cost}}
+    end
+  end
+  return nil, nil, i, p, q
+end
 local function sliding_window_counter(key, c)
-  local k = max(1, tonumber(c.precision))
-  local sub = max(1, floor(c.window / k))
+  local k = c.k
+  if not k then
+    k = max(1, tonumber(c.precision))
+    c.k, c.sub = k, max(1, floor(c.window / k))
+  end
+  local sub = c.sub
+  if k == 1 then
+    local o, commit = swc_plain(key, c, sub)
+    if o then return o, commit end
+  end
   local i = floor(now / sub)
   local L = c.limit
   -- With Redis time, a live key's last write was in a sub-window w >= i - k (its expiry is
