@@ -100,7 +100,9 @@ export class DecisionEngine {
   private readonly clock: StoreClock;
 
   constructor(private readonly deps: EngineDeps) {
-    this.now = deps.now ?? (() => performance.timeOrigin + performance.now());
+    // performance.timeOrigin is a getter that does work on every read: read once.
+    const origin = performance.timeOrigin;
+    this.now = deps.now ?? (() => origin + performance.now());
     this.hashKey = deps.hashKey ?? sha256KeyHash;
     this.clock = new StoreClock(this.now);
   }

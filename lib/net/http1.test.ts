@@ -116,6 +116,35 @@ describe("parseHead", () => {
   ])("refuses %s", (_what, text) => {
     expect(parseHead(text)).toBeNull();
   });
+  it("agrees with the RFC 9112 grammar written as regular expressions, on random heads (property)", () => {
+    // The reference: the grammar as regular expressions, one field line at a time.
+    const FIELD = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[\t ]*((?:[\x21-\x7e\x80-\xff](?:[\t \x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?)[\t ]*$/;
+    const reference = (text: string) => {
+      const lines = text.split("\r\n");
+      const line = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([\x21-\x7e\x80-\xff]+) HTTP\/1\.([01])$/.exec(lines[0]!);
+      if (!line) return null;
+      const headers: string[] = [];
+      for (const l of lines.slice(1)) {
+        const m = FIELD.exec(l);
+        if (!m) return null;
+        headers.push(m[1]!.toLowerCase(), m[2]!);
+      }
+      return { method: line[1], url: line[2], minor: line[3] === "1" ? 1 : 0, headers };
+    };
+    const char = fc.constantFrom("a", "Z", "-", ":", " ", "\t", "\r", "\n", "\u0000", "\u007f", "é", "\u00a0", "/", "\"", "1");
+    const fieldLine = fc.oneof(
+      fc.tuple(fc.constantFrom("Host", "content-length", "X-A", "Bad Name", ""), fc.constantFrom(":", " :", ""), fc.string({ unit: char, maxLength: 12 })).map(([n, c, v]) => `${n}${c}${v}`),
+      fc.string({ unit: char, maxLength: 20 }),
+    );
+    fc.assert(
+      fc.property(fc.array(fieldLine, { maxLength: 6 }), (lines) => {
+        const text = ["POST /v1/check HTTP/1.1", ...lines].join("\r\n");
+        expect(parseHead(text)).toEqual(reference(text));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
   it("keeps at most maxHeaders headers", () => {
     const head = parseHead(`GET / HTTP/1.1${"\r\nX: y".repeat(5)}`, 3);
     expect(head?.headers.length).toBe(6);

@@ -125,20 +125,59 @@ export interface Http1Head {
   headers: string[];
 }
 
-/** Parses a request head (the text before the empty line, latin1-decoded); null when it is not RFC 9112. */
+/** Character classes of RFC 9110 §5.6.2 and §5.5 by char code (latin1): 1 tchar, 2 field-vchar (VCHAR, obs-text), 4 SP or HTAB. */
+const CHAR_CLASS = new Uint8Array(256);
+for (let c = 0; c < 256; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[!#$%&'*+.^_`|~0-9A-Za-z-]/.test(ch)) CHAR_CLASS[c]! |= 1;
+  if ((c >= 0x21 && c <= 0x7e) || c >= 0x80) CHAR_CLASS[c]! |= 2;
+  if (c === 0x20 || c === 0x09) CHAR_CLASS[c]! |= 4;
+}
+/** Lower-case names of the headers requests usually carry, by the spellings clients send (no toLowerCase per request). */
+const KNOWN_NAMES = new Map<string, string>();
+for (const name of ["Host", "Content-Type", "Content-Length", "Authorization", "Accept", "User-Agent", "Connection", "Accept-Encoding", "Transfer-Encoding", "Expect", "X-Forwarded-For", "X-Real-IP", "X-Request-Id", "X-Api-Key", "X-Sluice-Token", "X-Forwarded-Method", "X-Forwarded-Uri", "X-Original-Method", "X-Original-URI", "Keep-Alive"]) {
+  KNOWN_NAMES.set(name, name.toLowerCase());
+  KNOWN_NAMES.set(name.toLowerCase(), name.toLowerCase());
+}
+
+/**
+ * Parses a request head (the text before the empty line, latin1-decoded); null when it is not RFC
+ * 9112: a request line `method SP target SP HTTP/1.x`, then field lines `name: value` with a token
+ * name, no space before the colon, and a value of visible characters, obs-text, spaces and tabs
+ * (trimmed of spaces and tabs at both ends). A bare CR or LF, an obs-fold or a control character
+ * anywhere makes it null. Field lines are scanned character by character against CHAR_CLASS
+ * rather than matched with a regular expression: this runs once per request.
+ */
 export function parseHead(text: string, maxHeaders = DEFAULT_HTTP1_LIMITS.maxHeaders): Http1Head | null {
   let end = text.indexOf("\r\n");
   if (end === -1) end = text.length;
   const line = REQUEST_LINE.exec(text.slice(0, end));
   if (line === null) return null;
   const headers: string[] = [];
+  const n = text.length;
   let at = end + 2;
-  while (at < text.length + 2 && end < text.length) {
+  while (at < n + 2 && end < n) {
     end = text.indexOf("\r\n", at);
-    if (end === -1) end = text.length;
-    const field = FIELD_LINE.exec(text.slice(at, end));
-    if (field === null) return null;
-    if (headers.length < 2 * maxHeaders) headers.push(field[1]!.toLowerCase(), field[2]!);
+    if (end === -1) end = n;
+    // name: one or more tchar up to the colon
+    let i = at;
+    while (i < end && (CHAR_CLASS[text.charCodeAt(i)]! & 1) !== 0) i++;
+    if (i === at || i === end || text.charCodeAt(i) !== 58) return null;
+    const nameEnd = i;
+    // value: field-vchar, SP and HTAB only; leading and trailing SP/HTAB are not part of it
+    i++;
+    while (i < end && (CHAR_CLASS[text.charCodeAt(i)]! & 4) !== 0) i++;
+    const valueStart = i;
+    let valueEnd = i;
+    for (; i < end; i++) {
+      const cls = CHAR_CLASS[text.charCodeAt(i)]!;
+      if ((cls & 2) !== 0) valueEnd = i + 1;
+      else if ((cls & 4) === 0) return null;
+    }
+    if (headers.length < 2 * maxHeaders) {
+      const raw = text.slice(at, nameEnd);
+      headers.push(KNOWN_NAMES.get(raw) ?? raw.toLowerCase(), text.slice(valueStart, valueEnd));
+    }
     at = end + 2;
   }
   return { method: line[1]!, url: line[2]!, minor: line[3] === "1" ? 1 : 0, headers };
@@ -175,6 +214,8 @@ export class Http1Exchange {
   out: string | null = null;
   /** This answer ends the connection. */
   closeAfter: boolean;
+  /** The answer is ASCII (the head always is; the body may not be). */
+  ascii = true;
   readonly path: string;
 
   constructor(
@@ -226,8 +267,11 @@ export class Http1Exchange {
     }
     if (this.closeAfter) head += "Connection: close\r\n";
     else head += this.minor === 0 ? `Connection: keep-alive\r\nKeep-Alive: timeout=${conn.server.keepAliveS}\r\n` : `Keep-Alive: timeout=${conn.server.keepAliveS}\r\n`;
+    const bytes = Buffer.byteLength(body);
     // HEAD: the length the body would have, and no body.
-    this.out = this.method === "HEAD" ? `${head}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n` : `${head}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    this.out = this.method === "HEAD" ? `${head}Content-Length: ${bytes}\r\n\r\n` : `${head}Content-Length: ${bytes}\r\n\r\n${body}`;
+    // An all-ASCII answer (the usual one) is written as latin1: the same bytes, copied instead of encoded.
+    this.ascii = bytes === body.length;
     conn.answered(this);
   }
 }
@@ -579,7 +623,7 @@ class Connection {
     for (let i = 0; i < ready; i++) {
       const exchange = queue[i]!;
       if (!ended) {
-        this.socket.write(exchange.out!);
+        this.socket.write(exchange.out!, exchange.ascii ? "latin1" : "utf8");
         ended = exchange.closeAfter;
       }
       this.forget(exchange);

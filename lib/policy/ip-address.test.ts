@@ -63,6 +63,20 @@ describe("every spelling of one address has one canonical text", () => {
       { numRuns: 2_000 },
     );
   });
+
+  it("answers dotted text exactly as parse-then-format does (the no-allocation fast path agrees; property)", () => {
+    const dotted = fc.oneof(
+      fc.string({ unit: fc.constantFrom("0", "1", "2", "5", "9", "."), maxLength: 17 }),
+      fc.tuple(fc.nat(300), fc.nat(300), fc.nat(300), fc.nat(300)).map((p) => p.join(".")),
+    );
+    fc.assert(
+      fc.property(dotted, (text) => {
+        const parsed = parseIpAddress(text);
+        expect(canonicalIpAddress(text)).toBe(parsed ? formatIpAddress(parsed) : null);
+      }),
+      { numRuns: 5_000 },
+    );
+  });
 });
 
 describe("ranges and masks", () => {

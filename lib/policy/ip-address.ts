@@ -128,8 +128,39 @@ export function formatIpAddress(input: IpAddress): string {
   return `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
 }
 
+/**
+ * Whether `text` is already an IPv4 address in canonical form (four decimal numbers 0–255 without
+ * leading zeros): then it is its own canonical text. A scan of its characters, no allocation: the
+ * decision path canonicalises a client address on every request, and this is what nearly all of
+ * them look like.
+ */
+function isCanonicalIPv4(text: string): boolean {
+  const n = text.length;
+  if (n < 7 || n > 15) return false;
+  let parts = 0;
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i <= n; i++) {
+    const c = i === n ? 46 : text.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0 || value > 255) return false;
+      parts++;
+      value = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57) {
+      if (digits === 1 && value === 0) return false; // a leading zero
+      value = value * 10 + (c - 48);
+      if (++digits > 3) return false;
+    } else {
+      return false;
+    }
+  }
+  return parts === 4;
+}
+
 /** The canonical text of an address (`::FFFF:C633:6407` → `198.51.100.7`), or null when unparseable. */
 export function canonicalIpAddress(text: string): string | null {
+  if (isCanonicalIPv4(text)) return text;
   const ip = parseIpAddress(text);
   return ip ? formatIpAddress(ip) : null;
 }

@@ -221,6 +221,12 @@ export const FLUSH_CHUNK_FIELDS = 256;
 
 type MinuteCounts = Map<number, Map<string, number>>;
 
+/** A usage field and its count in the minute in progress (UsageRecorder's cells). */
+class Cell {
+  count = 0;
+  constructor(readonly field: string) {}
+}
+
 /**
  * In-process aggregation of usage, flushed to Redis by {@link UsageRecorder.flush} (the decision
  * server calls it every second and on shutdown).
@@ -253,56 +259,88 @@ export class UsageRecorder implements UsageSink {
     fields.set(field, (fields.get(field) ?? 0) + by);
   }
 
-  // Field names of the few (tenant, tier, operation) and (tenant, key prefix) cells a server sees,
-  // built once each instead of once per decision (bounded: dropped past FIELD_CACHE_CELLS).
-  private readonly decisionFieldCache = new Map<string, Map<string, Map<string, Record<UsageOutcome, string>>>>();
-  private readonly keyFieldCache = new Map<string, Map<string, { allowed: string; denied: string }>>();
+  // The three fields every decision counts (its decision row, its key prefix, its latency bucket)
+  // are cells: a field name and its count for the minute in progress, interned per (tenant, tier,
+  // operation) and (tenant, key prefix), so counting a decision is three increments, not three
+  // field names looked up and three map updates. fold() moves the counts into `pending` when the
+  // minute changes and before every flush or snapshot. Bounded: dropped past FIELD_CACHE_CELLS
+  // (cells still counting stay in `dirty` until folded).
+  private readonly decisionCells = new Map<string, Map<string, Map<string, Record<UsageOutcome, Cell>>>>();
+  private readonly keyCells = new Map<string, Map<string, { allowed: Cell; denied: Cell }>>();
+  private readonly latencyCells = {
+    allowed: LATENCY_FIELDS.allowed.map((field) => new Cell(field)),
+    denied: LATENCY_FIELDS.denied.map((field) => new Cell(field)),
+  };
   private fieldCacheCells = 0;
+  /** The minute the cells count (NaN: none yet). */
+  private cellMinute = NaN;
+  /** Cells with a count to fold. */
+  private readonly dirty: Cell[] = [];
 
-  private decisionField(tenant: string, tier: string, operation: string, outcome: UsageOutcome): string {
-    let byTier = this.decisionFieldCache.get(tenant);
-    if (byTier === undefined) this.decisionFieldCache.set(tenant, (byTier = new Map()));
+  private decisionCell(tenant: string, tier: string, operation: string, outcome: UsageOutcome): Cell {
+    let byTier = this.decisionCells.get(tenant);
+    if (byTier === undefined) this.decisionCells.set(tenant, (byTier = new Map()));
     let byOperation = byTier.get(tier);
     if (byOperation === undefined) byTier.set(tier, (byOperation = new Map()));
-    let fields = byOperation.get(operation);
-    if (fields === undefined) {
+    let cells = byOperation.get(operation);
+    if (cells === undefined) {
       this.countFieldCell();
-      fields = Object.fromEntries(USAGE_OUTCOMES.map((o) => [o, usageFields.decision(tenant, tier, operation, o)])) as Record<UsageOutcome, string>;
-      byOperation.set(operation, fields);
+      cells = Object.fromEntries(USAGE_OUTCOMES.map((o) => [o, new Cell(usageFields.decision(tenant, tier, operation, o))])) as Record<UsageOutcome, Cell>;
+      byOperation.set(operation, cells);
     }
-    return fields[outcome];
+    return cells[outcome];
   }
 
-  private keyField(tenant: string, keyPrefix: string, outcome: "allowed" | "denied"): string {
-    let byPrefix = this.keyFieldCache.get(tenant);
-    if (byPrefix === undefined) this.keyFieldCache.set(tenant, (byPrefix = new Map()));
-    let fields = byPrefix.get(keyPrefix);
-    if (fields === undefined) {
+  private keyCell(tenant: string, keyPrefix: string, outcome: "allowed" | "denied"): Cell {
+    let byPrefix = this.keyCells.get(tenant);
+    if (byPrefix === undefined) this.keyCells.set(tenant, (byPrefix = new Map()));
+    let cells = byPrefix.get(keyPrefix);
+    if (cells === undefined) {
       this.countFieldCell();
-      fields = { allowed: usageFields.key(tenant, keyPrefix, "allowed"), denied: usageFields.key(tenant, keyPrefix, "denied") };
-      byPrefix.set(keyPrefix, fields);
+      cells = { allowed: new Cell(usageFields.key(tenant, keyPrefix, "allowed")), denied: new Cell(usageFields.key(tenant, keyPrefix, "denied")) };
+      byPrefix.set(keyPrefix, cells);
     }
-    return fields[outcome];
+    return cells[outcome];
   }
 
   private countFieldCell(): void {
     if (++this.fieldCacheCells > FIELD_CACHE_CELLS) {
-      this.decisionFieldCache.clear();
-      this.keyFieldCache.clear();
+      this.decisionCells.clear();
+      this.keyCells.clear();
       this.fieldCacheCells = 1;
     }
+  }
+
+  /** One more on a cell, in `minute`. */
+  private bump(minute: number, cell: Cell): void {
+    if (minute !== this.cellMinute) {
+      this.fold();
+      this.cellMinute = minute;
+    }
+    if (cell.count++ === 0) this.dirty.push(cell);
+  }
+
+  /** Moves the cells' counts into `pending`. */
+  private fold(): void {
+    const dirty = this.dirty;
+    for (let i = 0; i < dirty.length; i++) {
+      const cell = dirty[i]!;
+      this.add(this.cellMinute, cell.field, cell.count);
+      cell.count = 0;
+    }
+    dirty.length = 0;
   }
 
   record(event: UsageEvent): void {
     const minute = minuteStartMs(event.atMs);
     const tenant = event.tenant ?? "_";
-    this.add(minute, this.decisionField(tenant, event.tier ?? "_", event.operation ?? "*", event.outcome));
+    this.bump(minute, this.decisionCell(tenant, event.tier ?? "_", event.operation ?? "*", event.outcome));
     if (event.units !== undefined && event.units !== 1 && event.outcome !== "denied" && event.tenant !== null) {
       this.add(minute, usageFields.extraUnits(tenant, event.tier ?? "_", event.operation ?? "*", event.outcome), event.units - 1);
     }
     const binary = event.outcome === "denied" ? "denied" : "allowed";
-    this.add(minute, this.keyField(tenant, event.keyPrefix ?? "_", binary));
-    this.add(minute, LATENCY_FIELDS[binary][latencyBucketIndex(event.latencyMs)]!);
+    this.bump(minute, this.keyCell(tenant, event.keyPrefix ?? "_", binary));
+    this.bump(minute, this.latencyCells[binary][latencyBucketIndex(event.latencyMs)]!);
     // Only for a known tenant: the quota belongs to it, and unknown keys never reach a quota check.
     if (event.deniedQuota && event.outcome === "denied" && event.tenant !== null) {
       this.add(minute, usageFields.quotaDenied(tenant, event.deniedQuota));
@@ -326,6 +364,7 @@ export class UsageRecorder implements UsageSink {
 
   /** The counts not yet in Redis: new ones plus a failed flush's (for tests and single-node sinks). */
   snapshot(): MinuteCounts {
+    this.fold();
     if (!this.unsent) return this.pending;
     const all: MinuteCounts = new Map();
     for (const source of [this.unsent.counts, this.pending]) {
@@ -388,6 +427,7 @@ export class UsageRecorder implements UsageSink {
 
   async flush(): Promise<void> {
     if (this.flushing) return this.flushing;
+    this.fold();
     if (!this.redis || (this.pending.size === 0 && !this.unsent)) return;
     let batch = this.unsent;
     if (!batch) {

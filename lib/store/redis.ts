@@ -226,10 +226,8 @@ interface DecisionInput {
   flags: number;
 }
 
-interface GroupResult {
-  nowMs: number;
-  allowed: boolean;
-  outcomes: CheckOutcome[];
+/** One decision's result: what the store answers (a StoreDecision), and the commands that take its commit back (empty unless asked for). */
+interface GroupResult extends StoreDecision {
   undo: UndoCommand[];
 }
 
@@ -592,6 +590,35 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     return { status, reservedCost: Number(reserved), actualCost: Number(actual), refunded: Number(refunded) };
   }
 
+  /** check() for the rest: no checks (the clock alone), Redis Cluster, reservations. */
+  async function checkOther(checks: readonly LimitCheck[], { cost, dryRun, timeoutMs, reserve = false }: CheckOptions): Promise<StoreDecision> {
+    // A reply after the budget still gives back the leases it took (giveBackLeases).
+    const budget = <T>(p: Promise<T>, late?: (value: T) => void) => {
+      if (timeoutMs === undefined) return p;
+      let timedOut = false;
+      if (late) p.then((value) => timedOut && late(value), () => undefined);
+      return withTimeout(p, timeoutMs, () => {
+        timedOut = true;
+        return new StoreTimeoutError();
+      });
+    };
+    if (checks.length === 0) {
+      const [s, us] = options.testClock ? [0, 0] : await budget(redis.time());
+      return { nowMs: options.testClock ? options.testClock() : Number(s) * 1000 + Math.floor(Number(us) / 1000), allowed: true, outcomes: [] };
+    }
+    if (isCluster(redis) && new Set(checks.map((c) => hashTag(c.key))).size > 1) {
+      // Several round trips: the budget covers them together (a timeout mid-way leaves reserved
+      // global units counted until their window passes: it errs on the side of limiting).
+      return budget(checkAcrossSlots(checks, cost, dryRun, reserve), giveBackLeases);
+    }
+    const wantUndo = reserve && !dryRun;
+    const { nowMs, allowed, outcomes, undo } = coalesce
+      ? await decideCoalesced(checks, cost, dryRun, timeoutMs, wantUndo)
+      : await budget(decide(checks, cost, dryRun, wantUndo), giveBackLeases);
+    if (allowed && wantUndo) return { nowMs, allowed, outcomes, reservationId: await recordReservation(nowMs, cost, undo) };
+    return { nowMs, allowed, outcomes };
+  }
+
   return {
     async settle(reservationId: string, actualCost: number): Promise<SettleResult> {
       const id = parseReservationId(reservationId);
@@ -605,32 +632,13 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
       return pick;
     },
 
-    async check(checks: readonly LimitCheck[], { cost, dryRun, timeoutMs, reserve = false }: CheckOptions): Promise<StoreDecision> {
-      // A reply after the budget still gives back the leases it took (giveBackLeases).
-      const budget = <T>(p: Promise<T>, late?: (value: T) => void) => {
-        if (timeoutMs === undefined) return p;
-        let timedOut = false;
-        if (late) p.then((value) => timedOut && late(value), () => undefined);
-        return withTimeout(p, timeoutMs, () => {
-          timedOut = true;
-          return new StoreTimeoutError();
-        });
-      };
-      if (checks.length === 0) {
-        const [s, us] = options.testClock ? [0, 0] : await budget(redis.time());
-        return { nowMs: options.testClock ? options.testClock() : Number(s) * 1000 + Math.floor(Number(us) / 1000), allowed: true, outcomes: [] };
+    check(checks: readonly LimitCheck[], options: CheckOptions): Promise<StoreDecision> {
+      // The usual call on a standalone Redis (no reservation to write after it): the coalesced
+      // DECIDE's result is the answer itself, without another promise around it.
+      if (coalesce && checks.length > 0 && !(options.reserve === true && !options.dryRun)) {
+        return decideCoalesced(checks, options.cost, options.dryRun, options.timeoutMs, false);
       }
-      if (isCluster(redis) && new Set(checks.map((c) => hashTag(c.key))).size > 1) {
-        // Several round trips: the budget covers them together (a timeout mid-way leaves reserved
-        // global units counted until their window passes: it errs on the side of limiting).
-        return budget(checkAcrossSlots(checks, cost, dryRun, reserve), giveBackLeases);
-      }
-      const wantUndo = reserve && !dryRun;
-      const { nowMs, allowed, outcomes, undo } = coalesce
-        ? await decideCoalesced(checks, cost, dryRun, timeoutMs, wantUndo)
-        : await budget(decide(checks, cost, dryRun, wantUndo), giveBackLeases);
-      if (allowed && wantUndo) return { nowMs, allowed, outcomes, reservationId: await recordReservation(nowMs, cost, undo) };
-      return { nowMs, allowed, outcomes };
+      return checkOther(checks, options);
     },
 
     release: releaseLease,
