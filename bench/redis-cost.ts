@@ -2,7 +2,7 @@
  * `npm run bench:redis-cost` — what one decision costs Redis. For each algorithm, INFO commandstats
  * and INFO cpu are read before and after 100,000 single-limit decisions (1,000 subjects, 64 in
  * flight, auto-pipelined), giving:
- * - commands per decision: calls the client sent (EVALSHA, plus EVAL after a NOSCRIPT); goal 1;
+ * - commands per decision: DECIDE calls the client sent (FCALL; EVALSHA and EVAL where DECIDE runs as scripts); goal 1;
  * - script µs per decision: the `usec` Redis accounts to those calls (the script and every command
  *   it runs inside); goal ≤ 20;
  * - server CPU µs per decision: used_cpu_user + used_cpu_sys, network I/O included.
@@ -43,7 +43,7 @@ async function stats(redis: Redis): Promise<Stats> {
   const info = await redis.info("commandstats");
   let calls = 0;
   let usec = 0;
-  for (const m of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+),usec=(\d+)/gm)) {
+  for (const m of info.matchAll(/^cmdstat_(fcall|evalsha|eval):calls=(\d+),usec=(\d+)/gm)) {
     calls += Number(m[2]);
     usec += Number(m[3]);
   }

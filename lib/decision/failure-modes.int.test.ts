@@ -1,7 +1,7 @@
 /**
  * Failure modes against a real redis-server of our own that we kill mid-traffic (docs/failure-modes.md,
  * docs/pitfalls.md): no 5xx, every answer within the command timeout plus 10 ms, back on Redis within
- * 10 s of its return; SCRIPT FLUSH costs one retry and no double count; the deny cache saves
+ * 10 s of its return; FUNCTION FLUSH costs one load and one resend, never a double count; the deny cache saves
  * Redis commands without changing admission.
  */
 import { Redis } from "ioredis";
@@ -114,13 +114,13 @@ describe("failure modes (own redis-server)", () => {
     expect((await denyCacheHits(server)) - hitsBefore).toBeGreaterThanOrEqual(199);
     // Decision-path commands (EVALSHA, HGET): at most that one miss, plus the usage flush, one
     // EVALSHA per second whatever the traffic.
-    const scripts = await commandCalls(redis, ["evalsha", "eval", "hget"]);
+    const scripts = await commandCalls(redis, ["fcall", "evalsha", "eval", "hget"]);
     expect(scripts).toBeLessThanOrEqual(1 + Math.ceil(seconds) + 1);
     // Without the cache every denial is a script call.
     for (let i = 0; i < 6; i++) await check(noCacheServer, { key: FIXTURE_KEYS.acme2, operation: "x" });
     await redis.config("RESETSTAT");
     for (let i = 0; i < 50; i++) await check(noCacheServer, { key: FIXTURE_KEYS.acme2, operation: "x" });
-    expect(await commandCalls(redis, ["evalsha", "eval"])).toBeGreaterThanOrEqual(50);
+    expect(await commandCalls(redis, ["fcall", "evalsha", "eval"])).toBeGreaterThanOrEqual(50);
   });
 
   it("deny cache: admission under sustained 2x overload within 0.97–1.03 of no cache", async () => {
@@ -147,24 +147,25 @@ describe("failure modes (own redis-server)", () => {
     expect(ratio).toBeLessThanOrEqual(1.15);
   }, 30_000);
 
-  it("SCRIPT FLUSH: the next decision succeeds (EVALSHA → NOSCRIPT → EVAL) and counts once", async () => {
+  it("FUNCTION FLUSH (a node without DECIDE's library): the next decision succeeds (FCALL → not found → FUNCTION LOAD → FCALL) and counts once", async () => {
     if (Date.now() % 60_000 > 50_000) await new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 100));
     const a = await check(server, { key: FIXTURE_KEYS.quota, operation: "x" });
     expect(a.answer).toMatchObject({ allowed: true, remaining: 2 });
-    await redis.script("FLUSH");
+    await redis.function("FLUSH");
     await redis.config("RESETSTAT");
     const b = await check(server, { key: FIXTURE_KEYS.quota, operation: "x" });
     expect(b.answer).toMatchObject({ allowed: true, remaining: 1 });
     expect(b.answer?.degraded).toBeUndefined();
-    expect(await redis.info("commandstats")).toMatch(/cmdstat_eval:calls=1,/);
-    // A dry run goes to DECIDE's generic script, the one-check call above to its one-check variant
-    // (lib/store/lua/decide.ts): each script pays one EVAL after the flush, then EVALSHA again.
+    expect(await redis.info("commandstats")).toMatch(/cmdstat_function\|load:calls=1,/);
+    // A dry run goes to DECIDE's generic function, the one-check call above to its one-check one:
+    // one library holds both, loaded once.
     const c = await check(server, { key: FIXTURE_KEYS.quota, operation: "x", dryRun: true });
     expect(c.answer).toMatchObject({ allowed: true, remaining: 1 });
-    expect(await redis.info("commandstats")).toMatch(/cmdstat_eval:calls=2,/);
     const d = await check(server, { key: FIXTURE_KEYS.quota, operation: "x" });
     expect(d.answer).toMatchObject({ allowed: true, remaining: 0 });
-    expect(await redis.info("commandstats")).toMatch(/cmdstat_eval:calls=2,/);
+    expect(await redis.info("commandstats")).toMatch(/cmdstat_function\|load:calls=1,/);
+    // DECIDE never fell back to a script (the usage flush, a script, may show as EVALSHA).
+    expect(await redis.info("commandstats")).not.toMatch(/cmdstat_eval:/);
   });
 
   it("Redis killed mid-traffic: no 5xx, answers within timeout + 10 ms, failure mode per operation, back within 10 s", async () => {

@@ -31,6 +31,11 @@ export function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith("NOSCRIPT");
 }
 
+/** A Redis Function that is not loaded on that node (a new or restarted node, FUNCTION FLUSH), or a Redis without FCALL: nothing ran. */
+export function isFunctionMissing(error: unknown): boolean {
+  return error instanceof Error && (error.message.startsWith("ERR Function not found") || /unknown command .fcall/i.test(error.message));
+}
+
 export function parseClusterNodes(text: string): ClusterNode[] {
   return text
     .split(",")

@@ -96,7 +96,7 @@ describe("Redis store", () => {
   });
 });
 
-describe("Redis store scripts (own redis-server: SCRIPT FLUSH must not disturb the shared one)", () => {
+describe("Redis store scripts and functions (own redis-server: FUNCTION FLUSH and SCRIPT FLUSH must not disturb the shared one)", () => {
   let server: OwnRedis;
   let own: Redis;
   beforeAll(async () => {
@@ -108,17 +108,45 @@ describe("Redis store scripts (own redis-server: SCRIPT FLUSH must not disturb t
     await server.stop();
   });
 
-  it("after SCRIPT FLUSH a check retries once with EVAL and counts the request once", async () => {
+  it("DECIDE is a Redis Function: loaded once on first use and after FUNCTION FLUSH, the call resent only then, the request counted once", async () => {
+    await own.function("FLUSH");
     const store = createRedisStore(own);
     const c = limitCheck("f:", { algorithm: "fixed_window", limit: 10, windowMs: 60_000 });
     await store.check([c], { cost: 1, dryRun: false });
-    expect(store.scriptStats()).toEqual({ evalsha: 1, eval: 1 }); // first use: the script was never loaded
+    // First use: the node answered "Function not found" (nothing ran), the library was loaded, the call sent again.
+    expect(store.scriptStats()).toEqual({ fcall: 2, functionLoads: 1, evalsha: 0, eval: 0 });
     await store.check([c], { cost: 1, dryRun: false });
-    expect(store.scriptStats()).toEqual({ evalsha: 2, eval: 1 });
-    await own.script("FLUSH");
+    expect(store.scriptStats()).toEqual({ fcall: 3, functionLoads: 1, evalsha: 0, eval: 0 });
+    await own.function("FLUSH"); // as a restarted node without persistence
     const d = await store.check([c], { cost: 1, dryRun: false });
-    expect(store.scriptStats()).toEqual({ evalsha: 3, eval: 2 });
+    expect(store.scriptStats()).toEqual({ fcall: 5, functionLoads: 2, evalsha: 0, eval: 0 });
     expect(d.outcomes[0].remaining).toBe(7); // 3 requests, 3 units: nothing counted twice
+    // Another store (another decision server) finds the library there: no load.
+    const other = createRedisStore(own);
+    await other.check([c], { cost: 1, dryRun: false });
+    expect(other.scriptStats()).toEqual({ fcall: 1, functionLoads: 0, evalsha: 0, eval: 0 });
+  });
+
+  it("where FUNCTION is refused (an ACL without it), DECIDE runs as scripts: after SCRIPT FLUSH one EVAL, the request counted once", async () => {
+    await own.call("ACL", "SETUSER", "nofunctions", "on", "nopass", "~*", "&*", "+@all", "-function");
+    const limited = new Redis(server.url, { username: "nofunctions", password: "x", maxRetriesPerRequest: 1 });
+    try {
+      await own.function("FLUSH");
+      const store = createRedisStore(limited);
+      const c = limitCheck("s:", { algorithm: "fixed_window", limit: 10, windowMs: 60_000 });
+      await store.check([c], { cost: 1, dryRun: false });
+      // FCALL found nothing, the load was refused (NOPERM): the script, EVALSHA → NOSCRIPT → EVAL.
+      expect(store.scriptStats()).toEqual({ fcall: 1, functionLoads: 1, evalsha: 1, eval: 1 });
+      await store.check([c], { cost: 1, dryRun: false });
+      expect(store.scriptStats()).toEqual({ fcall: 1, functionLoads: 1, evalsha: 2, eval: 1 });
+      await own.script("FLUSH");
+      const d = await store.check([c], { cost: 1, dryRun: false });
+      expect(store.scriptStats()).toEqual({ fcall: 1, functionLoads: 1, evalsha: 3, eval: 2 });
+      expect(d.outcomes[0].remaining).toBe(7);
+    } finally {
+      limited.disconnect();
+      await own.call("ACL", "DELUSER", "nofunctions");
+    }
   });
 
   it("decisions of one event-loop turn go as one call, each still all-or-nothing", async () => {
@@ -127,7 +155,7 @@ describe("Redis store scripts (own redis-server: SCRIPT FLUSH must not disturb t
     const roomy = limitCheck("b:", { algorithm: "sliding_window_counter", limit: 1_000, windowMs: 3_600_000 });
     const full = limitCheck("b:", { algorithm: "token_bucket", limit: 1, windowMs: 3_600_000, burst: 1 });
     await store.check([full], { cost: 1, dryRun: false }); // spent: the next check on it denies
-    const before = store.scriptStats().evalsha;
+    const before = store.scriptStats().fcall;
 
     const [many, mixed, dry] = await Promise.all([
       Promise.all(Array.from({ length: 150 }, () => store.check([shared], { cost: 1, dryRun: false }))),
@@ -136,7 +164,7 @@ describe("Redis store scripts (own redis-server: SCRIPT FLUSH must not disturb t
     ]);
 
     // 152 decisions, at most 128 per call: two calls, not 152.
-    expect(store.scriptStats().evalsha - before).toBe(2);
+    expect(store.scriptStats().fcall - before).toBe(2);
     const allowed = many.filter((d) => d.allowed);
     expect(allowed).toHaveLength(100);
     // Each decision saw the ones before it in the same call: remaining counts down 99 … 0.
@@ -153,28 +181,30 @@ describe("Redis store scripts (own redis-server: SCRIPT FLUSH must not disturb t
     await own.set("b:{t:y}:wrongtype:1", "x");
     const bad: LimitCheck = { ...limitCheck("b:", { algorithm: "sliding_window_log" }), key: "b:{t:y}:wrongtype:1" };
     const good = limitCheck("b:", { algorithm: "fixed_window", limit: 10, windowMs: 60_000 });
-    const before = store.scriptStats().evalsha;
+    await store.check([limitCheck("b:", { algorithm: "sliding_window_log" })], { cost: 1, dryRun: true }); // the library is loaded
+    const before = store.scriptStats().fcall;
     const [first, failed, last] = await Promise.allSettled([
       store.check([good], { cost: 1, dryRun: false }),
       store.check([bad], { cost: 1, dryRun: false }),
       store.check([good], { cost: 1, dryRun: false }),
     ]);
-    expect(store.scriptStats().evalsha - before).toBe(1);
+    expect(store.scriptStats().fcall - before).toBe(1);
     expect(failed.status === "rejected" && String(failed.reason)).toMatch(/WRONGTYPE/);
     expect(first.status === "fulfilled" && first.value.outcomes[0]!.remaining).toBe(9);
     expect(last.status === "fulfilled" && last.value.outcomes[0]!.remaining).toBe(8);
     await own.del("b:{t:y}:wrongtype:1");
   });
 
-  it("a script error other than NOSCRIPT is not retried", async () => {
+  it("an error other than a missing function is not retried (the call may have run)", async () => {
     const store = createRedisStore(own);
     await own.set("f:{t:x}:wrongtype:" + "1", "x");
     const c: LimitCheck = { ...limitCheck("f:", { algorithm: "sliding_window_log" }), key: "f:{t:x}:wrongtype:1" };
-    const before = store.scriptStats();
+    await own.function("FLUSH");
     await expect(store.check([c], { cost: 1, dryRun: false })).rejects.toThrow(/WRONGTYPE/);
-    const after = store.scriptStats();
-    expect(after.evalsha - before.evalsha).toBe(1);
-    expect(after.eval - before.eval).toBeLessThanOrEqual(1); // at most the NOSCRIPT load, never a retry of a failure
+    // The missing function is loaded and the call sent again once; the WRONGTYPE is not retried.
+    expect(store.scriptStats()).toEqual({ fcall: 2, functionLoads: 1, evalsha: 0, eval: 0 });
+    await expect(store.check([c], { cost: 1, dryRun: false })).rejects.toThrow(/WRONGTYPE/);
+    expect(store.scriptStats()).toEqual({ fcall: 3, functionLoads: 1, evalsha: 0, eval: 0 });
     await own.del("f:{t:x}:wrongtype:1");
   });
 });

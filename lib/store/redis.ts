@@ -1,10 +1,13 @@
 /**
- * The Redis counter store: one Lua script per decision (lib/store/lua/decide.ts), all checks in one round
- * trip, Redis server TIME as the clock, every key with a TTL set in the same script.
+ * The Redis counter store: one DECIDE call per decision (lib/store/lua/decide.ts), all checks in
+ * one round trip, Redis server TIME as the clock, every key with a TTL set in the same call.
  *
- * Scripts run by EVALSHA; only on NOSCRIPT (the script is not loaded, so nothing ran) is the call
- * repeated once, as EVAL. Nothing else is ever retried: after a timeout the script may have run,
- * and running it again would count the request twice.
+ * DECIDE is a Redis Function (FCALL). Only when a node answers "Function not found" (a new or
+ * restarted node, FUNCTION FLUSH: nothing ran) is its library loaded (FUNCTION LOAD, on every
+ * primary of a Cluster) and the call sent once more. Where FUNCTION is refused (Redis before 7.0,
+ * an ACL without it) DECIDE runs as scripts by EVALSHA, repeated once as EVAL on NOSCRIPT. Nothing
+ * else is ever retried: after a timeout the call may have run, and running it again would count
+ * the request twice.
  *
  * Redis Cluster: a script may only touch keys of one hash slot. A tenant's counters share the tag
  * `{t:<tenant>}`, but a global cap lives in its own slot (`{g:<capId>}`), so a decision with global
@@ -31,8 +34,8 @@
  */
 import { createHash } from "node:crypto";
 import type { Cluster } from "ioredis";
-import { isNoScript, type RedisClient as Client } from "../redis/client";
-import { decideLua, hasExtraField, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS, REPLY_REASONS, SHADOW_BITS } from "./lua/decide";
+import { isFunctionMissing, isNoScript, type RedisClient as Client } from "../redis/client";
+import { DECIDE_LIBRARY, decideLua, hasExtraField, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS, REPLY_REASONS, SHADOW_BITS } from "./lua/decide";
 import { checkSpec } from "./limit-spec";
 import { REFUND_LUA } from "./lua/refund";
 import { RELEASE_LUA } from "./lua/release";
@@ -59,6 +62,10 @@ export interface RedisStoreOptions {
 }
 
 export interface ScriptStats {
+  /** DECIDE calls as Redis Functions (FCALL). */
+  fcall: number;
+  /** FUNCTION LOADs of the DECIDE library (a node that did not have it). */
+  functionLoads: number;
   evalsha: number;
   /** EVAL fallbacks after NOSCRIPT. */
   eval: number;
@@ -107,21 +114,6 @@ function decideScript(checks: readonly LimitCheck[]): DecideScript {
   const s = scriptForParts(luaParts(checks));
   if (decideScriptsByAlgorithms.size < 1_000) decideScriptsByAlgorithms.set(algorithms, s);
   return s;
-}
-/** The one-check script for a call whose distinct limits are these checks' (one, usually: remembered per limit string). */
-const oneCheckScripts = new Map<string, DecideScript>();
-function oneCheckScript(distinct: readonly LimitCheck[]): DecideScript {
-  if (distinct.length === 1 && distinct[0]!.spec !== undefined) {
-    const spec = distinct[0]!.spec;
-    let s = oneCheckScripts.get(spec);
-    if (s === undefined) {
-      s = scriptForParts(luaParts(distinct), true);
-      if (oneCheckScripts.size >= 1_000) oneCheckScripts.clear();
-      oneCheckScripts.set(spec, s);
-    }
-    return s;
-  }
-  return scriptForParts(luaParts(distinct), true);
 }
 /** The script for several decisions: theirs when they share one (the usual case), else the union. */
 function batchScript(batch: readonly DecisionInput[]): DecideScript {
@@ -249,7 +241,63 @@ export const MAX_DECISIONS_PER_CALL = 128;
 const MAX_CHECKS_PER_CALL = 1_024;
 
 export function createRedisStore(redis: Client, options: RedisStoreOptions = {}): RedisCounterStore {
-  const stats: ScriptStats = { evalsha: 0, eval: 0 };
+  const stats: ScriptStats = { fcall: 0, functionLoads: 0, evalsha: 0, eval: 0 };
+
+  /**
+   * Whether DECIDE runs as a Redis Function (lib/store/lua/decide.ts DECIDE_LIBRARY): null until a
+   * load told; false where FUNCTION LOAD is refused (Redis before 7.0, an ACL without it), which
+   * then runs the scripts, as EVALSHA.
+   */
+  let functions: boolean | null = null;
+  /** The load in progress (every call that found the function missing waits for the same one). */
+  let loading: Promise<boolean> | null = null;
+  /** Loads the library on every primary (one node, standalone); true once it is there, false when refused. */
+  function loadLibrary(): Promise<boolean> {
+    loading ??= (async () => {
+      const nodes = isCluster(redis) ? redis.nodes("master") : [redis];
+      try {
+        for (const node of nodes) {
+          stats.functionLoads++;
+          await node.function("LOAD", DECIDE_LIBRARY.code).catch((error: unknown) => {
+            // Another process (or an earlier load of this one) got there first: the same text.
+            if (!(error instanceof Error && error.message.includes("already exists"))) throw error;
+          });
+        }
+        functions = true;
+      } catch (error) {
+        // Refused for good (no FUNCTION command, no permission): scripts from now on. Anything
+        // else (the connection, a timeout) leaves it undecided: the next call tries again.
+        if (error instanceof Error && /unknown command|NOPERM|unknown subcommand/i.test(error.message)) functions = false;
+        else throw error;
+      } finally {
+        loading = null;
+      }
+      return functions === true;
+    })();
+    return loading;
+  }
+
+  /**
+   * One DECIDE call: FCALL of the library's function; only when a node answers that it does not
+   * have it (nothing ran) is the library loaded and the call sent again. Where functions are not
+   * available, the script of these Lua parts by EVALSHA (run below).
+   */
+  async function runDecide(oneCheck: boolean, parts: () => readonly string[], keys: string[], args: string[]): Promise<unknown> {
+    if (functions !== false) {
+      const fn = oneCheck ? DECIDE_LIBRARY.decideOne : DECIDE_LIBRARY.decide;
+      stats.fcall++;
+      try {
+        return await redis.fcall(fn, keys.length, ...keys, ...args);
+      } catch (error) {
+        if (!isFunctionMissing(error)) throw error;
+      }
+      if (await loadLibrary()) {
+        stats.fcall++;
+        return await redis.fcall(fn, keys.length, ...keys, ...args);
+      }
+    }
+    return run(scriptForParts(parts(), oneCheck), keys, args);
+  }
 
   async function run(s: Script, keys: string[], args: string[]): Promise<unknown> {
     stats.evalsha++;
@@ -296,7 +344,7 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
       }
     }
     const args = [nowArg(), String(batch.length), String(specs.length), ...specs, ...decisionArgs];
-    const raw = (await run(batchScript(batch), keys, args)) as RawDecision;
+    const raw = (await runDecide(false, () => batchScript(batch).parts, keys, args)) as RawDecision;
     const nowMs = Number(raw[0]);
     const results: (GroupResult | Error)[] = new Array<GroupResult | Error>(batch.length);
     let at = 1;
@@ -357,7 +405,7 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     }
     const args = [nowArg(), String(n), String(specs.length), ...specs, ...costs];
     if (specs.length > 1) for (const p of pairs) args.push(String(p));
-    const raw = (await run(oneCheckScript(distinct), keys, args)) as RawDecision;
+    const raw = (await runDecide(true, () => luaParts(distinct), keys, args)) as RawDecision;
     const nowMs = Number(raw[0]);
     const results = new Array<GroupResult | Error>(n);
     let at = 1;

@@ -1,21 +1,21 @@
 /**
  * DECIDE — decides one or more requests, each all-or-nothing, atomically, in one call (Lua 5.1,
- * Redis ≥ 7.0, no `#!lua` shebang: Redis 7.0 rejects flags there). The algorithm twins it calls
- * are the files beside this one, each mirroring the pure file of the same name in
- * lib/policy/algorithms line for line; lib/policy/algorithms/*.int.test.ts replay scenarios
- * through both (with a test clock, and on Redis server time).
+ * Redis ≥ 7.0). It runs as a Redis Function ({@link DECIDE_LIBRARY}: loaded once per node, every
+ * function defined once) and, where FUNCTION is not available, as a script (decideLua: EVALSHA).
+ * The algorithm twins it calls are the files beside this one, each mirroring the pure file of the
+ * same name in lib/policy/algorithms line for line; lib/policy/algorithms/*.int.test.ts replay
+ * scenarios through both (with a test clock, and on Redis server time).
  *
  * KEYS: the base counter key of every check of every decision, in order. ARGV: [1] now override
  * in ms (empty in production: the clock is `redis.call('TIME')`; only tests pass it, to replay a
  * scenario), [2] the number of decisions, [3] the number S of distinct limit strings, then those S
- * limit strings (14 fields joined by `|`, see checkSpec in lib/store/redis.ts), then per decision:
+ * limit strings (14 fields joined by `|`, see lib/store/limit-spec.ts), then per decision:
  * cost, flags (0 commit, 1 dry run, 2 commit and return undo commands, 3 dry run), the number of
  * its checks, and per check the index (1 … S) of its limit string. The Redis store sends
  * the decisions that arrive in one event-loop turn as one call. Keys with suffixes (window start,
  * period label) are derived from the base key and keep its hash tag, so they are in its slot.
+ * The one-check variant ({@link ONE_CHECK_MAIN}) takes less: see there.
  *
- * The script text holds only the algorithms the decisions use (decideLua below): Lua defines every
- * function of the chunk on every call, so fewer functions is less work per call.
  * For each decision, phase 1 evaluates every check reading only; phase 2, if every check allows and
  * it is not a dry run, commits them all, and every key written gets its PEXPIRE in the same call.
  *
@@ -25,6 +25,7 @@
  * A decision whose evaluation raised an error answers just `-1, message` instead, and the next
  * decisions still run.
  */
+import { createHash } from "node:crypto";
 import { CONCURRENCY_LUA } from "./concurrency";
 import { EXACT_LOG_LUA } from "./exact-log";
 import { FAIR_SHARE_LUA } from "./fair-share";
@@ -99,14 +100,11 @@ const ALGORITHM_LUA: Record<string, string> = {
 const MAIN = `-- Tables every decision reuses (one decision at a time; cleared as they are refilled): a call
 -- of many decisions allocates as little as it can, and Lua's GC has less to do.
 local results, commits, undo, activity, limitOf = {}, {}, {}, {}, {}
-reply, rn = {now}, 1
-
--- The call's distinct limit strings, parsed once (ARGV[3] of them from ARGV[4]).
-local limits = {}
-for j = 1, tonumber(ARGV[3]) do limits[j] = spec(ARGV[3 + j]) end
+-- The call's distinct limit strings, parsed once per call.
+local limits
 
 -- One decision: checks n at KEYS[kb + 1 ..], the indexes of their limits at ARGV[ab + 1 ..].
-local function decide(kb, ab, n)
+local function decide_checks(kb, ab, n)
   -- Phase 1: evaluate, reading only.
   local allAllowed, denying = true, 0
   for j = #activity, 1, -1 do activity[j] = nil end
@@ -195,30 +193,35 @@ local function decide(kb, ab, n)
 end
 
 -- ARGV[2] decisions, each as: cost, flags, number of checks, then one limit index per check. Every
--- decision is all-or-nothing on its own; the script runs them one after the other, atomically.
-local a, kb = 4 + tonumber(ARGV[3]), 0
-for _ = 1, tonumber(ARGV[2]) do
-  cost = tonumber(ARGV[a])
-  -- flags: 0 commit, 1 dry run, 2 commit and return undo commands, 3 dry run and undo (none).
-  local flags = ARGV[a + 1]
-  dry = flags == '1' or flags == '3'
-  wantUndo = flags == '2' or flags == '3'
-  local n = tonumber(ARGV[a + 2])
-  -- A decision that fails (a key of the wrong type…) answers its own error, not its neighbours'.
-  local at = rn
-  local ok, err = pcall(decide, kb, a + 2, n)
-  if not ok then
-    for j = rn, at + 1, -1 do reply[j] = nil end
-    for j = 1, n do results[j], commits[j], limitOf[j] = nil, nil, nil end
-    for j = #undo, 1, -1 do undo[j] = nil end
-    if type(err) == 'table' then err = err.err or 'ERR script error' end
-    reply[at + 1], reply[at + 2] = -1, tostring(err)
-    rn = at + 2
+-- decision is all-or-nothing on its own; the call runs them one after the other, atomically.
+local function main()
+  reply, rn = {now}, 1
+  limits = {}
+  for j = 1, tonumber(ARGV[3]) do limits[j] = spec(ARGV[3 + j]) end
+  local a, kb = 4 + tonumber(ARGV[3]), 0
+  for _ = 1, tonumber(ARGV[2]) do
+    cost = tonumber(ARGV[a])
+    -- flags: 0 commit, 1 dry run, 2 commit and return undo commands, 3 dry run and undo (none).
+    local flags = ARGV[a + 1]
+    dry = flags == '1' or flags == '3'
+    wantUndo = flags == '2' or flags == '3'
+    local n = tonumber(ARGV[a + 2])
+    -- A decision that fails (a key of the wrong type…) answers its own error, not its neighbours'.
+    local at = rn
+    local ok, err = pcall(decide_checks, kb, a + 2, n)
+    if not ok then
+      for j = rn, at + 1, -1 do reply[j] = nil end
+      for j = 1, n do results[j], commits[j], limitOf[j] = nil, nil, nil end
+      for j = #undo, 1, -1 do undo[j] = nil end
+      if type(err) == 'table' then err = err.err or 'ERR script error' end
+      reply[at + 1], reply[at + 2] = -1, tostring(err)
+      rn = at + 2
+    end
+    a = a + 3 + n
+    kb = kb + n
   end
-  a = a + 3 + n
-  kb = kb + n
-end
-return reply`;
+  return reply
+end`;
 
 /**
  * DECIDE for the common call: every decision has exactly one check, commits (no dry run, no undo
@@ -235,22 +238,14 @@ return reply`;
  * ({@link OUTCOME_REPLY_FIELDS}; its allowed is the decision's), or `-1, message` for a decision
  * whose evaluation raised an error.
  */
-const ONE_CHECK_MAIN = `reply, rn = {now}, 1
-dry, wantUndo = false, false
--- Per distinct limit and cost: its parsed string, its evaluator, the most one request may cost
--- under it, whether it is a shadow limit, sampled by the accuracy meter, a concurrency limit, and
--- the cost.
-local S = tonumber(ARGV[3])
-local limits = {}
-for j = 1, S do
-  local c = spec(ARGV[3 + j])
-  local maxCost = c.limit
-  if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = tonumber(c.burst) end
-  if c.alg == 'quota' and c.overage == 'bill' then maxCost = math.huge end
-  limits[j] = {c, algorithms[c.alg], maxCost, c.mode == 'shadow', c.exact == '1', c.alg == 'concurrency', tonumber(ARGV[3 + S + j])}
-end
+const ONE_CHECK_MAIN = `-- Per distinct limit and cost of the call: its parsed string, its evaluator, the most one request
+-- may cost under it, whether it is a shadow limit, sampled by the accuracy meter, a concurrency
+-- limit, and the cost.
+local pairsOfCall
+-- The call's decisions: how many, the next one, where its outcome starts in the reply.
+local oneN, oneNext, oneStart
 
-local function decide(key, l)
+local function decide_one(key, l)
   local c = l[1]
   cost = l[7]
   local o, commit = l[2](key, c)
@@ -282,27 +277,43 @@ local function decide(key, l)
   put(c, o.allowed, o.reason, remaining, o.resetAt, o.allowed and o.delay or o.retry, shadow, lease, overage)
 end
 
--- The decisions, under one pcall: a decision that fails (a key of the wrong type…) answers its
--- own error, not its neighbours', and the loop goes on with the next one.
-local n, d, started = tonumber(ARGV[2]), 1, rn
-local base = 3 + 2 * S
-local function run()
-  while d <= n do
-    started = rn
-    if S == 1 then decide(KEYS[d], limits[1]) else decide(KEYS[d], limits[tonumber(ARGV[base + d])]) end
-    d = d + 1
+-- Decides from oneNext on; stops at an error (the caller answers it and calls again from the next).
+local function run_one()
+  local S = #pairsOfCall
+  local base = 3 + 2 * S
+  while oneNext <= oneN do
+    oneStart = rn
+    if S == 1 then decide_one(KEYS[oneNext], pairsOfCall[1]) else decide_one(KEYS[oneNext], pairsOfCall[tonumber(ARGV[base + oneNext])]) end
+    oneNext = oneNext + 1
   end
 end
-while true do
-  local ok, err = pcall(run)
-  if ok then break end
-  for j = started + 5, started + 1, -1 do reply[j] = nil end
-  if type(err) == 'table' then err = err.err or 'ERR script error' end
-  reply[started + 1], reply[started + 2] = -1, tostring(err)
-  rn = started + 2
-  d = d + 1
-end
-return reply`;
+
+local function main_one()
+  reply, rn = {now}, 1
+  dry, wantUndo = false, false
+  local S = tonumber(ARGV[3])
+  pairsOfCall = {}
+  for j = 1, S do
+    local c = spec(ARGV[3 + j])
+    local maxCost = c.limit
+    if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = tonumber(c.burst) end
+    if c.alg == 'quota' and c.overage == 'bill' then maxCost = math.huge end
+    pairsOfCall[j] = {c, algorithms[c.alg], maxCost, c.mode == 'shadow', c.exact == '1', c.alg == 'concurrency', tonumber(ARGV[3 + S + j])}
+  end
+  -- The decisions, under one pcall: a decision that fails (a key of the wrong type…) answers its
+  -- own error, not its neighbours', and the loop goes on with the next one.
+  oneN, oneNext, oneStart = tonumber(ARGV[2]), 1, rn
+  while true do
+    local ok, err = pcall(run_one)
+    if ok then break end
+    for j = oneStart + 5, oneStart + 1, -1 do reply[j] = nil end
+    if type(err) == 'table' then err = err.err or 'ERR script error' end
+    reply[oneStart + 1], reply[oneStart + 2] = -1, tostring(err)
+    rn = oneStart + 2
+    oneNext = oneNext + 1
+  end
+  return reply
+end`;
 
 /** The names of the Lua functions a decision with these algorithms needs, sorted (the script's cache key). */
 export function luaParts(checks: readonly { algorithm: string; fairShare?: unknown; exactLog?: true }[]): string[] {
@@ -314,17 +325,53 @@ export function luaParts(checks: readonly { algorithm: string; fairShare?: unkno
   return [...names].filter((n) => n in ALGORITHM_LUA).sort();
 }
 
-/**
- * The DECIDE script for a decision whose checks use these Lua parts (see luaParts); `oneCheck`:
- * the variant for calls of one-check committing decisions ({@link ONE_CHECK_MAIN}).
- */
-export function decideLua(parts: readonly string[], oneCheck = false): string {
+/** The algorithms table (leaky_bucket runs token_bucket) of these parts. */
+function algorithmsTable(parts: readonly string[]): string {
   const table = parts
     .filter((p) => p !== "fair_share" && p !== "exact_log")
     .map((p) => `${p} = ${p}`)
     .concat(parts.includes("token_bucket") ? ["leaky_bucket = token_bucket"] : []);
-  return [PRELUDE_LUA, ...parts.map((p) => ALGORITHM_LUA[p]), `local algorithms = { ${table.join(", ")} }`, REASON_CODES_LUA, PUT_OUTCOME_LUA, oneCheck ? ONE_CHECK_MAIN : MAIN].join("\n");
+  return `local algorithms = { ${table.join(", ")} }`;
+}
+
+/** Everything but the entry point: the prelude, these algorithm twins, the reply writer, both MAINs' functions. */
+function decideBody(parts: readonly string[]): string {
+  return [PRELUDE_LUA, ...parts.map((p) => ALGORITHM_LUA[p]), algorithmsTable(parts), REASON_CODES_LUA, PUT_OUTCOME_LUA, MAIN, ONE_CHECK_MAIN].join("\n");
+}
+
+/**
+ * The DECIDE script (EVAL / EVALSHA) for a decision whose checks use these Lua parts (see
+ * luaParts); `oneCheck`: the variant for calls of one-check committing decisions
+ * ({@link ONE_CHECK_MAIN}). A script's chunk runs whole on every call, so each holds only the
+ * algorithms its decisions use. The Redis store sends these only where Redis Functions are not
+ * available ({@link DECIDE_LIBRARY}).
+ */
+export function decideLua(parts: readonly string[], oneCheck = false): string {
+  return ["local KEYS, ARGV = KEYS, ARGV", decideBody(parts), "begin(ARGV[1])", oneCheck ? "return main_one()" : "return main()"].join("\n");
 }
 
 /** DECIDE with every algorithm (documentation and tests; the store sends the smaller scripts). */
 export const DECIDE_LUA = decideLua(Object.keys(ALGORITHM_LUA).sort());
+
+/**
+ * DECIDE as a Redis Function library (Redis ≥ 7.0: FUNCTION LOAD once per node, then FCALL). A
+ * script's chunk runs whole on every EVALSHA — every function of it defined again, every table
+ * built again — which cost Redis more per call than the lean ceiling's whole script; a library is
+ * run once when loaded, and each FCALL runs only its function (begin(), then MAIN). So the library
+ * holds every algorithm, and two functions: `<name>_decide` (MAIN) and `<name>_decide_one`
+ * (ONE_CHECK_MAIN), with the same KEYS, ARGV and reply as the scripts.
+ *
+ * The name carries a hash of the text, so Sluice versions that differ never replace each other's
+ * library on a shared Redis (a rolling upgrade runs both). Loaded by the store when a node answers
+ * "Function not found" (a new or restarted node, FUNCTION FLUSH), and only then is the call sent
+ * again: nothing ran.
+ */
+function decideLibrary(): { name: string; code: string; decide: string; decideOne: string } {
+  const body = decideBody(Object.keys(ALGORITHM_LUA).sort());
+  const name = `sluice_${createHash("sha1").update(body).digest("hex").slice(0, 12)}`;
+  const entry = (fn: string, main: string) =>
+    `redis.register_function('${fn}', function(keys, args)\n  KEYS, ARGV = keys, args\n  begin(args[1])\n  return ${main}()\nend)`;
+  const code = [`#!lua name=${name}`, "local KEYS, ARGV", body, entry(`${name}_decide`, "main"), entry(`${name}_decide_one`, "main_one")].join("\n");
+  return { name, code, decide: `${name}_decide`, decideOne: `${name}_decide_one` };
+}
+export const DECIDE_LIBRARY = decideLibrary();

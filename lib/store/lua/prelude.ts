@@ -1,6 +1,6 @@
 /**
- * The top of every DECIDE script (lib/store/lua/decide.ts): the clock, integer formatting, the
- * parsed limit strings and the two outcome constructors every algorithm twin returns.
+ * The top of DECIDE (lib/store/lua/decide.ts): the clock and the call's memos (begin), integer
+ * formatting, the parsed limit strings and the two outcome constructors every algorithm twin returns.
  *
  * An outcome is a table with named fields (never positional slots):
  *   allowed   whether this check lets the request through
@@ -14,10 +14,16 @@
  * An evaluator that allows also returns its commit function, which writes the counter and returns
  * the commands that would take the write back (the Cluster cross-slot refund).
  */
-export const PRELUDE_LUA = `local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
+export const PRELUDE_LUA = `local floor, ceil, max, min
+-- The call being run: its clock, and memos that live for one call (reset by begin()). As a Redis
+-- Function the library is loaded once and every function defined once; these are the only things
+-- each call starts afresh.
+local now, ttlPad
 -- Integer → string for field names and arguments, remembered for the call: the decisions of one
 -- call share the clock, so they format the same window starts again and again.
-local fmtCache = {}
+local fmtCache
+-- Parsed limit strings (spec below) and quota periods (quota_period), for the call.
+local specs, quotaPeriods
 local function fmt(n)
   local s = fmtCache[n]
   if s == nil then
@@ -26,17 +32,22 @@ local function fmt(n)
   end
   return s
 end
-local now
--- Tests replaying a scenario pass their clock; real time still runs between their steps, so keys
--- then live a minute longer than their windows. Expiry is only garbage collection: no algorithm
--- reads it, each one checks its window itself, so the answers are the same.
-local ttlPad = 0
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-  ttlPad = 60000
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+-- Starts a call: \`nowArg\` is ARGV[1], a test's clock, or '' for Redis server TIME. Tests replaying
+-- a scenario pass their clock; real time still runs between their steps, so keys then live a minute
+-- longer than their windows. Expiry is only garbage collection: no algorithm reads it, each one
+-- checks its window itself, so the answers are the same.
+local function begin(nowArg)
+  -- Bound here, not where declared: a Redis Function library may not read \`math\` while it loads.
+  if floor == nil then floor, ceil, max, min = math.floor, math.ceil, math.max, math.min end
+  fmtCache, specs, quotaPeriods = {}, {}, {}
+  if nowArg ~= '' then
+    now = tonumber(nowArg)
+    ttlPad = 60000
+  else
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+    ttlPad = 0
+  end
 end
 local function pexpire(key, ms) redis.call('PEXPIRE', key, ms + ttlPad) end
 -- For a key whose expiry is a fixed instant (a window's end): only the write that creates it needs
@@ -50,7 +61,6 @@ local cost, dry, wantUndo
 -- subject the accuracy meter samples, else ''), parsed once per call: the
 -- decisions of one call mostly share their limits. The parsed table is shared by every check of
 -- the limit in the call; only numbers derived from its own fields are cached on it.
-local specs = {}
 local function spec(s)
   local c = specs[s]
   if c then return c end

@@ -27,8 +27,7 @@ local function days_from_civil(y, m, d)
 end
 
 -- The period's end and label at \`now\`, worked out once per call and period (the decisions of one
--- call share the clock, so they share the period).
-local quotaPeriods = {}
+-- call share the clock, so they share the period; quotaPeriods is the prelude's, reset per call).
 local function quota_period(period)
   local known = quotaPeriods[period]
   if known then return known[1], known[2] end
