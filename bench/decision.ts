@@ -18,6 +18,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { compileFixture, writeFixturePolicy } from "../lib/decision/testing/fixture";
+import { DECISION_NODE_FLAGS } from "../lib/decision/process-flags";
 import { freePort } from "../lib/net/ports";
 import { startOwnRedis } from "../lib/net/redis-server";
 import { sha256Hex } from "../lib/redis/key-index";
@@ -106,7 +107,7 @@ interface Proc {
 async function start(name: string, file: string, env: Record<string, string>, readyPath: string): Promise<Proc> {
   const port = await freePort();
   // BENCH_SLUICE_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") goes to the decision servers only.
-  const extra = file.startsWith("worker/") ? (process.env.BENCH_SLUICE_NODE_ARGS ?? "").split(" ").filter(Boolean) : [];
+  const extra = file.startsWith("worker/") ? [...DECISION_NODE_FLAGS, ...(process.env.BENCH_SLUICE_NODE_ARGS ?? "").split(" ").filter(Boolean)] : [];
   const child = spawn(process.execPath, [...extra, "--import", "tsx", path.join(ROOT, file)], {
     cwd: ROOT,
     env: { ...process.env, SLUICE_GRPC_PORT: "0", ...env, PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", LOG_LEVEL: "warn" },

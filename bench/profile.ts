@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
+import { DECISION_NODE_FLAGS } from "../lib/decision/process-flags";
 import { freePort } from "../lib/net/ports";
 import { startOwnRedis } from "../lib/net/redis-server";
 import { BENCH_DEMO_KEY, BENCH_DENY_KEY, BENCH_KEY, BENCH_TOKEN, publishBenchPolicy } from "./bench-policy";
@@ -107,7 +108,7 @@ async function main(): Promise<void> {
     process.env.SLUICE_REDIS_PREFIX = prefix;
     await publishBenchPolicy(redis);
     const port = await freePort();
-    child = spawn(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
+    child = spawn(process.execPath, [...DECISION_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${dir}`, "--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
       cwd: ROOT,
       env: { ...process.env, REDIS_URL: own.url, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: BENCH_TOKEN, DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: "0", SLUICE_DECISION_PROCESSES: process.env.SLUICE_DECISION_PROCESSES ?? "1" },
       stdio: ["ignore", "ignore", "inherit"],

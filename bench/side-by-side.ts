@@ -28,6 +28,7 @@ import { loadavg } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
+import { DECISION_NODE_FLAGS } from "../lib/decision/process-flags";
 import { freePort } from "../lib/net/ports";
 import { startOwnRedis } from "../lib/net/redis-server";
 import { BENCH_DEMO_KEY, BENCH_DENY_KEY, BENCH_KEY, BENCH_TOKEN, publishBenchPolicy } from "./bench-policy";
@@ -60,7 +61,9 @@ interface Proc {
 async function start(name: string, script: string, env: Record<string, string>, ready: string, grpc = false): Promise<Proc> {
   const port = await freePort();
   const grpcPort = grpc ? await freePort() : 0;
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, script)], {
+  // Decision servers run with the product's Node flags (lib/decision/process-flags.ts), as npm run decision does.
+  const flags = script === "worker/decision-server.ts" ? DECISION_NODE_FLAGS : [];
+  const child = spawn(process.execPath, [...flags, "--import", "tsx", path.join(ROOT, script)], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: String(grpcPort) },
     stdio: ["ignore", "ignore", "inherit"],

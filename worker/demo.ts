@@ -10,6 +10,7 @@
  *
  * Ctrl-C stops everything it started.
  */
+import { DECISION_NODE_FLAGS } from "../lib/decision/process-flags";
 import "dotenv/config";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -142,7 +143,7 @@ async function main(): Promise<void> {
     if (build.status !== 0) throw new Error("next build failed (if it failed once, `rm -rf .next` and retry)");
   }
 
-  startChild("decision", process.execPath, tsx("decision-server.ts"), {
+  startChild("decision", process.execPath, [...DECISION_NODE_FLAGS, ...tsx("decision-server.ts")], {
     cwd: ROOT,
     // One decision process unless asked for more: the demo is not a load test.
     env: { ...shared, SLUICE_DECISION_PROCESSES: String(currentEnv("SLUICE_DECISION_PROCESSES") ?? 1), DECISION_PORT: String(decisionPort), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: String(grpcPort) },

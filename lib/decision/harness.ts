@@ -7,6 +7,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { childEnv } from "../env";
 import { freePort } from "../net/ports";
+import { DECISION_NODE_FLAGS } from "./process-flags";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 /** Every child this process spawned, killed on exit so a crashed or timed-out test leaks nothing. */
@@ -103,7 +104,7 @@ export async function spawnDecisionServer(env: Record<string, string>, options: 
     ...env,
     SLUICE_GRPC_PORT: grpcPortSetting,
   });
-  const spawned = await spawnProcess("worker/decision-server.ts", serverEnv, skew, `decision server on :${port}`, async () => {
+  const spawned = await spawnProcess("worker/decision-server.ts", serverEnv, [...DECISION_NODE_FLAGS, ...skew], `decision server on :${port}`, async () => {
     const res = await fetch(`${url}${options.waitReady ? "/readyz" : "/healthz"}`);
     return res.status === 200;
   });

@@ -6,6 +6,7 @@
  * restart, misconfiguration and a second replica are refused. The one Redis in this file is a
  * throwaway server REDIS_URL points at, to prove that nothing connects to it.
  */
+import { DECISION_NODE_FLAGS } from "../decision/process-flags";
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { Redis } from "ioredis";
@@ -116,7 +117,7 @@ async function runToExit(env: Record<string, string | undefined>): Promise<{ cod
   return new Promise((resolve, reject) => {
     const merged: NodeJS.ProcessEnv = { ...process.env, DECISION_HOST: "127.0.0.1", DECISION_PORT: String(port), SLUICE_GRPC_PORT: "0", ...env };
     for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], { cwd: ROOT, env: merged, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...DECISION_NODE_FLAGS, "--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], { cwd: ROOT, env: merged, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr.on("data", (d: Buffer) => (out += d.toString()));

@@ -18,6 +18,7 @@
  *
  * N=1 is no cluster at all: the decision server runs in the process started (worker/decision-server.ts).
  */
+import { withDecisionFlags } from "../../lib/decision/process-flags";
 import cluster, { type Worker } from "node:cluster";
 import { AggregatorRegistry, type Registry } from "prom-client";
 import { errorMessage, type Logger } from "../../lib/log";
@@ -56,6 +57,8 @@ export interface SupervisorOptions {
 /** Starts N decision processes (this script, as cluster workers) and supervises them. Never resolves. */
 export function superviseDecisionProcesses(options: SupervisorOptions): void {
   const { processes, logger } = options;
+  // Every decision process runs with the decision flags, however the supervisor itself was started.
+  cluster.setupPrimary({ execArgv: withDecisionFlags(process.execArgv) });
   const slots = new Map<number, { worker: Worker | null; ready: boolean; startedAtMs: number; failures: number; timer: NodeJS.Timeout | null }>();
   let everReady = false;
   let stopping = false;
