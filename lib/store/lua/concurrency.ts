@@ -2,7 +2,7 @@
  * The Lua twin of lib/policy/algorithms/concurrency.ts. Redis: a ZSET `<key>` of lease units
  * `<token>:<j>` scored by their expiry; RELEASE (release.ts) frees a lease.
  */
-export const CONCURRENCY_LUA = `local function concurrency(key, c)
+export const CONCURRENCY_LUA = `local function concurrency(key, c, o)
   local used = redis.call('ZCOUNT', key, '(' .. fmt(now), '+inf')
   local lastExp = now
   local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
@@ -12,18 +12,19 @@ export const CONCURRENCY_LUA = `local function concurrency(key, c)
     local nth = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now), '+inf', 'WITHSCORES', 'LIMIT', used + cost - c.limit - 1, 1)
     local freeAt = lastExp
     if nth[2] then freeAt = tonumber(nth[2]) end
-    return deny('concurrency_limited', idle, lastExp, freeAt - now)
+    return deny(o, 'concurrency_limited', idle, lastExp, freeAt - now)
   end
-  local exp = now + tonumber(c.leaseTtl)
-  return pass(c.limit - used - cost, idle, max(lastExp, exp)), function()
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now))
-    local undo = {'ZREM', key}
-    for j = 1, cost do
-      redis.call('ZADD', key, fmt(exp), c.token .. ':' .. j)
-      undo[#undo + 1] = c.token .. ':' .. j
-    end
-    pexpire(key, max(lastExp, exp) - now)
-    return {undo}
+  o.exp = now + tonumber(c.leaseTtl)
+  return pass(o, c.limit - used - cost, idle, max(lastExp, o.exp))
+end
+local function concurrency_commit(key, c, o)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now))
+  local undo = {'ZREM', key}
+  for j = 1, cost do
+    redis.call('ZADD', key, fmt(o.exp), c.token .. ':' .. j)
+    undo[#undo + 1] = c.token .. ':' .. j
   end
+  pexpire(key, o.resetAt - now)
+  return {undo}
 end
 `;

@@ -99,7 +99,7 @@ const ALGORITHM_LUA: Record<string, string> = {
 
 const MAIN = `-- Tables every decision reuses (one decision at a time; cleared as they are refilled): a call
 -- of many decisions allocates as little as it can, and Lua's GC has less to do.
-local results, commits, undo, activity, limitOf = {}, {}, {}, {}, {}
+local outcomes, undo, activity, limitOf = {}, {}, {}, {}
 -- The call's distinct limit strings, parsed once per call.
 local limits
 
@@ -111,11 +111,17 @@ local function decide_checks(kb, ab, n)
   for i = 1, n do
     local c = limits[tonumber(ARGV[ab + i])]
     limitOf[i] = c
-    local o, commit
+    -- The check's outcome table, the same one for check i of every decision of the call.
+    local o = outcomes[i]
+    if o == nil then
+      o = {}
+      outcomes[i] = o
+    end
+    o.exact = nil
     if c.member ~= '' then
-      o, commit = fair_share(KEYS[kb + i], c, activity)
+      fair_share(KEYS[kb + i], c, activity, o)
     else
-      o, commit = algorithms[c.alg](KEYS[kb + i], c)
+      algorithms[c.alg][1](KEYS[kb + i], c, o)
     end
     local maxCost = c.limit
     if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = tonumber(c.burst) end
@@ -132,9 +138,7 @@ local function decide_checks(kb, ab, n)
     end
     if not o.allowed then allAllowed, denying = false, denying + 1 end
     -- The accuracy meter's sampled subjects: what an exact log of the same limit would decide.
-    if c.exact == '1' and not dry then o.exact, o.exactCommit = exact_log(KEYS[kb + i] .. ':x', c) end
-    results[i] = o
-    commits[i] = o.consumes and commit or false
+    if c.exact == '1' and not dry then o.exact, o.exactUsed = exact_log(KEYS[kb + i] .. ':x', c) end
   end
 
   -- Phase 2: commit all or nothing.
@@ -148,11 +152,12 @@ local function decide_checks(kb, ab, n)
   reply[at + 1], reply[at + 2] = allAllowed and 1 or 0, 0
   rn = at + 2
   for i = 1, n do
-    local o, c = results[i], limitOf[i]
+    local o, c = outcomes[i], limitOf[i]
     local committed = doCommit and o.consumes
     local lease = 0
     if committed then
-      local u = commits[i]()
+      local u
+      if c.member ~= '' then u = fair_share_commit(KEYS[kb + i], c, o) else u = algorithms[c.alg][2](KEYS[kb + i], c, o) end
       if wantUndo then
         for _, cmd in ipairs(u) do
           undoN = undoN + 1
@@ -171,11 +176,11 @@ local function decide_checks(kb, ab, n)
       if others and o.consumes then shadow = shadow + 4 end
       if others and o.exact then
         shadow = shadow + 8
-        o.exactCommit()
+        exact_log_commit(KEYS[kb + i] .. ':x', c, o.exactUsed)
       end
     end
     put(c, o.allowed, o.reason, remaining, o.resetAt, o.allowed and o.delay or o.retry, shadow, lease, overage)
-    results[i], commits[i], limitOf[i] = nil, nil, nil
+    limitOf[i] = nil
   end
   local words = 0
   for j = 1, undoN do
@@ -211,7 +216,7 @@ local function main()
     local ok, err = pcall(decide_checks, kb, a + 2, n)
     if not ok then
       for j = rn, at + 1, -1 do reply[j] = nil end
-      for j = 1, n do results[j], commits[j], limitOf[j] = nil, nil, nil end
+      for j = 1, n do limitOf[j] = nil end
       for j = #undo, 1, -1 do undo[j] = nil end
       if type(err) == 'table' then err = err.err or 'ERR script error' end
       reply[at + 1], reply[at + 2] = -1, tostring(err)
@@ -240,15 +245,18 @@ end`;
  */
 const ONE_CHECK_MAIN = `-- Per distinct limit and cost of the call: its parsed string, its evaluator, the most one request
 -- may cost under it, whether it is a shadow limit, sampled by the accuracy meter, a concurrency
--- limit, and the cost.
+-- limit, the cost, and its commit.
 local pairsOfCall
 -- The call's decisions: how many, the next one, where its outcome starts in the reply.
 local oneN, oneNext, oneStart
+-- The outcome table every decision of the variant fills in turn.
+local oneOutcome = {}
 
 local function decide_one(key, l)
   local c = l[1]
   cost = l[7]
-  local o, commit = l[2](key, c)
+  local o = oneOutcome
+  l[2](key, c, o)
   if cost > l[3] then
     -- can never pass under this limit: no wait to tell, nothing would be consumed
     o.allowed, o.reason, o.retry, o.delay, o.remaining = false, 'cost_exceeds_limit', 0, 0, o.idle
@@ -260,17 +268,17 @@ local function decide_one(key, l)
   -- The accuracy meter's sampled subjects: what an exact log of the same limit would decide (the
   -- decision has no other check, so the limit's own answer is the decision's).
   if l[5] then
-    local exact, exactCommit = exact_log(key .. ':x', c)
+    local exact, used = exact_log(key .. ':x', c)
     shadow = shadow + 2
     if consumes then shadow = shadow + 4 end
     if exact then
       shadow = shadow + 8
-      exactCommit()
+      exact_log_commit(key .. ':x', c, used)
     end
   end
   local remaining, overage, lease = o.idle, -1, 0
   if consumes then
-    commit()
+    l[8](key, c, o)
     remaining, overage = o.remaining, o.overage
     if l[6] then lease = c.token end
   end
@@ -298,7 +306,8 @@ local function main_one()
     local maxCost = c.limit
     if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = tonumber(c.burst) end
     if c.alg == 'quota' and c.overage == 'bill' then maxCost = math.huge end
-    pairsOfCall[j] = {c, algorithms[c.alg], maxCost, c.mode == 'shadow', c.exact == '1', c.alg == 'concurrency', tonumber(ARGV[3 + S + j])}
+    local alg = algorithms[c.alg]
+    pairsOfCall[j] = {c, alg[1], maxCost, c.mode == 'shadow', c.exact == '1', c.alg == 'concurrency', tonumber(ARGV[3 + S + j]), alg[2]}
   end
   -- The decisions, under one pcall: a decision that fails (a key of the wrong type…) answers its
   -- own error, not its neighbours', and the loop goes on with the next one.
@@ -325,12 +334,13 @@ export function luaParts(checks: readonly { algorithm: string; fairShare?: unkno
   return [...names].filter((n) => n in ALGORITHM_LUA).sort();
 }
 
-/** The algorithms table (leaky_bucket runs token_bucket) of these parts. */
+/** The algorithms table of these parts: each algorithm's evaluator and commit (leaky_bucket runs token_bucket's). */
 function algorithmsTable(parts: readonly string[]): string {
+  const entry = (name: string, fn: string) => `${name} = {${fn}, ${fn}_commit}`;
   const table = parts
     .filter((p) => p !== "fair_share" && p !== "exact_log")
-    .map((p) => `${p} = ${p}`)
-    .concat(parts.includes("token_bucket") ? ["leaky_bucket = token_bucket"] : []);
+    .map((p) => entry(p, p))
+    .concat(parts.includes("token_bucket") ? [entry("leaky_bucket", "token_bucket")] : []);
   return `local algorithms = { ${table.join(", ")} }`;
 }
 

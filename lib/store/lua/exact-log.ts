@@ -10,14 +10,16 @@
  * count only grows (nothing leaves a window whose start does not move). Trimmed and PEXPIREd to
  * the window on every write.
  */
-export const EXACT_LOG_LUA = `local function exact_log(key, c)
+export const EXACT_LOG_LUA = `-- Whether the exact log would admit this request, and the units in its window.
+local function exact_log(key, c)
   local used = redis.call('ZCOUNT', key, '(' .. fmt(now - c.window), '+inf')
-  if used + cost > c.limit then return false end
-  return true, function()
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - c.window))
-    local at = fmt(now)
-    for j = 1, cost do redis.call('ZADD', key, at, at .. ':' .. fmt(used + j)) end
-    pexpire(key, c.window)
-  end
+  return used + cost <= c.limit, used
+end
+-- Records the request in the exact log (\`used\`: what exact_log found in the window).
+local function exact_log_commit(key, c, used)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - c.window))
+  local at = fmt(now)
+  for j = 1, cost do redis.call('ZADD', key, at, at .. ':' .. fmt(used + j)) end
+  pexpire(key, c.window)
 end
 `;

@@ -4,7 +4,7 @@
  * the active members (`<weight>:<windowStartMs last seen>`). Activity is recorded for every
  * decision that is not a dry run, allowed or not: it is how the others' share is known.
  */
-export const FAIR_SHARE_LUA = `local function fair_share(key, c, activity)
+export const FAIR_SHARE_LUA = `local function fair_share(key, c, activity, o)
   local W, L = c.window, c.limit
   local ws = floor(now / W) * W
   local reset = ws + W
@@ -33,12 +33,13 @@ export const FAIR_SHARE_LUA = `local function fair_share(key, c, activity)
     else used[string.sub(usedAll[j], 3)] = tonumber(usedAll[j + 1]) end
   end
   local owed = 0
-  for _, o in ipairs(others) do owed = owed + max(0, L * o[2] - (used[o[1]] or 0) * weights) end
+  for _, other in ipairs(others) do owed = owed + max(0, L * other[2] - (used[other[1]] or 0) * weights) end
   local mine = used[member] or 0
   local function available(t, u)
     return max(0, min(L - t, floor(max(L * weight - u * weights, (L - t) * weights - owed) / weights)))
   end
   local idle = available(total, mine)
+  -- Recorded for every decision that is not a dry run, allowed or not (rare: global caps only).
   activity[#activity + 1] = function()
     for _, f in ipairs(stale) do redis.call('HDEL', ak, f) end
     redis.call('HSET', ak, member, fmt(weight) .. ':' .. fmt(ws))
@@ -46,14 +47,16 @@ export const FAIR_SHARE_LUA = `local function fair_share(key, c, activity)
   end
   local fits = total + cost <= L and ((mine + cost) * weights <= L * weight or (total + cost) * weights + owed <= L * weights)
   if not fits then
-    return deny('rate_limited', idle, reset, reset - now)
+    return deny(o, 'rate_limited', idle, reset, reset - now)
   end
-  return pass(available(total + cost, mine + cost), idle, reset), function()
-    redis.call('HINCRBY', wk, 't', cost)
-    redis.call('HINCRBY', wk, 'u:' .. member, cost)
-    pexpire(wk, reset - now)
-    if not wantUndo then return NO_UNDO end
-    return {{'HINCRBY', wk, 't', -cost}, {'HINCRBY', wk, 'u:' .. member, -cost}}
-  end
+  o.wk = wk
+  return pass(o, available(total + cost, mine + cost), idle, reset)
+end
+local function fair_share_commit(key, c, o)
+  redis.call('HINCRBY', o.wk, 't', cost)
+  redis.call('HINCRBY', o.wk, 'u:' .. c.member, cost)
+  pexpire(o.wk, o.resetAt - now)
+  if not wantUndo then return NO_UNDO end
+  return {{'HINCRBY', o.wk, 't', -cost}, {'HINCRBY', o.wk, 'u:' .. c.member, -cost}}
 end
 `;

@@ -2,7 +2,8 @@
  * The top of DECIDE (lib/store/lua/decide.ts): the clock and the call's memos (begin), integer
  * formatting, the parsed limit strings and the two outcome constructors every algorithm twin returns.
  *
- * An outcome is a table with named fields (never positional slots):
+ * An evaluator `<algorithm>(key, c, o)` fills `o`, an outcome table the caller owns and reuses from
+ * decision to decision, with named fields (never positional slots):
  *   allowed   whether this check lets the request through
  *   reason    'ok', or why it denies ('rate_limited', 'quota_exhausted', 'concurrency_limited')
  *   remaining units left once this request is committed (what the answer shows when it consumes)
@@ -11,8 +12,10 @@
  *   retry     ms after which the same request passes if nothing else consumes (0 when allowed)
  *   delay     shaping wait of delay-mode limits (ms; 0 otherwise)
  *   overage   units billed beyond an `overage: bill` quota by this request (-1: not such a quota)
- * An evaluator that allows also returns its commit function, which writes the counter and returns
- * the commands that would take the write back (the Cluster cross-slot refund).
+ * An evaluator that allows also leaves on `o` what its commit needs (the window it read, whether
+ * the key is new…), and `<algorithm>_commit(key, c, o)` writes the counter and returns the
+ * commands that would take the write back (the Cluster cross-slot refund). No closure and no table
+ * is made per check: in Lua each is an allocation, and a call decides many checks.
  */
 export const PRELUDE_LUA = `local floor, ceil, max, min
 -- The call being run: its clock, and memos that live for one call (reset by begin()). As a Redis
@@ -85,13 +88,15 @@ end
 
 -- What a commit returns when the decision did not ask for undo commands (no table per commit).
 local NO_UNDO = {}
--- A check that denies: nothing would be consumed, so remaining is the idle count. Every field
--- DECIDE sets later (consumes, shadow) is in the constructor: a table that grows is rehashed.
-local function deny(reason, idle, resetAt, retry)
-  return {allowed = false, reason = reason, remaining = idle, idle = idle, resetAt = resetAt, retry = retry, delay = 0, overage = -1, consumes = false, shadow = 0}
+-- A check that denies: nothing would be consumed, so remaining is the idle count. Fills \`o\`, the
+-- caller's outcome table (reused from decision to decision: no table per check), and returns it.
+local function deny(o, reason, idle, resetAt, retry)
+  o.allowed, o.reason, o.remaining, o.idle, o.resetAt, o.retry, o.delay, o.overage, o.consumes, o.shadow = false, reason, idle, idle, resetAt, retry, 0, -1, false, 0
+  return o
 end
 -- A check that allows (delay and overage are optional: 0 and -1).
-local function pass(remaining, idle, resetAt, delay, overage)
-  return {allowed = true, reason = 'ok', remaining = remaining, idle = idle, resetAt = resetAt, retry = 0, delay = delay or 0, overage = overage or -1, consumes = true, shadow = 0}
+local function pass(o, remaining, idle, resetAt, delay, overage)
+  o.allowed, o.reason, o.remaining, o.idle, o.resetAt, o.retry, o.delay, o.overage, o.consumes, o.shadow = true, 'ok', remaining, idle, resetAt, 0, delay or 0, overage or -1, true, 0
+  return o
 end
 `;

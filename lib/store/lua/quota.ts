@@ -48,24 +48,25 @@ local function quota_period(period)
   return periodEnd, label
 end
 
-local function quota(key, c)
+local function quota(key, c, o)
   local periodEnd, label = quota_period(c.period)
   local k = key .. ':' .. label
   local used = tonumber(redis.call('GET', k) or '0')
   local idle = max(0, c.limit - used)
-  local function commit()
-    redis.call('INCRBY', k, cost)
-    pexpireNew(k, periodEnd - now, used == 0)
-    if not wantUndo then return NO_UNDO end
-    return {{'DECRBY', k, cost}}
-  end
+  o.k, o.fresh = k, used == 0
   if c.overage == 'bill' then
     local overage = max(0, used + cost - c.limit) - max(0, used - c.limit)
-    return pass(max(0, c.limit - used - cost), idle, periodEnd, 0, overage), commit
+    return pass(o, max(0, c.limit - used - cost), idle, periodEnd, 0, overage)
   end
   if used + cost > c.limit then
-    return deny('quota_exhausted', idle, periodEnd, periodEnd - now)
+    return deny(o, 'quota_exhausted', idle, periodEnd, periodEnd - now)
   end
-  return pass(c.limit - used - cost, idle, periodEnd), commit
+  return pass(o, c.limit - used - cost, idle, periodEnd)
+end
+local function quota_commit(key, c, o)
+  redis.call('INCRBY', o.k, cost)
+  pexpireNew(o.k, o.resetAt - now, o.fresh)
+  if not wantUndo then return NO_UNDO end
+  return {{'DECRBY', o.k, cost}}
 end
 `;

@@ -15,9 +15,10 @@ local function swc_remaining(cnt, k, sub, L, i, extra)
   return max(0, ceil((L * sub - (cnt[i - k] or 0) * (sub - (now - i * sub))) / sub) - swc_newest(cnt, k, i) - extra)
 end
 -- Precision 1, the plain formula: weighted = previous × (1 − elapsed/window) + current, on the
--- same scaled integers as below, with the two counts in locals (no tables on the path that allows:
--- this is the hot path of most policies). The answers are the general body's for k = 1 to the unit.
-local function swc_plain(key, c, sub)
+-- same scaled integers as below, with the two counts in locals (no tables: this is the hot path of
+-- most policies). The answers are the general body's for k = 1 to the unit. Returns nil when it
+-- denies: the general body then works out the wait.
+local function swc_plain(key, c, o, sub)
   local L = c.limit
   local i = floor(now / sub)
   local fi = fmt(i)
@@ -27,48 +28,32 @@ local function swc_plain(key, c, sub)
   local e = now - i * sub
   local idle = max(0, ceil((L * sub - p * (sub - e)) / sub) - q)
   if p * (sub - e) + (q + cost - 1) * sub < L * sub then
-    local fresh = q == 0
-    local stale = v[1]
-    return pass(max(0, idle - cost), idle, (i + 2) * sub), function()
-      redis.call('HINCRBY', key, fi, cost)
-      if fresh then
-        if ttlPad == 0 then
-          if stale then redis.call('HDEL', key, fmt(i - 2)) end
-        else
-          local names = redis.call('HKEYS', key)
-          for _, f in ipairs(names) do if tonumber(f) < i - 1 then redis.call('HDEL', key, f) end end
-        end
-      end
-      pexpireNew(key, (i + 2) * sub - now, fresh)
-      if not wantUndo then return NO_UNDO end
-      return {{'HINCRBY', key, fi, -cost}}
-    end
+    o.field, o.fresh, o.i = fi, q == 0, i
+    if v[1] and ttlPad == 0 then o.stale = fmt(i - 2) else o.stale = false end
+    return pass(o, max(0, idle - cost), idle, (i + 2) * sub)
   end
-  return nil, nil, i, p, q
+  return nil
 end
-local function sliding_window_counter(key, c)
+local function sliding_window_counter(key, c, o)
   local k = c.k
   if not k then
     k = max(1, tonumber(c.precision))
     c.k, c.sub = k, max(1, floor(c.window / k))
   end
   local sub = c.sub
-  if k == 1 then
-    local o, commit = swc_plain(key, c, sub)
-    if o then return o, commit end
-  end
+  if k == 1 and swc_plain(key, c, o, sub) then return o end
   local i = floor(now / sub)
   local L = c.limit
   -- With Redis time, a live key's last write was in a sub-window w >= i - k (its expiry is
   -- (w + k + 1) * sub), and that sub-window's first write dropped every field < w - k: the only
   -- fields that can have slid out are i - 2k .. i - k - 1, so they are read here too and dropped
-  -- by name below, instead of listing the whole hash (HKEYS), which test clocks still need.
+  -- by name on the commit, instead of listing the whole hash (HKEYS), which test clocks still need.
   local lo = i - k
   if ttlPad == 0 then lo = i - 2 * k end
   local fields = {}
   for j = lo, i do fields[j - lo + 1] = fmt(j) end
   local vals = redis.call('HMGET', key, unpack(fields))
-  local cnt, stale = {}, nil
+  local cnt, stale = {}, false
   for j = 1, #fields do
     if lo + j - 1 < i - k then
       if vals[j] then
@@ -83,24 +68,9 @@ local function sliding_window_counter(key, c)
   for j = i, i - k, -1 do if (cnt[j] or 0) > 0 then reset_from = (j + k + 1) * sub break end end
   local idle = swc_remaining(cnt, k, sub, L, i, 0)
   if swc_fits(cnt, k, sub, L, i, now - i * sub) then
-    local fresh = (cnt[i] or 0) == 0
-    return pass(swc_remaining(cnt, k, sub, L, i, cost), idle, (i + k + 1) * sub), function()
-      local field = fmt(i)
-      redis.call('HINCRBY', key, field, cost)
-      if fresh then
-        -- a new sub-window: drop the ones that slid out (once per sub-window, not per request)
-        if ttlPad == 0 then
-          if stale then redis.call('HDEL', key, unpack(stale)) end
-        else
-          local names = redis.call('HKEYS', key)
-          for _, f in ipairs(names) do if tonumber(f) < i - k then redis.call('HDEL', key, f) end end
-        end
-      end
-      -- the expiry, (i + k + 1) * sub, is the same for every write in sub-window i
-      pexpireNew(key, (i + k + 1) * sub - now, fresh)
-      if not wantUndo then return NO_UNDO end
-      return {{'HINCRBY', key, field, -cost}}
-    end
+    o.field, o.fresh, o.i = fmt(i), (cnt[i] or 0) == 0, i
+    if stale then o.stale = stale else o.stale = false end
+    return pass(o, swc_remaining(cnt, k, sub, L, i, cost), idle, (i + k + 1) * sub)
   end
   local retry = (i + k + 1) * sub - now
   for m = i, i + k + 1 do
@@ -115,6 +85,25 @@ local function sliding_window_counter(key, c)
       if e < sub and swc_fits(cnt, k, sub, L, m, e) then retry = m * sub + e - now break end
     end
   end
-  return deny('rate_limited', idle, reset_from, retry)
+  return deny(o, 'rate_limited', idle, reset_from, retry)
+end
+local function sliding_window_counter_commit(key, c, o)
+  redis.call('HINCRBY', key, o.field, cost)
+  if o.fresh then
+    -- a new sub-window: drop the ones that slid out (once per sub-window, not per request)
+    if ttlPad == 0 then
+      local stale = o.stale
+      if stale then
+        if type(stale) == 'table' then redis.call('HDEL', key, unpack(stale)) else redis.call('HDEL', key, stale) end
+      end
+    else
+      local names = redis.call('HKEYS', key)
+      for _, f in ipairs(names) do if tonumber(f) < o.i - c.k then redis.call('HDEL', key, f) end end
+    end
+  end
+  -- the expiry, (i + k + 1) * sub, is the same for every write in sub-window i
+  pexpireNew(key, (o.i + c.k + 1) * c.sub - now, o.fresh)
+  if not wantUndo then return NO_UNDO end
+  return {{'HINCRBY', key, o.field, -cost}}
 end
 `;

@@ -3,7 +3,7 @@
  * leaky-bucket.ts does). Redis: a HASH `<key>` with `l` (the level, in units × window ms) and `t`
  * (its time).
  */
-export const TOKEN_BUCKET_LUA = `local function token_bucket(key, c)
+export const TOKEN_BUCKET_LUA = `local function token_bucket(key, c, o)
   local W, L = c.window, c.limit
   local capacity = tonumber(c.burst) * W
   local vals = redis.call('HMGET', key, 'l', 't')
@@ -14,16 +14,17 @@ export const TOKEN_BUCKET_LUA = `local function token_bucket(key, c)
   if needed > capacity then wait = ceil((needed - capacity) / L) end
   local maxDelay = 0
   if c.mode == 'delay' then maxDelay = tonumber(c.maxDelay) end
-  local function tokens(owed) return max(0, floor((capacity - owed) / W)) end
-  local idle = tokens(level)
+  local idle = max(0, floor((capacity - level) / W))
   if wait > maxDelay then
-    return deny('rate_limited', idle, now + ceil(level / L), wait - maxDelay)
+    return deny(o, 'rate_limited', idle, now + ceil(level / L), wait - maxDelay)
   end
-  return pass(tokens(needed), idle, now + ceil(needed / L), wait), function()
-    redis.call('HSET', key, 'l', fmt(needed), 't', fmt(now))
-    pexpire(key, ceil(needed / L))
-    if not wantUndo then return NO_UNDO end
-    return {{'HINCRBY', key, 'l', -cost * W}}
-  end
+  o.needed = needed
+  return pass(o, max(0, floor((capacity - needed) / W)), idle, now + ceil(needed / L), wait)
+end
+local function token_bucket_commit(key, c, o)
+  redis.call('HSET', key, 'l', fmt(o.needed), 't', fmt(now))
+  pexpire(key, ceil(o.needed / c.limit))
+  if not wantUndo then return NO_UNDO end
+  return {{'HINCRBY', key, 'l', -cost * c.window}}
 end
 `;
