@@ -30,6 +30,10 @@ export interface ExplainedCheck {
   shadowDenied: boolean;
 }
 
+/**
+ * The answer of one decision. Its fields are always set in this order, the optional ones too
+ * (plainAnswer and answerFromStore build every answer), so every answer's JSON reads the same way.
+ */
 export interface DecisionAnswer {
   allowed: boolean;
   status: 200 | 401 | 403 | 429 | 503;
@@ -130,13 +134,15 @@ export function answerFromStore(
   ctx: AnswerContext,
   decision: StoreDecision,
   planned: readonly PlannedCheck[],
-  options: { explain: boolean; dryRun: boolean },
+  options: { explain: boolean; dryRun: boolean; degraded?: boolean; reservationId?: string },
 ): DecisionAnswer {
   const i = mostRestrictive(decision, planned);
   if (i === -1) {
     // No enforced limit (only shadow ones, or none): no RateLimit headers, shadow denials flagged.
     const answer = plainAnswer(ctx, 200, "ok");
     if (decision.outcomes.some((o) => o.shadowDenied)) answer.shadowDenied = true;
+    if (options.degraded) answer.degraded = true;
+    if (options.reservationId !== undefined) answer.reservationId = options.reservationId;
     if (options.dryRun) answer.dryRun = true;
     if (options.explain) answer.checks = explainChecks(decision, planned);
     return answer;
@@ -186,7 +192,9 @@ export function answerFromStore(
     headers,
   };
   if (shadowDenied) answer.shadowDenied = true;
+  if (options.degraded) answer.degraded = true;
   if (leases.length > 0) answer.leaseId = leases.join(",");
+  if (options.reservationId !== undefined) answer.reservationId = options.reservationId;
   if (options.dryRun) answer.dryRun = true;
   if (options.explain) answer.checks = explainChecks(decision, planned);
   return answer;
@@ -213,3 +221,4 @@ function explainChecks(decision: StoreDecision, planned: readonly PlannedCheck[]
     };
   });
 }
+

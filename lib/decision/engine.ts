@@ -202,8 +202,7 @@ export class DecisionEngine {
     }
     this.clock.observe(decision.nowMs);
     this.deps.denyCache?.observe(checks, decision, cost, startedMs);
-    const answer = answerFromStore(ctx, decision, planned, { explain, dryRun });
-    if (decision.reservationId !== undefined) answer.reservationId = decision.reservationId;
+    const answer = answerFromStore(ctx, decision, planned, { explain, dryRun, reservationId: decision.reservationId });
     const accuracy = this.deps.accuracySample ? accuracyOf(decision, planned) : null;
     return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, denialOf(decision, planned), accuracy, cost);
   }
@@ -321,8 +320,7 @@ export class DecisionEngine {
       try {
         const decision = await this.deps.localStore.check(checks, { cost, dryRun });
         const localPlanned = planned.map(({ policyHeader: _full, ...p }, i) => ({ ...p, check: checks[i]! }));
-        const answer = answerFromStore(ctx, decision, localPlanned, { explain, dryRun });
-        answer.degraded = true;
+        const answer = answerFromStore(ctx, decision, localPlanned, { explain, dryRun, degraded: true });
         return this.finish(answer, keyHash, startedMs, dryRun, null, denialOf(decision, localPlanned), null, cost);
       } catch {
         // The in-process store failing is a bug; fall through to fail open rather than 5xx.
