@@ -372,8 +372,9 @@ export class DecisionEngine {
         latencyMs,
         deniedQuota: denied?.quota ?? null,
         deniedLimit: denied?.limit ?? null,
-        ...(outcome !== "denied" && cost !== 1 ? { units: cost } : {}),
-        ...(accuracy ? { accuracy } : {}),
+        // Every field present in every event (one shape for the recorder): absent is undefined.
+        accuracy: accuracy ?? undefined,
+        units: outcome !== "denied" && cost !== 1 ? cost : undefined,
       });
     }
     return answer;

@@ -202,7 +202,15 @@ function hasToken(value: string | undefined, token: string): boolean {
   return false;
 }
 
-let dateText = new Date().toUTCString();
+/** `Date: …\r\n` of the answers, renewed every second by the servers' sweep. */
+let dateLine = `Date: ${new Date().toUTCString()}\r\n`;
+/** `HTTP/1.1 <status> <reason>\r\n` by status (a few distinct ones). */
+const statusLines = new Map<number, string>();
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (line === undefined) statusLines.set(status, (line = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Unknown"}\r\n`));
+  return line;
+}
 /** Seconds since the module loaded, advanced by the servers' sweep: the coarse clock of the timeouts. */
 let clockS = 0;
 
@@ -259,14 +267,13 @@ export class Http1Exchange {
     if (close) this.closeAfter = true;
     const conn = this.conn;
     if (conn.server.draining) this.closeAfter = true;
-    let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Unknown"}\r\nDate: ${dateText}\r\n`;
+    let head = statusLine(status) + dateLine;
     for (let i = 0; i < headers.length; i += 2) {
       const value = headers[i + 1]!;
       if (UNSAFE_VALUE.test(value)) throw new Error(`header ${headers[i]!}: control character in its value`);
       head += `${headers[i]!}: ${value}\r\n`;
     }
-    if (this.closeAfter) head += "Connection: close\r\n";
-    else head += this.minor === 0 ? `Connection: keep-alive\r\nKeep-Alive: timeout=${conn.server.keepAliveS}\r\n` : `Keep-Alive: timeout=${conn.server.keepAliveS}\r\n`;
+    head += this.closeAfter ? "Connection: close\r\n" : this.minor === 0 ? conn.server.keepAliveLines10 : conn.server.keepAliveLines11;
     const bytes = Buffer.byteLength(body);
     // HEAD: the length the body would have, and no body.
     this.out = this.method === "HEAD" ? `${head}Content-Length: ${bytes}\r\n\r\n` : `${head}Content-Length: ${bytes}\r\n\r\n${body}`;
@@ -293,7 +300,9 @@ interface ServerState {
   flushScheduled: boolean;
   readonly limits: Http1Limits;
   readonly options: Http1Options;
-  readonly keepAliveS: number;
+  /** The keep-alive lines of an answer that keeps the connection (HTTP/1.1, and HTTP/1.0 which asked for it). */
+  readonly keepAliveLines11: string;
+  readonly keepAliveLines10: string;
   draining: boolean;
   readonly connections: Set<Connection>;
   inFlight: number;
@@ -345,17 +354,15 @@ class Connection {
     this.parse();
   }
 
-  /** Reads as many requests as the buffer holds (up to the pipelining bound); answers given meanwhile go out in one write. */
+  /** Reads as many requests as the buffer holds (up to the pipelining bound); their answers are written at the end of the turn (answered). */
   private parse(): void {
     const buf = this.buf;
     if (buf === null) return;
-    this.socket.cork();
     let at = 0;
     try {
       at = this.parseFrom(buf);
     } finally {
       this.buf = this.phase === Phase.Closed || at >= buf.length ? null : buf.subarray(at);
-      this.socket.uncork();
     }
   }
 
@@ -719,12 +726,14 @@ export function createHttp1Server(options: Http1Options): Http1Server {
     const value = options[name];
     if (value !== undefined) limits[name] = value;
   }
+  const keepAliveS = Math.max(1, Math.floor(limits.keepAliveTimeoutMs / 1000));
   const state: ServerState = {
     toFlush: [],
     flushScheduled: false,
     limits,
     options,
-    keepAliveS: Math.max(1, Math.floor(limits.keepAliveTimeoutMs / 1000)),
+    keepAliveLines11: `Keep-Alive: timeout=${keepAliveS}\r\n`,
+    keepAliveLines10: `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveS}\r\n`,
     draining: false,
     connections: new Set(),
     inFlight: 0,
@@ -737,7 +746,7 @@ export function createHttp1Server(options: Http1Options): Http1Server {
   });
   const sweep = setInterval(() => {
     clockS++;
-    dateText = new Date().toUTCString();
+    dateLine = `Date: ${new Date().toUTCString()}\r\n`;
     for (const conn of state.connections) conn.sweep();
   }, 1_000);
   sweep.unref();

@@ -449,7 +449,7 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
         checks += pending[to]!.checks.length;
         to++;
       }
-      const chunk = pending.slice(from, to);
+      const chunk = from === 0 && to === pending.length ? pending : pending.slice(from, to);
       let answered = false;
       const cancel = budgetChunk(chunk, () => answered);
       decideMany(chunk).then(
