@@ -207,7 +207,7 @@ function isCluster(redis: Client): redis is Cluster {
 type UndoCommand = (string | number)[];
 /** The undo list of a decision that asked for none (shared, never written to). */
 const NO_UNDO: UndoCommand[] = [];
-/** DECIDE's reply: nowMs, then per decision: allowed, undo word count W, the outcome fields of each check (OUTCOME_REPLY), W words. */
+/** DECIDE's reply: nowMs, then per decision: [allowed, undo word count W when undo was asked for], the outcome fields of each check (OUTCOME_REPLY), [W words]. */
 type RawDecision = (string | number)[];
 const FIELDS_PER_OUTCOME = OUTCOME_REPLY_FIELDS.length;
 
@@ -335,35 +335,56 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     if (allOneCheck(batch)) return decideOneCheckEach(batch);
     const keys: string[] = [];
     const { specs, indexOf } = limitStrings();
-    const decisionArgs: string[] = [];
-    for (const d of batch) {
-      decisionArgs.push(String(d.cost), String(d.flags), String(d.checks.length));
-      for (const c of d.checks) {
+    // Decision shapes (cost, flags, limit indexes): the decisions of a call mostly share one.
+    const shapeArgs: string[] = [];
+    const shapeOf = new Map<string, number>();
+    const shapes = new Array<number>(batch.length);
+    for (let d = 0; d < batch.length; d++) {
+      const { checks, cost, flags } = batch[d]!;
+      let id = `${cost}|${flags}`;
+      const indexes: string[] = [];
+      for (const c of checks) {
         keys.push(c.key);
-        decisionArgs.push(indexOf(c));
+        const index = indexOf(c);
+        indexes.push(index);
+        id += `|${index}`;
       }
+      let shape = shapeOf.get(id);
+      if (shape === undefined) {
+        shapeArgs.push(String(cost), String(flags), String(checks.length), ...indexes);
+        shapeOf.set(id, (shape = shapeOf.size + 1));
+      }
+      shapes[d] = shape;
     }
-    const args = [nowArg(), String(batch.length), String(specs.length), ...specs, ...decisionArgs];
+    const args = [nowArg(), String(batch.length), String(specs.length), ...specs, String(shapeOf.size), ...shapeArgs];
+    if (shapeOf.size > 1) for (const shape of shapes) args.push(String(shape));
     const raw = (await runDecide(false, () => batchScript(batch).parts, keys, args)) as RawDecision;
     const nowMs = Number(raw[0]);
     const results: (GroupResult | Error)[] = new Array<GroupResult | Error>(batch.length);
     let at = 1;
     for (let d = 0; d < batch.length; d++) {
-      const { checks, cost } = batch[d]!;
+      const { checks, cost, flags } = batch[d]!;
       if (raw[at] === -1) {
         results[d] = new Error(String(raw[at + 1]));
         at += 2;
         continue;
       }
-      const allowed = raw[at] === 1;
-      const undoWords = Number(raw[at + 1]);
-      at += 2;
+      // Undo commands asked for (flags 2, 3): allowed and the undo word count come first.
+      const wantUndo = (flags & 2) !== 0;
+      let undoWords = 0;
+      if (wantUndo) {
+        undoWords = Number(raw[at + 1]);
+        at += 2;
+      }
+      let allowed = true;
       const outcomes = new Array<CheckOutcome>(checks.length);
       for (let i = 0; i < checks.length; i++) {
-        outcomes[i] = readOutcome(raw, at, checks[i]!, cost);
+        const o = readOutcome(raw, at, checks[i]!, cost);
+        if (!o.allowed) allowed = false;
+        outcomes[i] = o;
         at += outcomeWidth(checks[i]!);
       }
-      const undo: UndoCommand[] = [];
+      const undo: UndoCommand[] = wantUndo ? [] : NO_UNDO;
       for (const end = at + undoWords; at < end; ) {
         const length = Number(raw[at]);
         undo.push(raw.slice(at + 1, at + 1 + length));

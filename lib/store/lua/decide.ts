@@ -9,20 +9,25 @@
  * KEYS: the base counter key of every check of every decision, in order. ARGV: [1] now override
  * in ms (empty in production: the clock is `redis.call('TIME')`; only tests pass it, to replay a
  * scenario), [2] the number of decisions, [3] the number S of distinct limit strings, then those S
- * limit strings (14 fields joined by `|`, see lib/store/limit-spec.ts), then per decision:
- * cost, flags (0 commit, 1 dry run, 2 commit and return undo commands, 3 dry run), the number of
- * its checks, and per check the index (1 … S) of its limit string. The Redis store sends
- * the decisions that arrive in one event-loop turn as one call. Keys with suffixes (window start,
- * period label) are derived from the base key and keep its hash tag, so they are in its slot.
+ * limit strings (14 fields joined by `|`, see lib/store/limit-spec.ts), then the number H of
+ * decision shapes and each shape: cost, flags (0 commit, 1 dry run, 2 commit and return undo
+ * commands, 3 dry run), the number of its checks, and per check the index (1 … S) of its limit
+ * string; then, only when H > 1, each decision's shape index (1 … H). The decisions of one call
+ * mostly share their shape (one tier's limits for one operation), so a decision usually costs its
+ * keys and nothing else. The Redis store sends the decisions that arrive in one event-loop turn as
+ * one call. Keys with suffixes (window start, period label) are derived from the base key and keep
+ * its hash tag, so they are in its slot.
  * The one-check variant ({@link ONE_CHECK_MAIN}) takes less: see there.
  *
  * For each decision, phase 1 evaluates every check reading only; phase 2, if every check allows and
  * it is not a dry run, commits them all, and every key written gets its PEXPIRE in the same call.
  *
- * Returns one flat array: nowMs, then per decision: allowed, the number of undo words W,
- * {@link OUTCOME_REPLY_FIELDS} fields per check, then W words: the commands that take the commit
- * back (only when the flags ask for them), used only for the cross-slot refund on Redis Cluster.
- * A decision whose evaluation raised an error answers just `-1, message` instead, and the next
+ * Returns one flat array: nowMs, then per decision the {@link OUTCOME_REPLY_FIELDS} fields of each
+ * check (the decision is allowed iff every check's is) — and, for a decision whose flags ask for
+ * undo commands, first `allowed` and the number of undo words W, and after the outcomes the W
+ * words: the commands that take the commit back, used only for the cross-slot refund on Redis
+ * Cluster. A decision whose evaluation raised an error answers just `-1, message` instead (an
+ * outcome's first field is never negative), and the next
  * decisions still run.
  */
 import { createHash } from "node:crypto";
@@ -99,18 +104,21 @@ const ALGORITHM_LUA: Record<string, string> = {
 
 const MAIN = `-- Tables every decision reuses (one decision at a time; cleared as they are refilled): a call
 -- of many decisions allocates as little as it can, and Lua's GC has less to do.
-local outcomes, undo, activity, limitOf = {}, {}, {}, {}
--- The call's distinct limit strings, parsed once per call.
-local limits
+local outcomes, undo, activity = {}, {}, {}
+-- The call's decision shapes: {cost, dry, wantUndo, n, {the n parsed limits}}.
+local shapes
+-- The call's decisions: how many, the next one, the index of its first key, where its answer starts.
+local mainN, mainNext, mainKb, mainStart
 
--- One decision: checks n at KEYS[kb + 1 ..], the indexes of their limits at ARGV[ab + 1 ..].
-local function decide_checks(kb, ab, n)
+-- One decision of this shape, its checks' keys at KEYS[kb + 1 ..].
+local function decide_checks(kb, shape)
+  cost, dry, wantUndo = shape[1], shape[2], shape[3]
+  local n, cs = shape[4], shape[5]
   -- Phase 1: evaluate, reading only.
   local allAllowed, denying = true, 0
   for j = #activity, 1, -1 do activity[j] = nil end
   for i = 1, n do
-    local c = limits[tonumber(ARGV[ab + i])]
-    limitOf[i] = c
+    local c = cs[i]
     -- The check's outcome table, the same one for check i of every decision of the call.
     local o = outcomes[i]
     if o == nil then
@@ -145,14 +153,17 @@ local function decide_checks(kb, ab, n)
   local undoN = 0
   local doCommit = allAllowed and not dry
   if not dry then for _, f in ipairs(activity) do f() end end
-  -- Flat (nested tables cost Redis a conversion each): allowed, the count of undo words that
-  -- follow the outcomes, the outcome fields of every check (OUTCOME_REPLY_FIELDS), then each undo
-  -- command as its length and its words.
+  -- Flat (nested tables cost Redis a conversion each). Asked for undo commands: allowed and the
+  -- count of undo words that follow the outcomes first. Then the outcome fields of every check
+  -- (OUTCOME_REPLY_FIELDS; the decision is allowed iff every one is), then each undo command as its
+  -- length and its words.
   local at = rn
-  reply[at + 1], reply[at + 2] = allAllowed and 1 or 0, 0
-  rn = at + 2
+  if wantUndo then
+    reply[at + 1], reply[at + 2] = allAllowed and 1 or 0, 0
+    rn = at + 2
+  end
   for i = 1, n do
-    local o, c = outcomes[i], limitOf[i]
+    local o, c = outcomes[i], cs[i]
     local committed = doCommit and o.consumes
     local lease = 0
     if committed then
@@ -180,50 +191,71 @@ local function decide_checks(kb, ab, n)
       end
     end
     put(c, o.allowed, o.reason, remaining, o.resetAt, o.allowed and o.delay or o.retry, shadow, lease, overage)
-    limitOf[i] = nil
   end
-  local words = 0
-  for j = 1, undoN do
-    local cmd = undo[j]
-    undo[j] = nil
-    rn = rn + 1
-    reply[rn] = #cmd
-    for _, word in ipairs(cmd) do
+  if wantUndo then
+    local words = 0
+    for j = 1, undoN do
+      local cmd = undo[j]
+      undo[j] = nil
       rn = rn + 1
-      reply[rn] = word
+      reply[rn] = #cmd
+      for _, word in ipairs(cmd) do
+        rn = rn + 1
+        reply[rn] = word
+      end
+      words = words + 1 + #cmd
     end
-    words = words + 1 + #cmd
+    reply[at + 2] = words
   end
-  reply[at + 2] = words
 end
 
--- ARGV[2] decisions, each as: cost, flags, number of checks, then one limit index per check. Every
--- decision is all-or-nothing on its own; the call runs them one after the other, atomically.
+-- Decides from mainNext on; stops at an error (the caller answers it and calls again from the next).
+local function run_main(shapeAt)
+  local H = #shapes
+  while mainNext <= mainN do
+    mainStart = rn
+    local shape = shapes[1]
+    if H > 1 then shape = shapes[tonumber(ARGV[shapeAt + mainNext])] end
+    decide_checks(mainKb, shape)
+    mainKb = mainKb + shape[4]
+    mainNext = mainNext + 1
+  end
+end
+
+-- ARGV[2] decisions; ARGV[3] limit strings from ARGV[4]; then the number of shapes and each shape
+-- (cost, flags, number of checks, one limit index per check); then, when there are several shapes,
+-- each decision's shape index. Every decision is all-or-nothing on its own; the call runs them one
+-- after the other, atomically.
 local function main()
   reply, rn = {now}, 1
-  limits = {}
-  for j = 1, tonumber(ARGV[3]) do limits[j] = spec(ARGV[3 + j]) end
-  local a, kb = 4 + tonumber(ARGV[3]), 0
-  for _ = 1, tonumber(ARGV[2]) do
-    cost = tonumber(ARGV[a])
+  local S = tonumber(ARGV[3])
+  local limits = {}
+  for j = 1, S do limits[j] = spec(ARGV[3 + j]) end
+  local a = 5 + S
+  shapes = {}
+  for h = 1, tonumber(ARGV[4 + S]) do
     -- flags: 0 commit, 1 dry run, 2 commit and return undo commands, 3 dry run and undo (none).
-    local flags = ARGV[a + 1]
-    dry = flags == '1' or flags == '3'
-    wantUndo = flags == '2' or flags == '3'
-    local n = tonumber(ARGV[a + 2])
-    -- A decision that fails (a key of the wrong type…) answers its own error, not its neighbours'.
-    local at = rn
-    local ok, err = pcall(decide_checks, kb, a + 2, n)
-    if not ok then
-      for j = rn, at + 1, -1 do reply[j] = nil end
-      for j = 1, n do limitOf[j] = nil end
-      for j = #undo, 1, -1 do undo[j] = nil end
-      if type(err) == 'table' then err = err.err or 'ERR script error' end
-      reply[at + 1], reply[at + 2] = -1, tostring(err)
-      rn = at + 2
-    end
+    local flags, n = ARGV[a + 1], tonumber(ARGV[a + 2])
+    local cs = {}
+    for i = 1, n do cs[i] = limits[tonumber(ARGV[a + 2 + i])] end
+    shapes[h] = {tonumber(ARGV[a]), flags == '1' or flags == '3', flags == '2' or flags == '3', n, cs}
     a = a + 3 + n
-    kb = kb + n
+  end
+  -- The decisions, under one pcall: a decision that fails (a key of the wrong type…) answers its
+  -- own error, not its neighbours', and the loop goes on with the next one.
+  mainN, mainNext, mainKb, mainStart = tonumber(ARGV[2]), 1, 0, rn
+  while true do
+    local ok, err = pcall(run_main, a - 1)
+    if ok then break end
+    for j = rn, mainStart + 1, -1 do reply[j] = nil end
+    for j = #undo, 1, -1 do undo[j] = nil end
+    if type(err) == 'table' then err = err.err or 'ERR script error' end
+    reply[mainStart + 1], reply[mainStart + 2] = -1, tostring(err)
+    rn = mainStart + 2
+    local shape = shapes[1]
+    if #shapes > 1 then shape = shapes[tonumber(ARGV[a - 1 + mainNext])] end
+    mainKb = mainKb + shape[4]
+    mainNext = mainNext + 1
   end
   return reply
 end`;
