@@ -76,6 +76,23 @@ describe("Redis store", () => {
     expect(await keysUnder(redis, p)).toEqual([]);
   });
 
+  it("a sliding window counter's hash never holds more than its k + 1 live sub-windows (slid-out ones are dropped on Redis time)", async () => {
+    const store = createRedisStore(redis); // real Redis time: the production expiry and drop branch
+    const p = `${prefix}swc${randomBytes(3).toString("hex")}:`;
+    for (const precision of [1, 3]) {
+      const c = limitCheck(p, { algorithm: "sliding_window_counter", limit: 1_000, windowMs: 150, precision });
+      const sizes: number[] = [];
+      // Writes in consecutive sub-windows for several windows: each opening write drops what slid out.
+      for (let i = 0; i < 24; i++) {
+        await store.check([c], { cost: 1, dryRun: false });
+        sizes.push(await redis.hlen(c.key));
+        await new Promise((r) => setTimeout(r, Math.ceil(150 / precision / 2)));
+      }
+      expect(Math.max(...sizes), `precision ${precision}: ${sizes.join(",")}`).toBeLessThanOrEqual(precision + 1);
+      await redis.del(c.key);
+    }
+  });
+
   it("1,000 checks at once over 3 connections against a limit of 100 pass exactly 100, 20 runs of 20", async () => {
     const clients = [0, 1, 2].map(() => createRedisClient({ url: testRedisUrl(), commandTimeoutMs: 5_000 }));
     const stores = clients.map((c) => createRedisStore(c));

@@ -22,14 +22,15 @@ local function swc_plain(key, c, o, sub)
   local L = c.limit
   local i = floor(now / sub)
   local fi = fmt(i)
-  -- Field i - 2 is the only one that can have slid out (see below); read to be dropped.
-  local v = redis.call('HMGET', key, fmt(i - 2), fmt(i - 1), fi)
-  local p, q = tonumber(v[2]) or 0, tonumber(v[3]) or 0
+  local v = redis.call('HMGET', key, fmt(i - 1), fi)
+  local p, q = tonumber(v[1]) or 0, tonumber(v[2]) or 0
   local e = now - i * sub
   local idle = max(0, ceil((L * sub - p * (sub - e)) / sub) - q)
   if p * (sub - e) + (q + cost - 1) * sub < L * sub then
     o.field, o.fresh, o.i = fi, q == 0, i
-    if v[1] and ttlPad == 0 then o.stale = fmt(i - 2) else o.stale = false end
+    -- Field i - 2 is the only one that can have slid out (see below): the commit that opens
+    -- sub-window i drops it by name, whether it is there or not (cheaper than reading it first).
+    if ttlPad == 0 then o.stale = fmt(i - 2) else o.stale = false end
     return pass(o, max(0, idle - cost), idle, (i + 2) * sub)
   end
   return nil
