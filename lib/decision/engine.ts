@@ -195,16 +195,18 @@ export class DecisionEngine {
     let decision: StoreDecision;
     try {
       decision = await this.deps.store.check(checks, { cost, dryRun, reserve: req.reserve === true, timeoutMs: this.budgetFor(failureMode) });
-      this.deps.breaker.success(this.now());
     } catch (error) {
       const kind = this.storeFailed(error, startedMs);
       return this.failurePath(ctx, failureMode, planned, keyHash, cost, dryRun, startedMs, kind, explain);
     }
-    this.clock.observe(decision.nowMs);
+    // One reading of the local clock for the breaker, the store-clock estimate and the latency.
+    const answeredMs = this.now();
+    this.deps.breaker.success(answeredMs);
+    this.clock.observe(decision.nowMs, answeredMs);
     this.deps.denyCache?.observe(checks, decision, cost, startedMs);
     const answer = answerFromStore(ctx, decision, planned, { explain, dryRun, reservationId: decision.reservationId });
     const accuracy = this.deps.accuracySample ? accuracyOf(decision, planned) : null;
-    return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, denialOf(decision, planned), accuracy, cost);
+    return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, denialOf(decision, planned), accuracy, cost, answeredMs);
   }
 
   /**
@@ -345,8 +347,10 @@ export class DecisionEngine {
     accuracy: AccuracyEvent[] | null = null,
     /** The decision's cost: the units a passed decision takes from every quota (and counter) it checks. */
     cost = 1,
+    /** When it was decided (local clock), if the caller has just read it. */
+    decidedMs = this.now(),
   ): DecisionAnswer {
-    const latencyMs = this.now() - startedMs;
+    const latencyMs = decidedMs - startedMs;
     let outcome: UsageOutcome;
     if (!answer.allowed) {
       outcome = "denied";

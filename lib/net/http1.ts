@@ -263,16 +263,25 @@ export class Http1Exchange {
    * own headers are added. A second call is ignored. `close`: end the connection after it.
    */
   send(status: number, headers: readonly string[], body: string, close = false): void {
+    let lines = "";
+    for (let i = 0; i < headers.length; i += 2) {
+      const value = headers[i + 1]!;
+      if (UNSAFE_VALUE.test(value)) throw new Error(`header ${headers[i]!}: control character in its value`);
+      lines += `${headers[i]!}: ${value}\r\n`;
+    }
+    this.sendLines(status, lines, body, close);
+  }
+
+  /**
+   * send() with the header lines already written (`Name: value\r\n` each), for a caller that builds
+   * them from constants and numbers only: nothing in them is checked (send checks every value).
+   */
+  sendLines(status: number, lines: string, body: string, close = false): void {
     if (this.out !== null || this.done) return;
     if (close) this.closeAfter = true;
     const conn = this.conn;
     if (conn.server.draining) this.closeAfter = true;
-    let head = statusLine(status) + dateLine;
-    for (let i = 0; i < headers.length; i += 2) {
-      const value = headers[i + 1]!;
-      if (UNSAFE_VALUE.test(value)) throw new Error(`header ${headers[i]!}: control character in its value`);
-      head += `${headers[i]!}: ${value}\r\n`;
-    }
+    let head = statusLine(status) + dateLine + lines;
     head += this.closeAfter ? "Connection: close\r\n" : this.minor === 0 ? conn.server.keepAliveLines10 : conn.server.keepAliveLines11;
     const bytes = Buffer.byteLength(body);
     // HEAD: the length the body would have, and no body.

@@ -57,6 +57,7 @@ export interface DecisionHttp {
 }
 
 const JSON_HEADERS = ["Content-Type", "application/json", "Cache-Control", "no-store"] as const;
+const JSON_LINES = "Content-Type: application/json\r\nCache-Control: no-store\r\n";
 
 /** A JSON answer; `headers` as a flat [name, value, …] list or a record. */
 function json(ex: Http1Exchange, status: number, body: unknown, headers?: Readonly<Record<string, string>>, close = false): void {
@@ -131,12 +132,9 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     if (!parsed.ok) return invalid(ex, parsed.error);
     // Server-Timing tells the caller how long the decision itself took (store call included).
     const started = performance.now();
-    if (parsed.batch) {
-      const results = await Promise.all(parsed.requests.map((r) => engine.decide(r)));
-      return json(ex, 200, { results }, { "Server-Timing": `decide;dur=${(performance.now() - started).toFixed(2)}` });
-    }
-    const answer = await engine.decide(parsed.request);
-    json(ex, 200, answer, { "Server-Timing": `decide;dur=${(performance.now() - started).toFixed(2)}` });
+    const answer = parsed.batch ? { results: await Promise.all(parsed.requests.map((r) => engine.decide(r))) } : await engine.decide(parsed.request);
+    // The header lines are constants and a number: written as they are (Http1Exchange.sendLines).
+    ex.sendLines(200, `${JSON_LINES}Server-Timing: decide;dur=${(performance.now() - started).toFixed(2)}\r\n`, JSON.stringify(answer));
   }
 
   async function handleForwardAuth(ex: Http1Exchange): Promise<void> {
@@ -231,10 +229,14 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     },
   };
 
+  const checkRoute = routes["/v1/check"]!;
+
   /** From a request's head: its handler, or the answer now (404, 405, 401) without reading the body. */
   function route(ex: Http1Exchange): Http1Handler | null {
     const path = ex.path;
-    const r = Object.hasOwn(routes, path) ? routes[path]! : path.startsWith(`${FORWARD_AUTH_PATH}/`) ? routes[FORWARD_AUTH_PATH]! : undefined;
+    // The decision path first, by comparing the path: a lookup by a request's own string would
+    // internalize it first.
+    const r = path === "/v1/check" ? checkRoute : Object.hasOwn(routes, path) ? routes[path]! : path.startsWith(`${FORWARD_AUTH_PATH}/`) ? routes[FORWARD_AUTH_PATH]! : undefined;
     if (!r) {
       json(ex, 404, errorBody("not_found", "no such endpoint"));
       return null;
