@@ -174,12 +174,12 @@ export function answerFromStore(
 
   let delayMs = 0;
   let shadowDenied = false;
-  const leases: string[] = [];
+  let leases: string[] | null = null;
   for (const out of decision.outcomes) {
     if (out.shadowDenied) shadowDenied = true;
     if (!denied) {
       if (out.delayMs > delayMs) delayMs = out.delayMs;
-      if (out.leaseId) leases.push(out.leaseId);
+      if (out.leaseId) (leases ??= []).push(out.leaseId);
     }
   }
   const answer: DecisionAnswer = {
@@ -199,7 +199,7 @@ export function answerFromStore(
   };
   if (shadowDenied) answer.shadowDenied = true;
   if (options.degraded) answer.degraded = true;
-  if (leases.length > 0) answer.leaseId = leases.join(",");
+  if (leases !== null) answer.leaseId = leases.join(",");
   if (options.reservationId !== undefined) answer.reservationId = options.reservationId;
   if (options.dryRun) answer.dryRun = true;
   if (options.explain) answer.checks = explainChecks(decision, planned);

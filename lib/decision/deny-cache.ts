@@ -60,7 +60,7 @@ export class DenyCache {
       // so it is learnt from denied decisions and only kept up to date by allowed ones: allowed
       // traffic over many subjects (a per-address counter over 100k addresses) would fill the map
       // with keys nobody asks about, and churning it costs the GC more than the rest of the decision.
-      if (checks.length > 1 && !o.shadowDenied && (!decision.allowed || this.room.has(c.key))) this.bounded(this.room, c.key, o.remaining);
+      if (checks.length > 1 && !o.shadowDenied && (!decision.allowed || (this.room.size > 0 && this.room.has(c.key)))) this.bounded(this.room, c.key, o.remaining);
       else if (this.room.size > 0) this.room.delete(c.key);
       if (!o.allowed && c.mode !== "shadow" && c.algorithm !== "concurrency" && o.reason !== "cost_exceeds_limit" && o.retryAfterMs > 0) {
         this.bounded(this.denied, c.key, { untilMs: sentAtMs + o.retryAfterMs, cost, outcome: o });

@@ -335,26 +335,34 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     if (allOneCheck(batch)) return decideOneCheckEach(batch);
     const keys: string[] = [];
     const { specs, indexOf } = limitStrings();
-    // Decision shapes (cost, flags, limit indexes): the decisions of a call mostly share one.
+    // Decision shapes (cost, flags, limit indexes): the decisions of a call mostly share one, so
+    // a decision is first compared with the one before it, index by index.
     const shapeArgs: string[] = [];
     const shapeOf = new Map<string, number>();
     const shapes = new Array<number>(batch.length);
+    let last: { cost: number; flags: number; indexes: string[]; shape: number } | null = null;
     for (let d = 0; d < batch.length; d++) {
       const { checks, cost, flags } = batch[d]!;
-      let id = `${cost}|${flags}`;
-      const indexes: string[] = [];
-      for (const c of checks) {
+      const indexes = new Array<string>(checks.length);
+      let same = last !== null && last.cost === cost && last.flags === flags && last.indexes.length === checks.length;
+      for (let i = 0; i < checks.length; i++) {
+        const c = checks[i]!;
         keys.push(c.key);
-        const index = indexOf(c);
-        indexes.push(index);
-        id += `|${index}`;
+        indexes[i] = indexOf(c);
+        if (same && indexes[i] !== last!.indexes[i]) same = false;
       }
+      if (same) {
+        shapes[d] = last!.shape;
+        continue;
+      }
+      const id = `${cost}|${flags}|${indexes.join("|")}`;
       let shape = shapeOf.get(id);
       if (shape === undefined) {
         shapeArgs.push(String(cost), String(flags), String(checks.length), ...indexes);
         shapeOf.set(id, (shape = shapeOf.size + 1));
       }
       shapes[d] = shape;
+      last = { cost, flags, indexes, shape };
     }
     const args = [nowArg(), String(batch.length), String(specs.length), ...specs, String(shapeOf.size), ...shapeArgs];
     if (shapeOf.size > 1) for (const shape of shapes) args.push(String(shape));

@@ -126,27 +126,24 @@ local function decide_checks(kb, shape)
       outcomes[i] = o
     end
     o.exact = nil
-    if c.member ~= '' then
+    if c.fair then
       fair_share(KEYS[kb + i], c, activity, o)
     else
-      algorithms[c.alg][1](KEYS[kb + i], c, o)
+      c.evaluate(KEYS[kb + i], c, o)
     end
-    local maxCost = c.limit
-    if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = tonumber(c.burst) end
-    if c.alg == 'quota' and c.overage == 'bill' then maxCost = cost end
-    if c.member ~= '' then maxCost = c.limit end
-    if cost > maxCost then
+    local maxCost = c.maxCost
+    if maxCost and cost > maxCost then
       -- can never pass under this limit: no wait to tell, nothing would be consumed
       o.allowed, o.reason, o.retry, o.delay, o.remaining = false, 'cost_exceeds_limit', 0, 0, o.idle
     end
     -- consumes: whether committing writes this counter; shadow: a shadow limit that would have denied
     o.consumes, o.shadow = o.allowed, 0
-    if not o.allowed and c.mode == 'shadow' then
+    if not o.allowed and c.shadow then
       o.allowed, o.reason, o.retry, o.delay, o.shadow = true, 'ok', 0, 0, 1
     end
     if not o.allowed then allAllowed, denying = false, denying + 1 end
     -- The accuracy meter's sampled subjects: what an exact log of the same limit would decide.
-    if c.exact == '1' and not dry then o.exact, o.exactUsed = exact_log(KEYS[kb + i] .. ':x', c) end
+    if c.sampled and not dry then o.exact, o.exactUsed = exact_log(KEYS[kb + i] .. ':x', c) end
   end
 
   -- Phase 2: commit all or nothing.
@@ -168,7 +165,7 @@ local function decide_checks(kb, shape)
     local lease = 0
     if committed then
       local u
-      if c.member ~= '' then u = fair_share_commit(KEYS[kb + i], c, o) else u = algorithms[c.alg][2](KEYS[kb + i], c, o) end
+      if c.fair then u = fair_share_commit(KEYS[kb + i], c, o) else u = c.commit(KEYS[kb + i], c, o) end
       if wantUndo then
         for _, cmd in ipairs(u) do
           undoN = undoN + 1
@@ -335,11 +332,7 @@ local function main_one()
   pairsOfCall = {}
   for j = 1, S do
     local c = spec(ARGV[3 + j])
-    local maxCost = c.limit
-    if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then maxCost = tonumber(c.burst) end
-    if c.alg == 'quota' and c.overage == 'bill' then maxCost = math.huge end
-    local alg = algorithms[c.alg]
-    pairsOfCall[j] = {c, alg[1], maxCost, c.mode == 'shadow', c.exact == '1', c.alg == 'concurrency', tonumber(ARGV[3 + S + j]), alg[2]}
+    pairsOfCall[j] = {c, c.evaluate, c.maxCost or math.huge, c.shadow, c.sampled, c.alg == 'concurrency', tonumber(ARGV[3 + S + j]), c.commit}
   end
   -- The decisions, under one pcall: a decision that fails (a key of the wrong type…) answers its
   -- own error, not its neighbours', and the loop goes on with the next one.
@@ -373,7 +366,7 @@ function algorithmsTable(parts: readonly string[]): string {
     .filter((p) => p !== "fair_share" && p !== "exact_log")
     .map((p) => entry(p, p))
     .concat(parts.includes("token_bucket") ? [entry("leaky_bucket", "token_bucket")] : []);
-  return `local algorithms = { ${table.join(", ")} }`;
+  return `algorithms = { ${table.join(", ")} }`;
 }
 
 /** Everything but the entry point: the prelude, these algorithm twins, the reply writer, both MAINs' functions. */

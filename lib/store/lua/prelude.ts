@@ -27,6 +27,8 @@ local now, ttlPad
 local fmtCache
 -- Parsed limit strings (spec below) and quota periods (quota_period), for the call.
 local specs, quotaPeriods
+-- Each algorithm's {evaluator, commit} by name (filled in after the algorithm twins, read by spec).
+local algorithms
 local function fmt(n)
   local s = fmtCache[n]
   if s == nil then
@@ -81,7 +83,16 @@ local function spec(s)
     extra = f[1] == 'concurrency' or (f[1] == 'quota' and f[10] == 'bill'),
     -- derived numbers an algorithm caches here on first use (sliding_window_counter: k, sub)
     k = false, sub = false,
+    -- what DECIDE asks of every check of this limit, worked out once: a weighted global cap's fair
+    -- share, a shadow limit, a subject the accuracy meter samples, the most one request may cost
+    -- (false: no ceiling, a billed quota), and the algorithm's evaluator and commit
+    fair = f[12] ~= '', shadow = f[6] == 'shadow', sampled = f[14] == '1', maxCost = tonumber(f[2]),
+    evaluate = false, commit = false,
   }
+  if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then c.maxCost = tonumber(c.burst) end
+  if c.alg == 'quota' and c.overage == 'bill' then c.maxCost = false end
+  local a = algorithms[c.alg]
+  if a then c.evaluate, c.commit = a[1], a[2] end
   specs[s] = c
   return c
 end
