@@ -33,7 +33,7 @@
  * (a key of the wrong type) fails alone: the script catches it per decision.
  */
 import { createHash } from "node:crypto";
-import type { Cluster } from "ioredis";
+import { type Cluster, Command } from "ioredis";
 import { isFunctionMissing, isNoScript, type RedisClient as Client } from "../redis/client";
 import { DECIDE_LIBRARY, decideLua, hasExtraField, luaParts, OUTCOME_REPLY as R, OUTCOME_REPLY_FIELDS, REPLY_REASONS, SHADOW_BITS } from "./lua/decide";
 import { checkSpec } from "./limit-spec";
@@ -207,8 +207,8 @@ function isCluster(redis: Client): redis is Cluster {
 type UndoCommand = (string | number)[];
 /** The undo list of a decision that asked for none (shared, never written to). */
 const NO_UNDO: UndoCommand[] = [];
-/** DECIDE's reply: nowMs, then per decision: [allowed, undo word count W when undo was asked for], the outcome fields of each check (OUTCOME_REPLY), [W words]. */
-type RawDecision = (string | number)[];
+/** DECIDE's reply: nowMs, then per decision: [allowed, undo word count W when undo was asked for], the outcome fields of each check (OUTCOME_REPLY), [W words]. Bulk strings are Buffers (runDecide asks for the reply as it comes), or strings from a script. */
+type RawDecision = (string | number | Buffer)[];
 const FIELDS_PER_OUTCOME = OUTCOME_REPLY_FIELDS.length;
 
 /** One decision as DECIDE takes it. flags: 0 commit, 1 dry run, 2 commit and return undo commands. */
@@ -285,16 +285,21 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
   async function runDecide(oneCheck: boolean, parts: () => readonly string[], keys: string[], args: string[]): Promise<unknown> {
     if (functions !== false) {
       const fn = oneCheck ? DECIDE_LIBRARY.decideOne : DECIDE_LIBRARY.decide;
-      stats.fcall++;
+      // A Command without a reply encoding: the reply as it comes (integers, and Buffers for the
+      // rare lease token or error), without ioredis mapping every element of it into a new array
+      // of strings. (callBuffer would do the same, but breaks under auto-pipelining.)
+      const fcall = () => {
+        stats.fcall++;
+        const command = new Command("fcall", [fn, String(keys.length), ...keys, ...args]);
+        void redis.sendCommand(command);
+        return command.promise;
+      };
       try {
-        return await redis.fcall(fn, keys.length, ...keys, ...args);
+        return await fcall();
       } catch (error) {
         if (!isFunctionMissing(error)) throw error;
       }
-      if (await loadLibrary()) {
-        stats.fcall++;
-        return await redis.fcall(fn, keys.length, ...keys, ...args);
-      }
+      if (await loadLibrary()) return await fcall();
     }
     return run(scriptForParts(parts(), oneCheck), keys, args);
   }
@@ -395,7 +400,8 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
       const undo: UndoCommand[] = wantUndo ? [] : NO_UNDO;
       for (const end = at + undoWords; at < end; ) {
         const length = Number(raw[at]);
-        undo.push(raw.slice(at + 1, at + 1 + length));
+        // Command names and keys come as Buffers (runDecide): the refund and settle replay strings.
+        undo.push(raw.slice(at + 1, at + 1 + length).map((word) => (Buffer.isBuffer(word) ? word.toString() : word)));
         at += 1 + length;
       }
       results[d] = { nowMs, allowed, outcomes, undo };
