@@ -91,6 +91,18 @@ export function quoteName(name: string): string {
   return `"${name.replace(/[\\"]/g, "\\$&")}"`;
 }
 
+/**
+ * A check with every field of LimitCheck present, in this order (the absent ones undefined): the
+ * checks of every kind of limit (windows, buckets, quotas, global caps, sampled subjects) then
+ * share one hidden class, and the store and the engine read them through monomorphic lookups.
+ */
+function oneShape(c: LimitCheck): LimitCheck {
+  return {
+    key: c.key, kind: c.kind, algorithm: c.algorithm, limit: c.limit, windowMs: c.windowMs, burst: c.burst, precision: c.precision, mode: c.mode,
+    maxDelayMs: c.maxDelayMs, leaseTtlMs: c.leaseTtlMs, period: c.period, overage: c.overage, fairShare: c.fairShare, exactLog: c.exactLog, spec: c.spec,
+  };
+}
+
 function buildPlan(effective: EffectiveLimits, prefix: string, sample: number): Plan {
   const { tenant, tier } = effective;
   const rows: PlanRow[] = [];
@@ -98,7 +110,7 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number): 
     // The limit string the Redis store sends, made here once for every decision (a concurrency
     // check's carries a fresh lease token each time: the store makes those).
     const withSpec = (c: LimitCheck): LimitCheck => (c.algorithm === "concurrency" ? c : { ...c, spec: checkSpec(c, "") });
-    const check = withSpec({ key: keyPrefix, ...base });
+    const check = withSpec(oneShape({ key: keyPrefix, ...base }));
     const policyHeader = policyHeaderOf(name, base.limit, windowSeconds);
     let fixed: PlannedCheck | null = null;
     if (subject === "fixed") {

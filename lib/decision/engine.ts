@@ -52,6 +52,17 @@ export interface DecisionRequest {
   reserve?: boolean;
 }
 
+/**
+ * A request with every field present, in this order (the absent ones undefined). Every adapter
+ * builds its requests with it: built field by field, requests had a hidden class per adapter and
+ * per set of fields, and a server answering several kinds of request (checks with and without an
+ * address, batches, gRPC descriptors) read every field of them through polymorphic lookups —
+ * about 3 µs more CPU per decision on a single-check load than a server that saw only one kind.
+ */
+export function decisionRequest(r: DecisionRequest): DecisionRequest {
+  return { key: r.key, tenant: r.tenant, operation: r.operation, ip: r.ip, cost: r.cost, dryRun: r.dryRun, explain: r.explain, reserve: r.reserve };
+}
+
 export interface EngineDeps {
   /** The policy document in force (null until one is loaded). */
   policy: () => CompiledPolicy | null;

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { canonicalClientAddress } from "./client-address";
-import type { DecisionRequest } from "./engine";
+import { decisionRequest, type DecisionRequest } from "./engine";
 
 export const MAX_FIELD_CHARS = 512;
 export const MAX_BATCH = 100;
@@ -94,7 +94,7 @@ function parseOne(value: unknown, prefix: (string | number)[]): { ok: true; requ
   if (!result.success) return { ok: false, error: firstIssue(result.error, prefix, value) };
   // Every spelling of one address is one counter subject (lib/decision/client-address.ts).
   if (result.data.ip !== undefined) result.data.ip = canonicalClientAddress(result.data.ip)!;
-  return { ok: true, request: result.data };
+  return { ok: true, request: decisionRequest(result.data) };
 }
 
 const okText = (v: unknown): v is string => typeof v === "string" && v.length >= 1 && v.length <= MAX_FIELD_CHARS;
@@ -112,32 +112,24 @@ function fastCheck(v: Record<string, unknown>): DecisionRequest | null {
   const { key, tenant, operation, ip, cost, dryRun, explain, reserve } = v;
   if (!okText(operation)) return null;
   if (key !== undefined ? !okText(key) || tenant !== undefined : !okText(tenant)) return null;
-  const out: DecisionRequest = { operation };
-  if (key !== undefined) out.key = key as string;
-  else out.tenant = tenant as string;
+  let canonical: string | undefined;
   if (ip !== undefined) {
     if (typeof ip !== "string" || ip.length > 64) return null;
-    const canonical = canonicalClientAddress(ip);
-    if (canonical === null) return null;
-    out.ip = canonical;
+    canonical = canonicalClientAddress(ip) ?? undefined;
+    if (canonical === undefined) return null;
   }
-  if (cost !== undefined) {
-    if (typeof cost !== "number" || !Number.isSafeInteger(cost) || cost < 1 || cost > MAX_COST) return null;
-    out.cost = cost;
-  }
-  if (dryRun !== undefined) {
-    if (typeof dryRun !== "boolean") return null;
-    out.dryRun = dryRun;
-  }
-  if (explain !== undefined) {
-    if (typeof explain !== "boolean") return null;
-    out.explain = explain;
-  }
-  if (reserve !== undefined) {
-    if (typeof reserve !== "boolean") return null;
-    out.reserve = reserve;
-  }
-  return out;
+  if (cost !== undefined && (typeof cost !== "number" || !Number.isSafeInteger(cost) || cost < 1 || cost > MAX_COST)) return null;
+  if ((dryRun !== undefined && typeof dryRun !== "boolean") || (explain !== undefined && typeof explain !== "boolean") || (reserve !== undefined && typeof reserve !== "boolean")) return null;
+  return decisionRequest({
+    key: key as string | undefined,
+    tenant: tenant as string | undefined,
+    operation,
+    ip: canonical,
+    cost: cost as number | undefined,
+    dryRun: dryRun as boolean | undefined,
+    explain: explain as boolean | undefined,
+    reserve: reserve as boolean | undefined,
+  });
 }
 
 /** Parses a /v1/check body (already JSON-decoded): one request, or `{ requests: [...] }`. */

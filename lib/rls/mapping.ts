@@ -24,7 +24,7 @@
  * Retry-After when denied), plus `x-sluice-reason` when denied.
  */
 import type { DecisionAnswer } from "../decision/answer";
-import type { DecisionRequest } from "../decision/engine";
+import { decisionRequest, type DecisionRequest } from "../decision/engine";
 import { MAX_BATCH, MAX_COST, MAX_FIELD_CHARS, type FieldError } from "../decision/request";
 import type { Reason } from "../policy/types";
 import { clientAddressOrUnknown, UNKNOWN_CLIENT_ADDRESS } from "../decision/client-address";
@@ -172,11 +172,9 @@ export function planRateLimit(message: RlsRequestMessage, options: { domain: str
 
     // No tenant entry: the api_key decides, and an empty or absent one is an unknown key (the
     // engine answers unknown_key), never "no limit".
-    const request: DecisionRequest = seen.tenant !== undefined ? { tenant: seen.tenant, operation } : { key: seen.api_key ?? "", operation };
-    if (cost !== undefined) request.cost = cost;
-    if (seen.remote_address !== undefined) request.ip = clientAddressOrUnknown(seen.remote_address);
-    else if (seen.masked_remote_address !== undefined) request.ip = clientNetworkOrUnknown(seen.masked_remote_address);
-    requests.push(request);
+    const ip =
+      seen.remote_address !== undefined ? clientAddressOrUnknown(seen.remote_address) : seen.masked_remote_address !== undefined ? clientNetworkOrUnknown(seen.masked_remote_address) : undefined;
+    requests.push(decisionRequest(seen.tenant !== undefined ? { tenant: seen.tenant, operation, cost, ip } : { key: seen.api_key ?? "", operation, cost, ip }));
   }
   return { ok: true, requests };
 }

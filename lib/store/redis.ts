@@ -172,6 +172,7 @@ function readOutcome(raw: RawDecision, at: number, check: LimitCheck, cost: numb
   const code = raw[at + R.code] as number;
   const allowed = (code & 1) === 1;
   const wait = Number(raw[at + R.wait]);
+  // Every field present (the optional ones undefined): one hidden class for every outcome.
   const outcome: CheckOutcome = {
     allowed,
     reason: REPLY_REASONS[(code >> 1) & 7]!,
@@ -180,6 +181,10 @@ function readOutcome(raw: RawDecision, at: number, check: LimitCheck, cost: numb
     resetAtMs: Number(raw[at + R.resetAt]),
     retryAfterMs: allowed ? 0 : wait,
     delayMs: allowed ? wait : 0,
+    shadowDenied: undefined,
+    leaseId: undefined,
+    overage: undefined,
+    accuracy: undefined,
   };
   const shadow = code >> 4;
   if (shadow !== 0) {

@@ -17,7 +17,7 @@
 import { randomUUID } from "node:crypto";
 import type net from "node:net";
 import { plainAnswer } from "../../lib/decision/answer";
-import { NotReadyError, type DecisionEngine, type DecisionRequest } from "../../lib/decision/engine";
+import { decisionRequest, NotReadyError, type DecisionEngine } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
 import { errorBody } from "../../lib/errors";
 import { errorMessage, type Logger } from "../../lib/log";
@@ -170,7 +170,7 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
       return json(ex, 401, answer);
     }
     if (apiKey.length > MAX_FIELD_CHARS) return invalid(ex, { field: "X-Api-Key", message: "key: at most 512 characters" });
-    const request: DecisionRequest = { key: apiKey, operation, ip };
+    const request = decisionRequest({ key: apiKey, operation, ip });
     const answer = await engine.decide(request);
     const headers: Record<string, string> = { ...answer.headers, "X-Sluice-Reason": answer.reason };
     if (answer.tenant) headers["X-Sluice-Tenant"] = answer.tenant;
