@@ -14,27 +14,6 @@ end
 local function swc_remaining(cnt, k, sub, L, i, extra)
   return max(0, ceil((L * sub - (cnt[i - k] or 0) * (sub - (now - i * sub))) / sub) - swc_newest(cnt, k, i) - extra)
 end
--- Precision 1, the plain formula: weighted = previous × (1 − elapsed/window) + current, on the
--- same scaled integers as below, with the two counts in locals (no tables: this is the hot path of
--- most policies). The answers are the general body's for k = 1 to the unit. Returns nil when it
--- denies: the general body then works out the wait.
-local function swc_plain(key, c, o, sub)
-  local L = c.limit
-  local i = floor(now / sub)
-  local fi = fmt(i)
-  local v = redis.call('HMGET', key, fmt(i - 1), fi)
-  local p, q = tonumber(v[1]) or 0, tonumber(v[2]) or 0
-  local e = now - i * sub
-  local idle = max(0, ceil((L * sub - p * (sub - e)) / sub) - q)
-  if p * (sub - e) + (q + cost - 1) * sub < L * sub then
-    o.field, o.fresh, o.i = fi, q == 0, i
-    -- Field i - 2 is the only one that can have slid out (see below): the commit that opens
-    -- sub-window i drops it by name, whether it is there or not (cheaper than reading it first).
-    if ttlPad == 0 then o.stale = fmt(i - 2) else o.stale = false end
-    return pass(o, max(0, idle - cost), idle, (i + 2) * sub)
-  end
-  return nil
-end
 local function sliding_window_counter(key, c, o)
   local k = c.k
   if not k then
@@ -42,7 +21,25 @@ local function sliding_window_counter(key, c, o)
     c.k, c.sub = k, max(1, floor(c.window / k))
   end
   local sub = c.sub
-  if k == 1 and swc_plain(key, c, o, sub) then return o end
+  if k == 1 then
+    -- Precision 1, the plain formula: weighted = previous × (1 − elapsed/window) + current, on the
+    -- same scaled integers as below, with the two counts in locals (no tables: this is the hot
+    -- path of most policies). The answers are the general body's for k = 1 to the unit; a denial
+    -- goes on to the general body, which works out the wait.
+    local L = c.limit
+    local i = floor(now / sub)
+    local fi = fmt(i)
+    local v = redis.call('HMGET', key, fmt(i - 1), fi)
+    local p, q = tonumber(v[1]) or 0, tonumber(v[2]) or 0
+    local e = now - i * sub
+    local idle = max(0, ceil((L * sub - p * (sub - e)) / sub) - q)
+    if p * (sub - e) + (q + cost - 1) * sub < L * sub then
+      -- stale: nil, the commit that opens sub-window i drops i - 2 by name (the only field that
+      -- can have slid out, see below), whether it is there or not: cheaper than reading it first
+      o.field, o.fresh, o.i, o.stale = fi, q == 0, i, nil
+      return pass(o, max(0, idle - cost), idle, (i + 2) * sub)
+    end
+  end
   local i = floor(now / sub)
   local L = c.limit
   -- With Redis time, a live key's last write was in a sub-window w >= i - k (its expiry is
@@ -69,8 +66,8 @@ local function sliding_window_counter(key, c, o)
   for j = i, i - k, -1 do if (cnt[j] or 0) > 0 then reset_from = (j + k + 1) * sub break end end
   local idle = swc_remaining(cnt, k, sub, L, i, 0)
   if swc_fits(cnt, k, sub, L, i, now - i * sub) then
-    o.field, o.fresh, o.i = fmt(i), (cnt[i] or 0) == 0, i
-    if stale then o.stale = stale else o.stale = false end
+    -- stale: the fields to drop (a table), or false: none
+    o.field, o.fresh, o.i, o.stale = fmt(i), (cnt[i] or 0) == 0, i, stale
     return pass(o, swc_remaining(cnt, k, sub, L, i, cost), idle, (i + k + 1) * sub)
   end
   local retry = (i + k + 1) * sub - now
@@ -94,9 +91,8 @@ local function sliding_window_counter_commit(key, c, o)
     -- a new sub-window: drop the ones that slid out (once per sub-window, not per request)
     if ttlPad == 0 then
       local stale = o.stale
-      if stale then
-        if type(stale) == 'table' then redis.call('HDEL', key, unpack(stale)) else redis.call('HDEL', key, stale) end
-      end
+      if stale == nil then redis.call('HDEL', key, fmt(o.i - 2))
+      elseif stale then redis.call('HDEL', key, unpack(stale)) end
     else
       local names = redis.call('HKEYS', key)
       for _, f in ipairs(names) do if tonumber(f) < o.i - c.k then redis.call('HDEL', key, f) end end
