@@ -16,7 +16,7 @@
  * the decisions counted) — the figure that holds on a loaded machine, where req/s swings. The
  * load average is printed at the start and the end; the goals of #12 are checked at the end.
  *
- * BENCH_SECONDS (default 5) per run, BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 50),
+ * BENCH_SECONDS (default 5) per run, BENCH_ROUNDS (default 5: three gave medians that moved by a µs between runs), BENCH_CONNECTIONS (default 50),
  * BENCH_FIXED_RATE (default 5000), BENCH_PROCESSES (default 1; 2 adds /v1/check on a server of two
  * decision processes). About 4 to 5 minutes with the defaults. The gRPC rows need h2load (Debian's
  * nghttp2-client).
@@ -36,7 +36,7 @@ import { cpuUs } from "./proc-cpu";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3));
+const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 5));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const FIXED_RATE = Number(process.env.BENCH_FIXED_RATE ?? 5_000);
 /** BENCH_PROCESSES=N (> 1): one more row, /v1/check on a decision server of N processes (SLUICE_DECISION_PROCESSES, #12 item 2). */
