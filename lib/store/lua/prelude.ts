@@ -81,8 +81,9 @@ local function spec(s)
     overage = f[10], weight = f[11], member = f[12], token = f[13], exact = f[14],
     -- whether its outcomes carry the extra reply field (hasExtraField in lib/store/lua/decide.ts)
     extra = f[1] == 'concurrency' or (f[1] == 'quota' and f[10] == 'bill'),
-    -- derived numbers an algorithm caches here on first use (sliding_window_counter: k, sub)
-    k = false, sub = false,
+    -- derived numbers an algorithm caches here on first use (sliding_window_counter: k, sub, and
+    -- for the call's clock the sub-window i, its field names fi and fprev, e and Lsub)
+    k = false, sub = false, i = false, fi = false, fprev = false, e = false, Lsub = false,
     -- what DECIDE asks of every check of this limit, worked out once: a weighted global cap's fair
     -- share, a shadow limit, a subject the accuracy meter samples, the most one request may cost
     -- (false: no ceiling, a billed quota), and the algorithm's evaluator and commit

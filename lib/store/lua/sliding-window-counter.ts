@@ -26,14 +26,18 @@ local function sliding_window_counter(key, c, o)
     -- same scaled integers as below, with the two counts in locals (no tables: this is the hot
     -- path of most policies). The answers are the general body's for k = 1 to the unit; a denial
     -- goes on to the general body, which works out the wait.
-    local L = c.limit
-    local i = floor(now / sub)
-    local fi = fmt(i)
-    local v = redis.call('HMGET', key, fmt(i - 1), fi)
+    -- The call's sub-window, its field names and the scaled limit, the same for every decision
+    -- of the call (one clock): worked out by the first one, kept on the parsed limit.
+    local i = c.i
+    if not i then
+      i = floor(now / sub)
+      c.i, c.fi, c.fprev, c.e, c.Lsub = i, fmt(i), fmt(i - 1), now - i * sub, c.limit * sub
+    end
+    local fi, e, Lsub = c.fi, c.e, c.Lsub
+    local v = redis.call('HMGET', key, c.fprev, fi)
     local p, q = tonumber(v[1]) or 0, tonumber(v[2]) or 0
-    local e = now - i * sub
-    local idle = max(0, ceil((L * sub - p * (sub - e)) / sub) - q)
-    if p * (sub - e) + (q + cost - 1) * sub < L * sub then
+    local idle = max(0, ceil((Lsub - p * (sub - e)) / sub) - q)
+    if p * (sub - e) + (q + cost - 1) * sub < Lsub then
       -- stale: nil, the commit that opens sub-window i drops i - 2 by name (the only field that
       -- can have slid out, see below), whether it is there or not: cheaper than reading it first
       o.field, o.fresh, o.i, o.stale = fi, q == 0, i, nil
