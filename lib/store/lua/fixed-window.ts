@@ -11,10 +11,5 @@ export const FIXED_WINDOW_LUA = `local function fixed_window(key, c, o)
   o.k, o.fresh = k, count == 0
   return pass(o, c.limit - count - cost, idle, reset)
 end
-local function fixed_window_commit(key, c, o)
-  redis.call('INCRBY', o.k, cost)
-  pexpireNew(o.k, o.resetAt - now, o.fresh)
-  if not wantUndo then return NO_UNDO end
-  return {{'DECRBY', o.k, cost}}
-end
+local fixed_window_commit = string_counter_commit
 `;

@@ -100,6 +100,14 @@ end
 
 -- What a commit returns when the decision did not ask for undo commands (no table per commit).
 local NO_UNDO = {}
+-- The commit of a counter kept as a STRING at o.k (fixed windows, quotas): adds the cost, and the
+-- write that creates it (o.fresh) sets its expiry, o.resetAt.
+local function string_counter_commit(key, c, o)
+  redis.call('INCRBY', o.k, cost)
+  pexpireNew(o.k, o.resetAt - now, o.fresh)
+  if not wantUndo then return NO_UNDO end
+  return {{'DECRBY', o.k, cost}}
+end
 -- A check that denies: nothing would be consumed, so remaining is the idle count. Fills \`o\`, the
 -- caller's outcome table (reused from decision to decision: no table per check), and returns it.
 local function deny(o, reason, idle, resetAt, retry)

@@ -63,10 +63,5 @@ local function quota(key, c, o)
   end
   return pass(o, c.limit - used - cost, idle, periodEnd)
 end
-local function quota_commit(key, c, o)
-  redis.call('INCRBY', o.k, cost)
-  pexpireNew(o.k, o.resetAt - now, o.fresh)
-  if not wantUndo then return NO_UNDO end
-  return {{'DECRBY', o.k, cost}}
-end
+local quota_commit = string_counter_commit
 `;
