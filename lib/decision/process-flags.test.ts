@@ -11,6 +11,6 @@ describe("the decision process's Node.js flags", () => {
 
   it("adds the missing ones and keeps one the operator set", () => {
     expect(withDecisionFlags(["--import", "tsx"])).toEqual(["--import", "tsx", ...DECISION_NODE_FLAGS]);
-    expect(withDecisionFlags(["--max-semi-space-size=64"])).toEqual(["--max-semi-space-size=64"]);
+    expect(withDecisionFlags(["--max-semi-space-size=16"])).toEqual(["--max-semi-space-size=16"]);
   });
 });
