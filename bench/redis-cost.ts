@@ -1,7 +1,7 @@
 /**
- * `npm run bench:redis-cost` — what one decision costs Redis. For each algorithm, INFO commandstats
- * and INFO cpu are read before and after 100,000 single-limit decisions (1,000 subjects, 64 in
- * flight, auto-pipelined), giving:
+ * `npm run bench:redis-cost` — what one decision costs Redis. For each algorithm, and for the demo
+ * policy's four counters in one decision, INFO commandstats and INFO cpu are read before and after
+ * 100,000 decisions (1,000 subjects, 64 in flight, auto-pipelined), giving:
  * - commands per decision: DECIDE calls the client sent (FCALL; EVALSHA and EVAL where DECIDE runs as scripts); goal 1;
  * - script µs per decision: the `usec` Redis accounts to those calls (the script and every command
  *   it runs inside); goal ≤ 20;
@@ -19,18 +19,29 @@ const DECISIONS = Number(process.env.DECISIONS ?? 100_000);
 const IN_FLIGHT = 64;
 const SUBJECTS = 1_000;
 
-type Variant = { name: string; check: Omit<LimitCheck, "key"> };
+/** One decision's checks (one limit, or the demo shape's four). */
+type Variant = { name: string; checks: Omit<LimitCheck, "key">[] };
 
 const base = { kind: "limit" as const, limit: 1_000, windowMs: 60_000, burst: 1_000, precision: 1, mode: "reject" as const, maxDelayMs: 0, leaseTtlMs: 30_000 };
 const VARIANTS: Variant[] = [
-  { name: "sliding_window_counter (precision 1)", check: { ...base, algorithm: "sliding_window_counter" } },
-  { name: "sliding_window_counter (precision 10)", check: { ...base, algorithm: "sliding_window_counter", precision: 10 } },
-  { name: "fixed_window", check: { ...base, algorithm: "fixed_window" } },
-  { name: "token_bucket", check: { ...base, algorithm: "token_bucket" } },
-  { name: "leaky_bucket (delay)", check: { ...base, algorithm: "leaky_bucket", mode: "delay", maxDelayMs: 500 } },
-  { name: "sliding_window_log (limit 100)", check: { ...base, algorithm: "sliding_window_log", limit: 100 } },
-  { name: "concurrency", check: { ...base, algorithm: "concurrency", limit: 100, leaseTtlMs: 1_000 } },
-  { name: "quota (month)", check: { ...base, algorithm: "quota", kind: "quota", period: "month", overage: "block", limit: 1_000_000 } },
+  { name: "sliding_window_counter (precision 1)", checks: [{ ...base, algorithm: "sliding_window_counter" }] },
+  { name: "sliding_window_counter (precision 10)", checks: [{ ...base, algorithm: "sliding_window_counter", precision: 10 }] },
+  { name: "fixed_window", checks: [{ ...base, algorithm: "fixed_window" }] },
+  { name: "token_bucket", checks: [{ ...base, algorithm: "token_bucket" }] },
+  { name: "leaky_bucket (delay)", checks: [{ ...base, algorithm: "leaky_bucket", mode: "delay", maxDelayMs: 500 }] },
+  { name: "sliding_window_log (limit 100)", checks: [{ ...base, algorithm: "sliding_window_log", limit: 100 }] },
+  { name: "concurrency", checks: [{ ...base, algorithm: "concurrency", limit: 100, leaseTtlMs: 1_000 }] },
+  { name: "quota (month)", checks: [{ ...base, algorithm: "quota", kind: "quota", period: "month", overage: "block", limit: 1_000_000 }] },
+  // The demo policy's shape (bench:paths, README "Benchmarks"): four counters in one decision.
+  {
+    name: "four counters: sliding window + token bucket + fixed window + month quota",
+    checks: [
+      { ...base, algorithm: "sliding_window_counter" },
+      { ...base, algorithm: "token_bucket" },
+      { ...base, algorithm: "fixed_window" },
+      { ...base, algorithm: "quota", kind: "quota", period: "month", overage: "block", limit: 1_000_000 },
+    ],
+  },
 ];
 
 interface Stats {
@@ -62,8 +73,10 @@ async function main(): Promise<void> {
   try {
     const only = process.env.ONLY; // e.g. ONLY=fixed_window: rows whose name contains it
     for (const variant of VARIANTS.filter((v) => !only || v.name.includes(only))) {
-      const checks = Array.from({ length: SUBJECTS }, (_, i): LimitCheck => ({ ...variant.check, key: `bench${process.pid}:{t:t${i % 50}}:c:${variant.check.algorithm}${variant.check.precision}:${i}` }));
-      await store.check([checks[0]], { cost: 1, dryRun: false }); // load the script
+      const decisions = Array.from({ length: SUBJECTS }, (_, i) =>
+        variant.checks.map((c, j): LimitCheck => ({ ...c, key: `bench${process.pid}:{t:t${i % 50}}:c${j}:${c.algorithm}${c.precision}:${i}` })),
+      );
+      await store.check(decisions[0]!, { cost: 1, dryRun: false }); // load the script
       const before = await stats(statsClient);
       const started = process.hrtime.bigint();
       let next = 0;
@@ -72,7 +85,7 @@ async function main(): Promise<void> {
         Array.from({ length: IN_FLIGHT }, async () => {
           while (next < DECISIONS) {
             const n = next++;
-            if ((await store.check([checks[n % SUBJECTS]], { cost: 1, dryRun: false })).allowed) allowed++;
+            if ((await store.check(decisions[n % SUBJECTS]!, { cost: 1, dryRun: false })).allowed) allowed++;
           }
         }),
       );
@@ -114,7 +127,7 @@ async function main(): Promise<void> {
     stat.disconnect();
   }
   await server?.stop();
-  console.log(`## Redis cost per decision (${DECISIONS.toLocaleString("en")} single-limit decisions per row, ${SUBJECTS} subjects, ${IN_FLIGHT} in flight)\n`);
+  console.log(`## Redis cost per decision (${DECISIONS.toLocaleString("en")} decisions per row, ${SUBJECTS} subjects, ${IN_FLIGHT} in flight)\n`);
   console.log("| algorithm | commands / decision | script µs / decision (commandstats) | server CPU µs / decision | decisions/s (one client) | allowed |");
   console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
   for (const row of rows) console.log(row);
