@@ -4,7 +4,7 @@
  * bench/bench-policy.ts), loads it with `wrk -t1 -c50` (bench/wrk/check.lua) for PROFILE_SECONDS
  * (default 8) on PROFILE_PATH (`single`, the default: one check per request over 100k addresses;
  * `deny`: one hot address far over its limit; `batch`: 100 checks per request; `demo`: four
- * counters per request), stops it, and prints the profile's self time per function and its
+ * counters per request; `grpc`: ShouldRateLimit calls from h2load, bench/h2load-rls.ts), stops it, and prints the profile's self time per function and its
  * inclusive time per function (the `.cpuprofile` stays in PROFILE_DIR, default a temp directory,
  * for Chrome DevTools), with the server's and Redis's CPU per decision over the run.
  */
@@ -31,6 +31,8 @@ const WRK_ENV: Record<string, Record<string, string>> = {
   deny: { BENCH_KEY: BENCH_DENY_KEY, BENCH_FIXED_IP: "192.0.2.1" },
   batch: { BENCH_KEY, BENCH_BATCH: "100" },
   demo: { BENCH_KEY: BENCH_DEMO_KEY },
+  // Envoy's rate limit service (#13) over gRPC: h2load (bench/h2load-rls.ts), one address.
+  grpc: { BENCH_KEY, BENCH_FIXED_IP: "203.0.113.7" },
 };
 
 interface ProfileNode {
@@ -108,9 +110,10 @@ async function main(): Promise<void> {
     process.env.SLUICE_REDIS_PREFIX = prefix;
     await publishBenchPolicy(redis);
     const port = await freePort();
+    const grpcPort = PATH === "grpc" ? await freePort() : 0;
     child = spawn(process.execPath, [...DECISION_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${dir}`, "--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
       cwd: ROOT,
-      env: { ...process.env, REDIS_URL: own.url, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: BENCH_TOKEN, DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: "0", SLUICE_DECISION_PROCESSES: process.env.SLUICE_DECISION_PROCESSES ?? "1" },
+      env: { ...process.env, REDIS_URL: own.url, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: BENCH_TOKEN, DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: String(grpcPort), SLUICE_DECISION_PROCESSES: process.env.SLUICE_DECISION_PROCESSES ?? "1" },
       stdio: ["ignore", "ignore", "inherit"],
     });
     const url = `http://127.0.0.1:${port}`;
@@ -120,9 +123,13 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const wrk = (seconds: number) =>
-      run("/usr/bin/wrk", ["-t1", "-c50", `-d${seconds}s`, "-s", path.join(ROOT, "bench/wrk/check.lua"), `${url}/v1/check`], {
-        env: { ...process.env, BENCH_TOKEN, ...wrkEnv },
-      });
+      PATH === "grpc"
+        ? run(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/h2load-rls.ts")], {
+            env: { ...process.env, BENCH_TOKEN, ...wrkEnv, RLS_ADDRESS: `127.0.0.1:${grpcPort}`, METRICS_URL: `${url}/metrics`, SECONDS: String(seconds) },
+          })
+        : run("/usr/bin/wrk", ["-t1", "-c50", `-d${seconds}s`, "-s", path.join(ROOT, "bench/wrk/check.lua"), `${url}/v1/check`], {
+            env: { ...process.env, BENCH_TOKEN, ...wrkEnv },
+          });
     await wrk(2); // warm-up: JIT, scripts loaded, the deny address over its limit
     await redis.config("RESETSTAT");
     const server0 = cpuUs(child.pid!);
@@ -131,7 +138,7 @@ async function main(): Promise<void> {
     const serverUs = cpuUs(child.pid!) - server0;
     const redisUs = cpuUs(own.pid()!) - redis0;
     const line = stdout.split("\n").find((l) => l.startsWith("RESULT "));
-    if (!line) throw new Error(`wrk printed no RESULT: ${stdout}`);
+    if (!line) throw new Error(`the load printed no RESULT: ${stdout}`);
     const requests = Number(line.split(" ")[1]);
     const decisions = requests * (PATH === "batch" ? 100 : 1);
     const stats = parseCommandStats(await redis.info("commandstats"));
