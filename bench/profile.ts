@@ -4,29 +4,29 @@
  * bench/bench-policy.ts), loads it with `wrk -t1 -c50` (bench/wrk/check.lua) for PROFILE_SECONDS
  * (default 8) on PROFILE_PATH (`single`, the default: one check per request over 100k addresses;
  * `deny`: one hot address far over its limit; `batch`: 100 checks per request; `demo`: four
- * counters per request; `grpc`: ShouldRateLimit calls from h2load, bench/h2load-rls.ts), stops it, and prints the profile's self time per function and its
- * inclusive time per function (the `.cpuprofile` stays in PROFILE_DIR, default a temp directory,
+ * counters per request; `grpc`: ShouldRateLimit calls from h2load, bench/h2load-rls.ts), stops
+ * it, and prints the profile's self time per function and its inclusive time per function (the `.cpuprofile` stays in PROFILE_DIR, default a temp directory,
  * for Chrome DevTools), with the server's and Redis's CPU per decision over the run.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import { DECISION_NODE_FLAGS } from "../lib/decision/process-flags";
 import { freePort } from "../lib/net/ports";
 import { startOwnRedis } from "../lib/net/redis-server";
 import { BENCH_DEMO_KEY, BENCH_DENY_KEY, BENCH_KEY, BENCH_TOKEN, publishBenchPolicy } from "./bench-policy";
+import { h2loadRlsLoad, wrkLoad } from "./loads";
 import { cpuUs } from "./proc-cpu";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
 const PATH = process.env.PROFILE_PATH ?? "single";
 const TOP = Number(process.env.PROFILE_TOP ?? 35);
-const run = promisify(execFile);
 
-const WRK_ENV: Record<string, Record<string, string>> = {
+/** Each path's load: the environment its wrk script (or h2load, for grpc) reads. */
+const LOAD_ENV: Record<string, Record<string, string>> = {
   single: { BENCH_KEY },
   deny: { BENCH_KEY: BENCH_DENY_KEY, BENCH_FIXED_IP: "192.0.2.1" },
   batch: { BENCH_KEY, BENCH_BATCH: "100" },
@@ -99,8 +99,8 @@ function redisCalls(stats: Map<string, { calls: number; usec: number }>, decisio
 }
 
 async function main(): Promise<void> {
-  const wrkEnv = WRK_ENV[PATH];
-  if (!wrkEnv) throw new Error(`PROFILE_PATH: one of ${Object.keys(WRK_ENV).join(", ")}`);
+  const loadEnv = LOAD_ENV[PATH];
+  if (!loadEnv) throw new Error(`PROFILE_PATH: one of ${Object.keys(LOAD_ENV).join(", ")}`);
   const dir = process.env.PROFILE_DIR ?? mkdtempSync(path.join(tmpdir(), "sluice-profile-"));
   const prefix = `prof${process.pid}:`;
   const own = await startOwnRedis();
@@ -122,19 +122,15 @@ async function main(): Promise<void> {
       if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const wrk = (seconds: number) =>
+    const load = (seconds: number) =>
       PATH === "grpc"
-        ? run(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/h2load-rls.ts")], {
-            env: { ...process.env, BENCH_TOKEN, ...wrkEnv, RLS_ADDRESS: `127.0.0.1:${grpcPort}`, METRICS_URL: `${url}/metrics`, SECONDS: String(seconds) },
-          })
-        : run("/usr/bin/wrk", ["-t1", "-c50", `-d${seconds}s`, "-s", path.join(ROOT, "bench/wrk/check.lua"), `${url}/v1/check`], {
-            env: { ...process.env, BENCH_TOKEN, ...wrkEnv },
-          });
-    await wrk(2); // warm-up: JIT, scripts loaded, the deny address over its limit
+        ? h2loadRlsLoad(`127.0.0.1:${grpcPort}`, `${url}/metrics`, seconds, 50, { ...process.env, BENCH_TOKEN, ...loadEnv })
+        : wrkLoad(`${url}/v1/check`, seconds, 50, { ...process.env, BENCH_TOKEN, ...loadEnv });
+    await load(2); // warm-up: JIT, scripts loaded, the deny address over its limit
     await redis.config("RESETSTAT");
     const server0 = cpuUs(child.pid!);
     const redis0 = cpuUs(own.pid()!);
-    const { stdout } = await wrk(SECONDS);
+    const stdout = await load(SECONDS);
     const serverUs = cpuUs(child.pid!) - server0;
     const redisUs = cpuUs(own.pid()!) - redis0;
     const line = stdout.split("\n").find((l) => l.startsWith("RESULT "));

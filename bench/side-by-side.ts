@@ -32,6 +32,7 @@ import { DECISION_NODE_FLAGS } from "../lib/decision/process-flags";
 import { freePort } from "../lib/net/ports";
 import { type OwnRedis, startOwnRedis } from "../lib/net/redis-server";
 import { BENCH_DEMO_KEY, BENCH_DENY_KEY, BENCH_KEY, BENCH_TOKEN, publishBenchPolicy } from "./bench-policy";
+import { h2loadRlsLoad, wrkLoad } from "./loads";
 import { cpuUs } from "./proc-cpu";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -123,20 +124,18 @@ async function measure(t: Target, seconds = SECONDS): Promise<Sample> {
   const env = { ...process.env, BENCH_TOKEN, BENCH_KEY, ...t.load.env };
   const server0 = cpuUs(t.proc.child.pid!);
   const redis0 = redisPid === null ? 0 : cpuUs(redisPid);
-  const { stdout } =
+  const stdout =
     t.load.tool === "wrk"
-      ? await run("/usr/bin/wrk", ["-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "-s", path.join(ROOT, "bench/wrk/check.lua"), `${t.proc.url}${t.load.path}`], { env, maxBuffer: 1 << 20 })
+      ? await wrkLoad(`${t.proc.url}${t.load.path}`, seconds, CONNECTIONS, env)
       : t.load.tool === "h2load-rls"
-        ? await run(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/h2load-rls.ts")], {
-            cwd: ROOT,
-            env: { ...env, RLS_ADDRESS: t.proc.grpcAddress, METRICS_URL: `${t.proc.url}/metrics`, SECONDS: String(seconds), CONNECTIONS: String(CONNECTIONS) },
-            maxBuffer: 1 << 20,
-          })
-        : await run(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/fixed-rate.ts")], {
-            cwd: ROOT,
-            env: { ...env, FIXED_URL: `${t.proc.url}${t.load.path}`, FIXED_RATE: String(FIXED_RATE), FIXED_SECONDS: String(seconds) },
-            maxBuffer: 1 << 20,
-          });
+        ? await h2loadRlsLoad(t.proc.grpcAddress!, `${t.proc.url}/metrics`, seconds, CONNECTIONS, env)
+        : (
+            await run(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/fixed-rate.ts")], {
+              cwd: ROOT,
+              env: { ...env, FIXED_URL: `${t.proc.url}${t.load.path}`, FIXED_RATE: String(FIXED_RATE), FIXED_SECONDS: String(seconds) },
+              maxBuffer: 1 << 20,
+            })
+          ).stdout;
   const server = cpuUs(t.proc.child.pid!) - server0;
   const redisCpu = redisPid === null ? 0 : cpuUs(redisPid) - redis0;
   const line = stdout.split("\n").find((l) => l.startsWith("RESULT "));
