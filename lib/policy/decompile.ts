@@ -14,6 +14,7 @@ import { compileLimit, compileOverride, compileQuota, type PolicySpec, type Tena
 import type { CompiledLimit, CompiledOverride, CompiledPolicyBody, CompiledTier } from "./compiled";
 import { canonicalJson } from "./checksum";
 import { formatDurationMs, parseDurationMs } from "./duration";
+import { rateLimitServiceSpec } from "./envoy/decompile";
 import type { LimitSpec, OverrideSpec, QuotaSpec, TierSpec } from "./policy-file";
 import { compileRequirements, formatPercent, type CompiledRequirements, type RequirementsSpec } from "./requirements";
 
@@ -146,5 +147,6 @@ export function specFromDocument(doc: CompiledPolicyBody, hint?: PolicySpec): Po
     globalCaps,
     tenants,
     ...(requirements ? { requirements } : {}),
+    ...(doc.rateLimitService ? { rateLimitService: rateLimitServiceSpec(doc.rateLimitService, hint?.rateLimitService) } : {}),
   };
 }
