@@ -220,8 +220,12 @@ function readConfig(file: EnvoyConfigFile, notes: string[]): { ok: true; value: 
   const parsed = envoyDomainSchema.safeParse(raw);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      const path = issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0] ?? ""] : issue.path;
-      reader.issue(path as (string | number)[], issue.message);
+      if (issue.code === "unrecognized_keys") {
+        // Their loader accepts any of its keys at any level and ignores it where it means nothing.
+        for (const key of issue.keys) {
+          reader.issue([...issue.path, key] as (string | number)[], `${JSON.stringify(key)} does not belong at this level (envoyproxy/ratelimit would ignore it here, silently)`);
+        }
+      } else reader.issue(issue.path as (string | number)[], issue.message);
     }
     return { ok: false, issues: reader.issues };
   }

@@ -75,6 +75,9 @@ export function compositeKey(key: string, value: string | undefined): string {
   return value ? `${key}_${value}` : key;
 }
 
+const EMPTY_KEY = "expected a key (envoyproxy/ratelimit: descriptor has empty key)";
+const EMPTY_DOMAIN = "expected a domain (envoyproxy/ratelimit: config file cannot have empty domain)";
+
 const BUCKETS: ReadonlySet<string> = new Set(["token_bucket", "leaky_bucket"]);
 
 function checkRateLimit(r: EnvoyRateLimitSpec, ctx: z.RefinementCtx): void {
@@ -111,7 +114,10 @@ function checkRateLimit(r: EnvoyRateLimitSpec, ctx: z.RefinementCtx): void {
 export const envoyRateLimitSchema: z.ZodType<EnvoyRateLimitSpec> = z
   .strictObject({
     name: z.string().max(256).optional(),
-    replaces: z.array(z.strictObject({ name: z.string().max(256) })).max(100).optional(),
+    replaces: z
+      .array(z.strictObject({ name: z.string("expected the name of the rule it replaces (envoyproxy/ratelimit: should not have an empty replaces entry)").max(256) }))
+      .max(100)
+      .optional(),
     unit: z.string().max(32).optional(),
     requests_per_unit: uint32.optional(),
     unlimited: z.boolean().optional(),
@@ -141,7 +147,7 @@ function uniqueLevel(list: EnvoyDescriptorSpec[], ctx: z.RefinementCtx): void {
 export const envoyDescriptorSchema: z.ZodType<EnvoyDescriptorSpec> = z.lazy(() =>
   z
     .strictObject({
-      key: z.string().min(1, "expected a non-empty key (envoyproxy/ratelimit: descriptor has empty key)").max(1024),
+      key: z.string(EMPTY_KEY).min(1, EMPTY_KEY).max(1024),
       value: z.string().max(1024).optional(),
       rate_limit: envoyRateLimitSchema.optional(),
       shadow_mode: z.boolean().optional(),
@@ -163,7 +169,7 @@ export const envoyDescriptorSchema: z.ZodType<EnvoyDescriptorSpec> = z.lazy(() =
 const envoyDescriptorListSchema: z.ZodType<EnvoyDescriptorSpec[]> = z.lazy(() => z.array(envoyDescriptorSchema).max(10_000).superRefine(uniqueLevel));
 
 export const envoyDomainSchema = z.strictObject({
-  domain: z.string().min(1, "expected a non-empty domain (envoyproxy/ratelimit: config file cannot have empty domain)").max(256),
+  domain: z.string(EMPTY_DOMAIN).min(1, EMPTY_DOMAIN).max(256),
   descriptors: envoyDescriptorListSchema.optional(),
 });
 
