@@ -73,3 +73,50 @@ describe("specFromDocument", () => {
     ]);
   });
 });
+
+const ENVOY = {
+  unknownDomain: "error" as const,
+  domains: [
+    {
+      domain: "messaging",
+      descriptors: [
+        { key: "message_type", value: "marketing", descriptors: [{ key: "to_number", rate_limit: { unit: "Day", requests_per_unit: 5, name: "marketing" } }] },
+        { key: "to_number", shadow_mode: false, rate_limit: { unit: "day", requests_per_unit: 100, replaces: [{ name: "marketing" }] } },
+        { key: "files", value: "files/*", share_threshold: true, metadata: { team: "storage" }, rate_limit: { window: "60s", requests_per_unit: 10, algorithm: "sliding_window_counter" as const, failureMode: "closed" as const } },
+        { key: "ldap", rate_limit: { unlimited: true, unit: "bogus", requests_per_unit: 9 } },
+        { key: "billing", rate_limit: { period: "month" as const, requests_per_unit: 10_000 } },
+        { key: "whitelisted", value: "yes" },
+      ],
+    },
+    { domain: "empty" },
+  ],
+};
+
+describe("specFromDocument with Envoy domains (rollback and discard reset the draft with it)", () => {
+  it("round-trips the section: the canonical spelling compiles to the same document", () => {
+    const spec = demoSpec({ rateLimitService: ENVOY });
+    const doc = compilePolicy(spec);
+    const bare = specFromDocument(doc);
+    expect(validatePolicySpec(bare).ok).toBe(true);
+    expect(policyChecksum(compilePolicy(bare))).toBe(policyChecksum(doc));
+    expect(bare.rateLimitService?.domains[0]?.descriptors?.[2]?.rate_limit).toEqual({ unit: "minute", requests_per_unit: 10, algorithm: "sliding_window_counter", failureMode: "closed" });
+  });
+
+  it("keeps the draft's spelling of a domain that compiles the same, and writes a changed one canonically", () => {
+    const spec = demoSpec({ rateLimitService: ENVOY });
+    const doc = compilePolicy(spec);
+    expect(planPolicy({ spec, keys: [] }, { spec: specFromDocument(doc, spec), keys: [] })).toMatchObject({ created: [], changed: [], deleted: [] });
+    const draft = structuredClone(spec);
+    draft.rateLimitService!.domains[0]!.descriptors![1]!.rate_limit!.requests_per_unit = 200;
+    const plan = planPolicy({ spec: draft, keys: [] }, { spec: specFromDocument(doc, draft), keys: [] });
+    expect([...plan.created, ...plan.changed, ...plan.deleted].map((c) => `${c.entity}:${c.key}`)).toEqual(["envoyDomain:messaging"]);
+  });
+
+  it("leaves a document without the section without one, and its checksum as it was", () => {
+    const doc = compilePolicy(demoSpec());
+    expect(doc.rateLimitService).toBeUndefined();
+    expect(compilePolicy(demoSpec({ rateLimitService: { domains: [] } })).rateLimitService).toBeUndefined();
+    expect(policyChecksum(compilePolicy(demoSpec({ rateLimitService: { domains: [] } })))).toBe(policyChecksum(doc));
+    expect(specFromDocument(doc).rateLimitService).toBeUndefined();
+  });
+});
