@@ -34,6 +34,7 @@ import { publishPolicy } from "../lib/services/publish-policy";
 import { revokeApiKey } from "../lib/services/revoke-api-key";
 import { rollbackPolicy } from "../lib/services/rollback-policy";
 import { certifyCommand } from "./commands/certify";
+import { importCommand, ImportPathError } from "./commands/import-envoy";
 import { nfrCommand } from "./commands/nfr";
 import { openapiCommand } from "./commands/openapi";
 
@@ -244,6 +245,9 @@ export function buildProgram(): Command {
     });
 
   program.addCommand(nfrCommand({ database, write: (text) => process.stdout.write(text) }));
+  program.addCommand(
+    importCommand({ write: (text) => process.stdout.write(text), warn: (line) => process.stderr.write(`${line}\n`), setExitCode: (code) => (process.exitCode = code) }),
+  );
   program.addCommand(openapiCommand({ database, write: (text) => process.stdout.write(text), progress: (line) => process.stderr.write(`${line}\n`) }));
   program.addCommand(
     certifyCommand({
@@ -279,7 +283,7 @@ function report(error: unknown): void {
   if (error instanceof ServiceError) {
     process.stderr.write(`error: ${error.message}\n`);
     if (error.issues.length > 1) for (const issue of error.issues) process.stderr.write(`  ${formatIssue(issue)}\n`);
-  } else if (error instanceof CliError) {
+  } else if (error instanceof CliError || error instanceof ImportPathError) {
     process.stderr.write(`error: ${error.message}\n`);
   } else if (error instanceof Error) {
     // Infrastructure (database or Redis down, …): the message names it; the stack helps nobody

@@ -63,6 +63,13 @@ describe("specFromDocument", () => {
     expect(plan.changed.find((c) => c.entity === "operation")?.after).toMatchObject({ failureMode: "local" });
   });
 
+  it("keeps the draft's order of tiers, whatever the order of the document's keys (jsonb sorts them)", () => {
+    const spec = demoSpec();
+    const doc = compilePolicy(spec);
+    const reordered = { ...doc, tiers: Object.fromEntries(Object.entries(doc.tiers).reverse()) };
+    expect(planPolicy({ spec, keys: [] }, { spec: specFromDocument(reordered, spec), keys: [] })).toMatchObject({ created: [], changed: [], deleted: [] });
+  });
+
   it("spells an override out in full when the draft has none like it (window, algorithm, burst, expiry)", () => {
     const live = demoSpec();
     const doc = compilePolicy(live);
