@@ -5,6 +5,7 @@
  * Audit entries name the actor `cli:<os user>`. Needs DATABASE_URL; publish, rollback, keys and
  * service tokens also write Redis (REDIS_URL or REDIS_CLUSTER_NODES), except in single-node mode
  * (SLUICE_MODE=single-node), where Postgres alone is written. `versions` lists published versions.
+ * `import envoy` reads files and prints a policy file: it needs neither database nor Redis.
  */
 import "dotenv/config";
 import { readFile } from "node:fs/promises";
