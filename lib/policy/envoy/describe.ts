@@ -52,6 +52,8 @@ export interface EnvoyRuleLine {
   path: string;
   /** Stable across edits of numbers: the composite keys from the top. */
   key: string;
+  /** How this descriptor selects: `database=users`. */
+  selector: string;
   /** What it does: `500 per second, shadow`. */
   text: string;
   /** `selector: what it does`. */
@@ -68,8 +70,9 @@ export function domainLines(domain: CompiledEnvoyDomain): EnvoyRuleLine[] {
       const p = [...path, selectorText(d)];
       const k = [...keys, compositeKey(d.key, d.value)];
       const own = d.rule !== null || d.descriptors.length === 0;
+      const selector = p[p.length - 1]!;
       const text = ruleText(d);
-      lines.push({ depth, path: p.join(" › "), key: JSON.stringify(k), text, sentence: `${p[p.length - 1]}: ${text}`, rule: own });
+      lines.push({ depth, path: p.join(" › "), key: JSON.stringify(k), selector, text, sentence: `${selector}: ${text}`, rule: own });
       walk(d.descriptors, depth + 1, p, k);
     }
   };
