@@ -260,9 +260,15 @@ export function buildProgram(): Command {
     }),
   );
 
-  // Commands built in their own modules are added whole; give them the program's settings
-  // (exitOverride, output) as `.command()` does for the ones above.
-  for (const cmd of program.commands) cmd.copyInheritedSettings(program);
+  // Commands built in their own modules are added whole; give them, and their own subcommands
+  // (`import envoy`), the program's settings (exitOverride, output) as `.command()` does above.
+  const inherit = (parent: Command) => {
+    for (const cmd of parent.commands) {
+      cmd.copyInheritedSettings(parent);
+      inherit(cmd);
+    }
+  };
+  inherit(program);
 
   return program;
 }

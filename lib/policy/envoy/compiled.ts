@@ -90,7 +90,7 @@ const compiledDescriptorSchema: z.ZodType<CompiledEnvoyDescriptor> = z.lazy(() =
     detailedMetric: z.boolean(),
     valueToMetric: z.boolean(),
     shareThreshold: z.boolean(),
-    metadata: z.record(z.string(), z.json()).nullable(),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
     descriptors: z.array(compiledDescriptorSchema),
   }),
 );

@@ -155,7 +155,8 @@ export const envoyDescriptorSchema: z.ZodType<EnvoyDescriptorSpec> = z.lazy(() =
       detailed_metric: z.boolean().optional(),
       value_to_metric: z.boolean().optional(),
       share_threshold: z.boolean().optional(),
-      metadata: z.record(z.string(), z.json()).optional(),
+      // Any mapping (theirs passes it through as response metadata); plain values, as YAML gives them.
+      metadata: z.record(z.string(), z.unknown()).optional(),
       descriptors: envoyDescriptorListSchema.optional(),
     })
     .superRefine((d, ctx) => {
@@ -164,7 +165,8 @@ export const envoyDescriptorSchema: z.ZodType<EnvoyDescriptorSpec> = z.lazy(() =
         ctx.addIssue({ code: "custom", path: ["share_threshold"], message: `only with a wildcard value (containing *); ${JSON.stringify(composite)} has none` });
       }
     }),
-);
+  // An id, so that schema generators (the admin API's OpenAPI document) refer to the recursion by name.
+).meta({ id: "EnvoyDescriptor" });
 
 const envoyDescriptorListSchema: z.ZodType<EnvoyDescriptorSpec[]> = z.lazy(() => z.array(envoyDescriptorSchema).max(10_000).superRefine(uniqueLevel));
 
