@@ -54,6 +54,8 @@ const THEIR_KEYS: ReadonlySet<string> = new Set([
 ]);
 /** The fields their structs hold as strings: any scalar's text is taken as written. */
 const STRING_FIELDS: ReadonlySet<string> = new Set(["domain", "key", "value", "name", "unit"]);
+/** Sluice's fields on a rate_limit, which their files cannot carry. */
+const SLUICE_FIELDS: ReadonlySet<string> = new Set(["algorithm", "window", "period", "burst", "precision", "failureMode"]);
 /** YAML 1.1 integers (yaml.v2): decimal, 0b, 0x, 0-octal, `_` separators, sexagesimal. */
 const INTEGER_SOURCE = /^[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|0[0-7_]*|[1-9][0-9_]*(:[0-5]?[0-9])*)$/;
 
@@ -112,7 +114,7 @@ class Reader {
       }
       const name = key.value;
       if (!THEIR_KEYS.has(name)) {
-        this.issue([...path, name], `unknown key ${JSON.stringify(name)} (envoyproxy/ratelimit refuses it${name in SLUICE_FIELDS ? "; Sluice's additions go in the policy file's rateLimitService section" : ""})`, key);
+        this.issue([...path, name], `unknown key ${JSON.stringify(name)} (envoyproxy/ratelimit refuses it${SLUICE_FIELDS.has(name) ? "; Sluice's additions go in the policy file's rateLimitService section" : ""})`, key);
         continue;
       }
       const field = name === "metadata" ? this.plain(value) : this.field(value, [...path, name], name);
@@ -151,9 +153,6 @@ class Reader {
     return isMap(n) || isSeq(n) || isScalar(n) ? (n as YamlNode).toJS(this.doc, { maxAliasCount: POLICY_FILE_MAX_ALIASES }) : null;
   }
 }
-
-/** Sluice's fields on a rate_limit, which their files cannot carry. */
-const SLUICE_FIELDS = { algorithm: 1, window: 1, period: 1, burst: 1, precision: 1, failureMode: 1 };
 
 /** The node at `path` (explicit keys and indexes; the deepest one found). */
 function nodeAt(doc: Document.Parsed, path: readonly (string | number)[]): unknown {

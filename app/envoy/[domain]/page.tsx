@@ -26,13 +26,22 @@ function Tree({ lines, testId }: { lines: EnvoyRuleLine[]; testId: string }) {
   );
 }
 
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 export default async function EnvoyDomainPage({ params }: { params: Promise<{ domain: string }> }) {
   const { domain: raw } = await params;
-  const domain = decodeURIComponent(raw);
   const { principal, allowed } = await pageAccess(PAGE_ACTIONS["/envoy"], `/envoy/${raw}`);
   if (!allowed) return <Forbidden role={principal.role} what="read the policy" />;
-  const view = await readEnvoyDomain(db(), domain);
+  // Whether the segment arrives encoded or not, a domain is found by either spelling.
+  const view = (await readEnvoyDomain(db(), decodeSegment(raw))) ?? (await readEnvoyDomain(db(), raw));
   if (!view) notFound();
+  const domain = view.domain;
   return (
     <>
       <p className="mb-2 text-sm">
