@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { encodeEnvoySubject } from "../counter-keys";
 import { compileRateLimitService } from "./compile";
-import { planEnvoyRequest, type EnvoyRequest } from "./decide";
+import { envoyOutcomes, envoyResponse, planEnvoyRequest, type EnvoyRequest } from "./decide";
 import { decideEnvoy, envoyCounterKey, EnvoyMemoryCounters } from "./memory";
 import { rateLimitServiceSchema, type RateLimitServiceInput } from "./schema";
 
@@ -46,6 +46,19 @@ describe("the request itself", () => {
       overall_code: "OK",
       statuses: [{ code: "OVER_LIMIT", current_limit: { name: "", requests_per_unit: 1, unit: "SECOND" }, limit_remaining: 0, duration_until_reset: { seconds: 1 } }],
     });
+  });
+});
+
+describe("outcomes for usage and metrics", () => {
+  it("say which descriptor was denied, which was over in shadow mode, and which had no rule", () => {
+    const s = service({
+      domains: [{ domain: "d", descriptors: [{ key: "hard", rate_limit: { unit: "second", requests_per_unit: 0 } }, { key: "soft", shadow_mode: true, rate_limit: { unit: "second", requests_per_unit: 0 } }, { key: "free", rate_limit: { unlimited: true } }] }],
+    });
+    const p = planEnvoyRequest(s, { domain: "d", descriptors: [{ entries: [{ key: "hard", value: "v" }] }, { entries: [{ key: "soft", value: "v" }] }, { entries: [{ key: "free", value: "v" }] }, { entries: [{ key: "other", value: "v" }] }] });
+    if (!p.ok) throw new Error(p.error.message);
+    const counts = p.plan.descriptors.map((x) => (x.kind === "limit" ? { counting: "envoy" as const, after: 1 } : null));
+    expect(envoyOutcomes(p.plan, counts)).toEqual(["denied", "shadow_denied", "unlimited", "no_rule"]);
+    expect(envoyResponse(p.plan, counts, T0).statuses.map((x) => x.code)).toEqual(["OVER_LIMIT", "OK", "OK", "OK"]);
   });
 });
 

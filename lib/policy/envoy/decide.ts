@@ -198,18 +198,21 @@ export function envoyWindow(rule: CompiledEnvoyRule, nowMs: number): { startMs: 
 
 const clampCount = (n: number) => Math.max(0, Math.min(UINT32_MAX, Math.floor(n)));
 
+/** Whether the rule is over its limit after this count (before shadow mode turns the answer OK). */
+function isOver(p: EnvoyLimitPlan, count: EnvoyCount): boolean {
+  return count.counting === "envoy" ? count.after > p.rule.requestsPerUnit : !count.outcome.allowed;
+}
+
 function limitStatus(p: EnvoyLimitPlan, count: EnvoyCount, nowMs: number): EnvoyStatus {
   const rule = p.rule;
-  let over: boolean;
+  const over = isOver(p, count);
   let remaining: number;
   let resetSeconds: number;
   if (count.counting === "envoy") {
-    over = count.after > rule.requestsPerUnit;
     remaining = over ? 0 : rule.requestsPerUnit - count.after;
     // Whole seconds, as theirs: the window's end minus the current Unix second (1 … window).
     resetSeconds = envoyWindow(rule, nowMs).endMs / 1000 - Math.floor(nowMs / 1000);
   } else {
-    over = !count.outcome.allowed;
     remaining = over ? 0 : clampCount(count.outcome.remaining);
     resetSeconds = Math.max(0, Math.ceil((count.outcome.resetAtMs - nowMs) / 1000));
   }
@@ -244,4 +247,20 @@ export function envoyResponse(plan: EnvoyPlan, counts: readonly (EnvoyCount | nu
   });
   const over = failedRate > 0 || (quotaDescriptors > 0 && failedQuota === quotaDescriptors);
   return { overall_code: over && !plan.shadowMode ? "OVER_LIMIT" : "OK", statuses };
+}
+
+/**
+ * What each descriptor came to, for usage and metrics (a domain and the rule's metric key stand
+ * where tenant and limit stand): `shadow_denied` is over the limit in shadow mode, answered OK.
+ */
+export type EnvoyOutcome = "no_rule" | "unlimited" | "replaced" | "allowed" | "denied" | "shadow_denied";
+
+export function envoyOutcomes(plan: EnvoyPlan, counts: readonly (EnvoyCount | null)[]): EnvoyOutcome[] {
+  return plan.descriptors.map((p, i) => {
+    if (p.kind === "none") return "no_rule";
+    if (p.kind !== "limit") return p.kind;
+    const count = counts[i];
+    if (!count || !isOver(p, count)) return "allowed";
+    return p.shadowMode ? "shadow_denied" : "denied";
+  });
 }
