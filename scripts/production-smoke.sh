@@ -57,6 +57,7 @@ wait_until() {
   done
 }
 http_ok() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$1")" = 200 ]; }
+live_policy_is() { [ "$(redis-cli -u "$redis_url" get "${prefix}{policy}:current")" = "$1" ]; }
 
 step "clone $branch into $work/app"
 git clone -q --branch "$branch" "$repo" "$work/app"
@@ -114,7 +115,7 @@ step "npm run start:worker"
 start worker npm run start:worker
 wait_until 60 grep -q "worker started" "$work/worker.log" || fail "the worker did not start: $(tail -5 "$work/worker.log")"
 redis-cli -u "$redis_url" del "${prefix}{policy}:current" >/dev/null
-wait_until 30 test "$(redis-cli -u "$redis_url" get "${prefix}{policy}:current")" = 1 || fail "the worker did not put back the deleted live policy"
+wait_until 30 live_policy_is 1 || fail "the worker did not put back the deleted live policy"
 echo "the worker put back the live policy deleted from Redis"
 
 step "SIGTERM: the decision server drains and exits"
