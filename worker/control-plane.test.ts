@@ -1,7 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { controlPlaneAddress, packageRoot } from "./control-plane";
-import { probeUrl } from "./healthcheck";
+import { containerProbeUrl, probeUrl } from "./healthcheck";
 
 describe("npm run start: where the control plane listens", () => {
   it("takes next start's flags, else PORT and every interface", () => {
@@ -36,6 +36,13 @@ describe("the image's health check", () => {
   it("asks the control plane's /login on PORT, before and after Next.js renames the process", () => {
     expect(probeUrl(["node", "dist/server/control-plane.js"], { ...settings, controlPlanePort: 3100 })).toBe("http://127.0.0.1:3100/login");
     expect(probeUrl(["next-server (v16.4.6)        "], settings)).toBe("http://127.0.0.1:3000/login");
+  });
+
+  it("finds the process under an init (docker run --init, compose's init: true), which is then PID 1", () => {
+    const init = ["/sbin/docker-init", "--", "sh", "deploy/docker-entrypoint.sh", "start:decision"];
+    expect(containerProbeUrl([init, ["node", "--max-semi-space-size=64", "dist/server/decision-server.js"]], settings)).toBe("http://127.0.0.1:8787/readyz");
+    expect(containerProbeUrl([init, ["next-server (v16.4.6)"]], settings)).toBe("http://127.0.0.1:3000/login");
+    expect(containerProbeUrl([init, ["node", "dist/server/worker.js"]], settings)).toBeNull();
   });
 
   it("has nothing to ask the worker or a one-shot command", () => {

@@ -54,8 +54,12 @@ export function packageRoot(from: string): string {
 
 async function main(): Promise<void> {
   const address = controlPlaneAddress(process.argv.slice(2));
-  const server = path.join(packageRoot(import.meta.dirname), ".next", "standalone", "server.js");
+  const standalone = path.join(packageRoot(import.meta.dirname), ".next", "standalone");
+  const server = path.join(standalone, "server.js");
   if (!existsSync(server)) throw new Error(`${server} is missing: run \`npm run build\` first`);
+  // `next build` alone (the demo, the browser tests) writes the server but not its static files,
+  // which scripts/build.ts copies in: without them every page would come without styles or scripts.
+  if (!existsSync(path.join(standalone, ".next", "static"))) throw new Error(`${standalone} has no .next/static (built by \`next build\` alone?): run \`npm run build\``);
   exportEnv({ PORT: String(address.port), HOSTNAME: address.hostname });
   await import(pathToFileURL(server).href);
 }
