@@ -16,6 +16,7 @@ import { resolveOperation } from "../policy/match";
 import { withTimeout } from "../net/timeout";
 import { redisPrefix } from "../redis/keys";
 import type { FailureMode } from "../policy/types";
+import { ForgedLeaseError } from "../store/lease-id";
 import { StoreTimeoutError, type CounterStore, type LimitCheck, type SettleResult, type StoreDecision } from "../store/types";
 import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer } from "./answer";
 import type { CircuitBreaker } from "./breaker";
@@ -257,15 +258,26 @@ export class DecisionEngine {
     return op;
   }
 
-  /** Frees a concurrency lease (or several, comma-separated as the answer gives them). */
+  /**
+   * Frees a concurrency lease (or several, comma-separated as the answer gives them). Rejects with
+   * ForgedLeaseError, after freeing the others, when an id names other units than its lease holds.
+   */
   async release(leaseId: string): Promise<boolean> {
     let any = false;
+    let forged: ForgedLeaseError | null = null;
+    const releaseIn = (store: CounterStore, id: string) =>
+      store.release(id).catch((error: unknown) => {
+        if (error instanceof ForgedLeaseError) forged = error;
+        return false;
+      });
     for (const id of leaseId.split(",")) {
       if (id === "") continue;
-      const freed = await withTimeout(this.deps.store.release(id), this.deps.storeTimeoutMs * 4, () => new StoreTimeoutError()).catch(() => false);
-      if (!freed) any = (await this.deps.localStore.release(id).catch(() => false)) || any;
-      else any = true;
+      const freed = await withTimeout(releaseIn(this.deps.store, id), this.deps.storeTimeoutMs * 4, () => new StoreTimeoutError()).catch(() => false);
+      // A lease taken on failure mode `local` lives in the in-process store.
+      if (freed) any = true;
+      else if (forged === null) any = (await releaseIn(this.deps.localStore, id)) || any;
     }
+    if (forged !== null) throw forged;
     return any;
   }
 

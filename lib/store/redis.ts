@@ -40,7 +40,7 @@ import { checkSpec } from "./limit-spec";
 import { REFUND_LUA } from "./lua/refund";
 import { RELEASE_LUA } from "./lua/release";
 import { SETTLE_LUA } from "./lua/settle";
-import { newLeaseToken, parseLeaseId, formatLeaseId } from "./lease-id";
+import { ForgedLeaseError, formatLeaseId, newLeaseToken, parseLeaseId } from "./lease-id";
 import { loopLateMaxMs, watchLoopDelay } from "../net/loop-delay";
 import { deadline, withTimeout } from "../net/timeout";
 import { keys as redisKeys } from "../redis/keys";
@@ -326,6 +326,7 @@ export function createRedisStore(redis: Client, options: RedisStoreOptions = {})
     const lease = parseLeaseId(leaseId);
     if (!lease) return false;
     const released = await run(RELEASE, [lease.key], [lease.token, String(lease.cost), nowArg()]);
+    if (released === -1) throw new ForgedLeaseError();
     return released === 1;
   }
   /**

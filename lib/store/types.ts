@@ -118,7 +118,11 @@ export interface SettleResult {
 
 export interface CounterStore {
   check(checks: readonly LimitCheck[], options: CheckOptions): Promise<StoreDecision>;
-  /** Frees a concurrency lease; false when it was unknown or already expired. */
+  /**
+   * Frees a concurrency lease; false when it was unknown or already expired. Rejects with
+   * ForgedLeaseError (lib/store/lease-id.ts), freeing nothing, when the id names other units than
+   * its lease was granted.
+   */
   release(leaseId: string): Promise<boolean>;
   /** Gives back the unused part of a reservation, once (see SettleResult). */
   settle(reservationId: string, actualCost: number): Promise<SettleResult>;
