@@ -1,6 +1,7 @@
 /**
- * Which quota denied a decision, for the usage aggregates (`q|<tenant>|<quotaId>`, lib/redis/usage.ts)
- * and through them the billing export's "denied for quota" figure. Pure: no I/O, no clock.
+ * Which check denied a decision, for the usage aggregates (`r|…` by limit name and `q|<tenant>|<quotaId>`,
+ * lib/redis/usage.ts) and through them the dashboards' 429s by limit and the billing export's
+ * "denied for quota" figure. Pure: no I/O, no clock.
  *
  * The denying check is the one the answer names (`mostRestrictive` in ./answer.ts, the same choice
  * that sets the answer's reason, Retry-After and RateLimit headers), so a decision counts for one
@@ -22,19 +23,6 @@ export function quotaIdOf(planned: PlannedCheck): string | null {
   if (at === -1) return null;
   const id = key.slice(at + QUOTA_KEY_MARK.length);
   return id === "" ? null : id;
-}
-
-/**
- * The id of the quota that denied this store decision, or null when it passed or something other
- * than a quota denied it (a rate limit, concurrency, a global cap).
- */
-export function deniedQuotaOf(decision: StoreDecision, planned: readonly PlannedCheck[]): string | null {
-  if (decision.allowed) return null;
-  // Most decisions check no quota at all: skip the search then (the deny path is hot).
-  if (!planned.some((p) => p.check.kind === "quota")) return null;
-  const i = mostRestrictive(decision, planned);
-  if (i === -1 || decision.outcomes[i]?.allowed !== false) return null;
-  return quotaIdOf(planned[i]!);
 }
 
 /** Which check denied a decision: its RateLimit-Policy name, and its quota id when it is a quota. */

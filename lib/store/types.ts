@@ -8,6 +8,14 @@ import type { Algorithm, Reason } from "../policy/types";
 
 export type CheckKind = "limit" | "quota" | "global";
 
+/**
+ * T with every field present, an optional one as undefined when absent. A builder typed with it
+ * must name every field, so a field added to T that the builder does not carry is a type error, not
+ * a value that silently vanishes on the way. The hot objects of the decision path are built so
+ * (lib/decision/checks.ts limitCheck, lib/decision/engine.ts decisionRequest): one hidden class each.
+ */
+export type Complete<T> = { [K in keyof Required<T>]: T[K] };
+
 /** One counter to check for one decision: the limit's numbers (AlgorithmLimit, all in ms) plus where and what. */
 export interface LimitCheck extends AlgorithmLimit {
   /** Full counter key, hash tag included (lib/redis/keys.ts builds it). Windowed keys get suffixes. */

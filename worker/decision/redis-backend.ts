@@ -4,7 +4,7 @@
  * process and flushed to Redis every second. Any number of replicas share one Redis (or Cluster).
  */
 import { Cluster, Redis, type RedisOptions } from "ioredis";
-import { PolicySource } from "../../lib/decision/policy-source";
+import { PolicySource } from "../../lib/redis/policy-source";
 import { parseClusterNodes, type RedisClient } from "../../lib/redis/client";
 import { KeyIndex } from "../../lib/redis/key-index";
 import { UsageRecorder } from "../../lib/redis/usage";

@@ -15,7 +15,7 @@ import { DenialLog } from "../../lib/decision/denial-log";
 import { DenyCache } from "../../lib/decision/deny-cache";
 import { DecisionEngine } from "../../lib/decision/engine";
 import { DecisionMetrics } from "../../lib/decision/metrics";
-import type { PolicyPort } from "../../lib/decision/policy-source";
+import type { PolicyPort } from "../../lib/decision/ports";
 import { accuracyTolerances } from "../../lib/policy/requirements";
 import { createLogger } from "../../lib/log";
 import { createMemoryStore } from "../../lib/store/memory";
