@@ -15,7 +15,7 @@ import type { EffectiveLimits } from "../policy/compile";
 import type { CompiledLimit, CompiledPolicyBody, CompiledTenant } from "../policy/compiled";
 import { ANY_OPERATION } from "../policy/types";
 import { counterKeys } from "../policy/counter-keys";
-import { checkSpec } from "../store/limit-spec";
+import { checkSpec } from "../store/lua/wire";
 import type { Complete, LimitCheck } from "../store/types";
 import { APPROXIMATE_ALGORITHMS } from "../policy/requirements";
 import { isSampled } from "./accuracy";

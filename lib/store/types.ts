@@ -33,7 +33,7 @@ export interface LimitCheck extends AlgorithmLimit {
    */
   exactLog?: true;
   /**
-   * The limit string DECIDE takes (checkSpec in lib/store/limit-spec.ts), when the caller made it
+   * The limit string DECIDE takes (checkSpec in lib/store/lua/wire.ts), when the caller made it
    * once for every check of this limit (a concurrency check's never: each carries its own lease
    * token). Absent: the Redis store makes it.
    */

@@ -12,7 +12,7 @@ import { createRedisStore } from "../../lib/store/redis";
 import type { Backend, BackendContext } from "./backend";
 import type { DecisionServerOptions } from "./options";
 
-/** The longest a decision with a budget waits while Redis keeps answering (lib/store/redis.ts budgetChunk). */
+/** The longest a decision with a budget waits while Redis keeps answering (lib/store/redis/deadline.ts). */
 const maxWaitMs = (redisTimeoutMs: number) => Math.max(redisTimeoutMs * 40, 1_000);
 /**
  * The main connection's command timeout: only a hang guard for commands nothing else bounds

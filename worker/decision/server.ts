@@ -4,10 +4,11 @@
  * (http.ts) and, on its own port, Envoy's rate limit service over gRPC (grpc.ts). Every protocol
  * adapter calls the same `engine.decide(request) → DecisionAnswer`; closing drains both.
  *
- * Following one decision: http.ts parses the request (lib/decision/request.ts) → engine.decide
- * (lib/decision/engine.ts: key → tenant → limits → checks) → the counter store (lib/store/redis.ts,
- * one DECIDE script per event-loop turn, lib/store/lua/decide.ts) → the answer and its headers
- * (lib/decision/answer.ts) → http.ts writes it.
+ * Following one decision (docs/architecture.md "One decision"): http.ts parses the request
+ * (lib/decision/request.ts) → engine.decide (lib/decision/engine.ts, around the pure core
+ * lib/decision/decide.ts: key → tenant → plan → outcome → answer) → the counter store
+ * (lib/store/redis/, one DECIDE call per event-loop turn, lib/store/lua/decide.ts) → the answer
+ * and its headers (lib/decision/answer.ts) → http.ts writes it.
  */
 import { DEFAULT_ACCURACY_SAMPLE } from "../../lib/decision/accuracy";
 import { CircuitBreaker } from "../../lib/decision/breaker";
