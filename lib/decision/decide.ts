@@ -11,15 +11,14 @@
  *    else the checks, each with its counter key (./checks.ts).
  * 2. the outcome: a StoreDecision, from whichever store the caller asks.
  * 3. answerDecision: the answer and its headers (./answer.ts), and what the accounting records of
- *    it — the check that denied it (./quota-denial.ts) and the accuracy meter's samples.
+ *    it — the check that denied it (denialOf) and the accuracy meter's samples.
  */
 import { limitsFor, type EffectiveLimits } from "../policy/compile";
 import type { CompiledPolicyBody } from "../policy/compiled";
 import type { CounterStore, LimitCheck, StoreDecision } from "../store/types";
-import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer } from "./answer";
+import { type AnswerContext, answerFromStore, type DecisionAnswer, mostRestrictive, plainAnswer } from "./answer";
 import { type PlannedCheck, planChecks } from "./checks";
 import type { AccuracyEvent } from "./ports";
-import { denialOf, type Denial } from "./quota-denial";
 
 export interface PlanInput {
   doc: CompiledPolicyBody;
@@ -126,4 +125,40 @@ function accuracyOf(decision: StoreDecision, planned: readonly PlannedCheck[]): 
     if (a) (out ??= []).push({ limit: planned[i]!.name, limitAdmitted: a.limitAdmitted, exactAdmitted: a.exactAdmitted });
   }
   return out;
+}
+
+/**
+ * Which check denied a decision, for the usage aggregates (`r|…` by limit name and `q|…` by quota,
+ * lib/redis/usage.ts) and through them the dashboards' 429s by limit and the billing export's
+ * "denied for quota". It is the check the answer names (`mostRestrictive`, the same choice that
+ * sets the reason, Retry-After and RateLimit headers), so a decision counts for one limit at most:
+ * a request that a rate limit and a quota both refuse counts for the one the client is told about.
+ */
+export interface Denial {
+  /** Its RateLimit-Policy name. */
+  limit: string;
+  /** Its quota id when it is a quota. */
+  quota: string | null;
+}
+
+/** The check that denied this store decision, or null when it passed (an allowed decision costs one property read). */
+export function denialOf(decision: StoreDecision, planned: readonly PlannedCheck[]): Denial | null {
+  if (decision.allowed) return null;
+  const i = mostRestrictive(decision, planned);
+  if (i === -1 || decision.outcomes[i]?.allowed !== false) return null;
+  const p = planned[i]!;
+  return { limit: p.name, quota: quotaIdOf(p) };
+}
+
+/** The `}:q:` that ends the hash tag in `keys.quota(tenant, quotaId)`: `<p>{t:<tenant>}:q:<quotaId>`. */
+const QUOTA_KEY_MARK = "}:q:";
+
+/** The quota id of a quota check (from its counter key), or null for any other kind of check. */
+export function quotaIdOf(planned: PlannedCheck): string | null {
+  if (planned.check.kind !== "quota") return null;
+  const key = planned.check.key;
+  const at = key.lastIndexOf(QUOTA_KEY_MARK);
+  if (at === -1) return null;
+  const id = key.slice(at + QUOTA_KEY_MARK.length);
+  return id === "" ? null : id;
 }

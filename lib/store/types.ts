@@ -3,8 +3,8 @@
  * Implemented by the Redis store (one Lua script, Redis server time) and the in-process memory
  * store (the pure algorithms over a Map). `lib/store/testing/conformance.ts` holds the cases both must pass.
  */
-import type { AlgorithmLimit } from "../policy/algorithms/types";
-import type { Algorithm, Reason } from "../policy/types";
+import type { AlgorithmLimit, LimitOutcome } from "../policy/algorithms/types";
+import type { Algorithm } from "../policy/types";
 
 export type CheckKind = "limit" | "quota" | "global";
 
@@ -77,25 +77,8 @@ export class StoreTimeoutError extends Error {
   }
 }
 
-/** The answer for one check. Times are absolute (store clock), in ms. */
-export interface CheckOutcome {
-  allowed: boolean;
-  /** `ok` when allowed, else why this check denies. */
-  reason: Extract<Reason, "ok" | "rate_limited" | "quota_exhausted" | "concurrency_limited" | "cost_exceeds_limit">;
-  limit: number;
-  remaining: number;
-  /** When this counter is back to full (or the window resets). */
-  resetAtMs: number;
-  /** 0 when allowed; else the wait after which the same request passes if nothing else consumes. */
-  retryAfterMs: number;
-  /** Shaping wait for delay-mode limits (≤ maxDelayMs); 0 otherwise. */
-  delayMs: number;
-  /** Set when a shadow-mode check would have denied; the request is not denied for it. */
-  shadowDenied?: boolean;
-  /** For concurrency checks that passed: the lease to release. */
-  leaseId?: string;
-  /** For `overage: bill` quotas: units used beyond the quota by this request. */
-  overage?: number;
+/** The answer for one check (times absolute, store clock, ms), with the accuracy meter's sample. */
+export interface CheckOutcome extends LimitOutcome {
   /** Checks with `exactLog`, on decisions that were not dry runs. */
   accuracy?: AccuracySample;
 }

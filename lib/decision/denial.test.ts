@@ -9,7 +9,7 @@ import type { PlannedCheck } from "./checks";
 import { DenyCache } from "./deny-cache";
 import { DecisionEngine } from "./engine";
 import { compileFixture } from "./testing/fixture";
-import { denialOf, quotaIdOf } from "./quota-denial";
+import { denialOf, quotaIdOf } from "./decide";
 import { CountingStore } from "./testing/counting-store";
 
 function planned(kind: LimitCheck["kind"], key: string): PlannedCheck {
