@@ -70,10 +70,19 @@ return {c.alg, tostring(c.limit), tostring(c.window), c.burst, c.precision, c.mo
   });
 
   it("every outcome field and bit the Lua writes is read back by the codec", async () => {
+    // An outcome as an algorithm twin and judge leave it; answer() writes it. A lease is the
+    // limit's token, an overage the outcome's: both from ARGV[9] (0: no lease taken).
     const write = withEntry(`local c = spec(ARGV[2])
+local allowed, wait = ARGV[3] == '1', tonumber(ARGV[7])
+local o = {allowed = allowed, reason = ARGV[4], remaining = tonumber(ARGV[5]), idle = tonumber(ARGV[5]), resetAt = tonumber(ARGV[6]),
+  delay = allowed and wait or 0, retry = allowed and 0 or wait, shadow = tonumber(ARGV[8]) % 2, overage = tonumber(ARGV[9]) or -1}
+-- the accuracy meter's bits: sampled, then whether the limit (o.consumes) and its exact log admitted
+if tonumber(ARGV[8]) >= 2 then o.exact, o.consumes = tonumber(ARGV[8]) >= 8, tonumber(ARGV[8]) % 8 >= 4 end
+c.token = ARGV[9]
+exact_log_commit = function() end
 reply, rn = {now}, 1
--- extra as DECIDE writes it: an integer (overage, no lease: 0), or a lease token (a string)
-put(c, ARGV[3] == '1', ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]) or ARGV[9])
+-- committed, but for a concurrency limit's 0 (no lease taken)
+answer('k', c, o, not (c.alg == 'concurrency' and ARGV[9] == '0'), true)
 return reply`);
     const cases = [
       { allowed: true, reason: "ok", remaining: 41, resetAtMs: 1_800_000_000_123, wait: 0, shadow: 0, extra: "-1" },
