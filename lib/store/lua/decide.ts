@@ -89,7 +89,7 @@ local function answer(key, c, o, committed, others)
     if others and o.consumes then shadow = shadow + ${SHADOW.limitAdmitted} end
     if others and o.exact then
       shadow = shadow + ${SHADOW.exactAdmitted}
-      exact_log_commit(key .. ':x', c, o.exactUsed)
+      exact_log_commit(key .. ':x', c, o.exactTotal)
     end
   end
   if committed then remaining, extra = o.remaining, o.overage end
@@ -120,7 +120,7 @@ local function decide(kb, shape)
     ${judge("c", "o")}
     if not o.allowed then denying = denying + 1 end
     -- The accuracy meter's sampled subjects: what an exact log of the same limit would decide.
-    if c.sampled and not dry then o.exact, o.exactUsed = exact_log(key .. ':x', c) end
+    if c.sampled and not dry then o.exact, o.exactTotal = exact_log(key .. ':x', c) end
   end
 
   -- Phase 2: commit all or nothing; answer every check.
@@ -182,7 +182,7 @@ local function run_decisions(shapeAt)
       o.exact = nil
       c.evaluate(key, c, o)
       ${judge("c", "o")}
-      if c.sampled then o.exact, o.exactUsed = exact_log(key .. ':x', c) end
+      if c.sampled then o.exact, o.exactTotal = exact_log(key .. ':x', c) end
       if o.consumes then c.commit(key, c, o) end
       answer(key, c, o, o.consumes, true)
     else
