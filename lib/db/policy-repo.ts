@@ -167,24 +167,7 @@ export function rowsToSpec(rows: PolicyRows): PolicySpec {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tenants and their keys
-
-export async function findTenantBySlug(tx: Tx, slug: string) {
-  return tx.tenant.findUnique({ where: { slug }, include: { tier: { select: { name: true } } } });
-}
-
-export async function listTenantKeys(tx: Tx, where: { tenantId: string }) {
-  return tx.apiKey.findMany({ where: { tenantId: where.tenantId }, orderBy: { createdAt: "asc" } });
-}
-
-export async function findTenantKeyByName(tx: Tx, where: { tenantId: string; name: string }) {
-  return tx.apiKey.findFirst({ where: { tenantId: where.tenantId, name: where.name } });
-}
-
-/** Keys of one tenant whose display prefix starts with `prefix` (may be several). */
-export async function findTenantKeysByPrefix(tx: Tx, where: { tenantId: string; prefix: string }) {
-  return tx.apiKey.findMany({ where: { tenantId: where.tenantId, prefix: { startsWith: where.prefix } } });
-}
+// What publish writes to Redis
 
 /**
  * The key index for Redis: sha256 → tenant slug for every unrevoked key of every tenant, suspended
