@@ -75,6 +75,16 @@ async function main(): Promise<void> {
     accuracySample: e.SLUICE_ACCURACY_SAMPLE,
     logger,
     denialLogMs: e.SLUICE_DENIAL_LOG_MS,
+    httpServer: e.SLUICE_HTTP_SERVER,
+    httpLimits: {
+      maxHeaders: e.SLUICE_HTTP_MAX_HEADERS,
+      maxHeaderBytes: e.SLUICE_HTTP_MAX_HEADER_BYTES,
+      maxBodyBytes: e.SLUICE_HTTP_MAX_BODY_BYTES,
+      headersTimeoutMs: e.SLUICE_HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.SLUICE_HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.SLUICE_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxPipelined: e.SLUICE_HTTP_MAX_PIPELINED,
+    },
     clientAddressRules: {
       header: e.SLUICE_CLIENT_ADDRESS_HEADER,
       trustedHops: e.SLUICE_TRUSTED_PROXY_HOPS,
@@ -91,9 +101,11 @@ async function main(): Promise<void> {
   });
   const modeNote = singleNode ? "single-node: no Redis, in-process counters, one replica only; " : "";
   const grpcNote = server.grpcPort === null ? "" : `, Envoy rate limit service (gRPC) on :${server.grpcPort}`;
+  // The HTTP server is named in the line (SLUICE_HTTP_SERVER), so a run on the fallback is never mistaken for the default.
+  const httpNote = server.httpServer === "node" ? "HTTP on node:http (SLUICE_HTTP_SERVER=node)" : "HTTP on http1 (lib/net/http1.ts)";
   logger.info(
-    { port: server.port, grpcPort: server.grpcPort, mode: e.SLUICE_MODE, policyVersion: server.policy.current?.version ?? null },
-    `decision server listening on :${server.port}${grpcNote} (${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH}${supervised ? `, process ${e.SLUICE_DECISION_PROCESS_INDEX} of ${processes}` : ""})`,
+    { port: server.port, grpcPort: server.grpcPort, httpServer: server.httpServer, mode: e.SLUICE_MODE, policyVersion: server.policy.current?.version ?? null },
+    `decision server listening on :${server.port}${grpcNote} (${httpNote}; ${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH}${supervised ? `, process ${e.SLUICE_DECISION_PROCESS_INDEX} of ${processes}` : ""})`,
   );
   (member as ClusterMember | null)?.ready();
   let outputLost = false;
