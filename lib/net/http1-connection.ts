@@ -49,6 +49,8 @@ export class Connection {
   private paused = false;
   /** Ended (or ending): answers sent now are dropped. */
   private dead = false;
+  /** The client half-closed: what it sent is all there is. */
+  private inputEnded = false;
   /** Waiting in the server's toFlush list. */
   flushPending = false;
 
@@ -58,6 +60,10 @@ export class Connection {
   ) {
     this.sinceS = server.clockS;
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
+    socket.on("end", () => {
+      this.inputEnded = true;
+      this.afterInput();
+    });
     socket.on("drain", () => this.resume());
     socket.on("error", () => socket.destroy());
     socket.on("close", () => this.onClose());
@@ -74,6 +80,17 @@ export class Connection {
     this.parse();
   }
 
+  /**
+   * Once the client sent all it will send (a half-close) and all of it is read: the requests read are
+   * still answered, then the connection ends; a request cut short can never be whole, and is refused.
+   */
+  private afterInput(): void {
+    if (!this.inputEnded || this.paused || this.phase === Phase.Closed) return;
+    if (this.reading || this.buf !== null) return void this.refuse("malformed");
+    this.phase = Phase.Closed;
+    if (this.queue.length === 0) this.end();
+  }
+
   /** Reads as many requests as the buffer holds (up to the pipelining bound); their answers are written at the end of the turn (answered). */
   private parse(): void {
     const buf = this.buf;
@@ -84,6 +101,7 @@ export class Connection {
     } finally {
       this.buf = this.phase === Phase.Closed || at >= buf.length ? null : buf.subarray(at);
     }
+    this.afterInput();
   }
 
   /** The parse loop: returns where it stopped (a partial request, the pipelining bound, or the end). */
@@ -139,15 +157,10 @@ export class Connection {
           const size = chunkSize(buf.toString("latin1", at, end));
           if (size === -1) return this.refuse("malformed");
           at = end + 2;
-          if (size === 0) {
-            this.phase = Phase.Trailers;
-            this.left = 0;
-          } else if (this.bodyBytes + size > limits.maxBodyBytes) {
-            return this.refuse("body_too_large");
-          } else {
-            this.left = size;
-            this.phase = Phase.ChunkData;
-          }
+          if (this.bodyBytes + size > limits.maxBodyBytes) return this.refuse("body_too_large");
+          // The last chunk (size 0) leaves `left` at 0: it counts the trailers' bytes.
+          this.left = size;
+          this.phase = size === 0 ? Phase.Trailers : Phase.ChunkData;
           break;
         }
         case Phase.ChunkData: {
@@ -161,8 +174,7 @@ export class Connection {
         }
         case Phase.ChunkEnd: {
           if (buf.length - at < 2) return at;
-          if (buf[at] !== 13 || buf[at + 1] !== 10) return this.refuse("malformed");
-          at += 2;
+          if (buf[at++] !== 13 || buf[at++] !== 10) return this.refuse("malformed");
           this.phase = Phase.ChunkSize;
           break;
         }
@@ -199,11 +211,8 @@ export class Connection {
     const exchange = new Http1Exchange(this, head.method, head.url, head.minor, head.headers, framing.keepAlive && !tooLarge && !server.draining);
     this.queue.push(exchange);
     server.inFlight++;
+    // handler, bodyParts, bodyBytes and left were reset when the previous request completed.
     this.current = exchange;
-    this.handler = null;
-    this.bodyParts = [];
-    this.bodyBytes = 0;
-    this.left = 0;
     if (expect === "other") return void this.refuse("expectation_failed");
     let handler: HttpHandler | null;
     try {
@@ -345,7 +354,6 @@ export class Connection {
   }
 
   private pause(): void {
-    if (this.paused) return;
     this.paused = true;
     this.socket.pause();
   }
@@ -370,15 +378,9 @@ export class Connection {
   sweep(): void {
     const { limits, clockS, draining } = this.server;
     const elapsedMs = (clockS - this.sinceS) * 1000;
-    if (this.dead) {
-      // Ended, and the peer neither reads nor closes: let it go.
-      if (elapsedMs > limits.keepAliveTimeoutMs) this.socket.destroy();
-      return;
-    }
-    if (this.idle) {
-      if (elapsedMs > limits.keepAliveTimeoutMs || draining) this.destroyIdle();
-      return;
-    }
+    // Ended, and the peer neither reads nor closes: let it go. Idle past the keep-alive timeout: close.
+    if (this.dead) return void (elapsedMs > limits.keepAliveTimeoutMs && this.socket.destroy());
+    if (this.idle) return void ((elapsedMs > limits.keepAliveTimeoutMs || draining) && this.destroyIdle());
     // Waiting for its own answers, or not read on purpose (the client does not read what it is
     // owed): the client is not late, so no client timeout applies.
     if (!this.reading || this.paused) return;

@@ -3,6 +3,7 @@
  * framing it declares, a chunk size line. The connection (http1-connection.ts) finds where each
  * ends and hands the text here.
  */
+import { METHODS } from "node:http";
 import { DEFAULT_HTTP_LIMITS } from "./http-server";
 
 /** The parts of a request head. */
@@ -15,8 +16,13 @@ export interface Http1Head {
   headers: string[];
 }
 
-// RFC 9112 §3 and RFC 9110 §5: token characters, visible characters and obs-text.
-export const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([\x21-\x7e\x80-\xff]+) HTTP\/1\.([01])$/;
+/**
+ * RFC 9112 §3: `method SP request-target SP HTTP-version`, the target visible characters and
+ * obs-text. The method is one node:http knows (its parser refuses any other, so this server refuses
+ * what node:http would: lib/net/http-differential.test.ts), but CONNECT: this server tunnels nothing.
+ */
+export const REQUEST_LINE = new RegExp(`^(${METHODS.filter((m) => m !== "CONNECT").join("|")}) ([\\x21-\\x7e\\x80-\\xff]+) HTTP/1\\.([01])$`);
+// RFC 9110 §5: token characters, visible characters and obs-text.
 export const FIELD_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[\t ]*((?:[\x21-\x7e\x80-\xff](?:[\t \x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?)[\t ]*$/;
 
 /** Headers whose later copies node:http drops instead of joining (IncomingMessage.headers). */
@@ -114,6 +120,7 @@ const DIGITS = /^[0-9]{1,15}$/;
  * The framing of a request from its head, or `malformed`: two Content-Lengths, a Content-Length
  * with a Transfer-Encoding, a transfer coding other than chunked, a length that is not digits, or
  * HTTP/1.1 without Host. Anything that could frame the body two ways is refused (request smuggling).
+ * (One more place a proxy and a server could part: a request asking for an Upgrade ends the connection.)
  */
 export function frameRequest(head: Http1Head): Http1Framing | "malformed" {
   const { headers, minor } = head;
@@ -122,8 +129,12 @@ export function frameRequest(head: Http1Head): Http1Framing | "malformed" {
   let connection: string | undefined;
   let expect: string | undefined;
   let host = false;
+  let upgrade = false;
   for (let i = 0; i < headers.length; i += 2) {
     switch (headers[i]) {
+      case "upgrade":
+        upgrade = true;
+        break;
       case "content-length":
         // Two lengths are a smuggling attempt or a broken client either way.
         if (contentLength !== undefined) return "malformed";
@@ -157,7 +168,9 @@ export function frameRequest(head: Http1Head): Http1Framing | "malformed" {
   return {
     chunked,
     length,
-    keepAlive: minor === 1 ? !hasToken(connection, "close") : hasToken(connection, "keep-alive"),
+    // After an upgrade request the bytes that follow are another protocol's (node:http reads no
+    // further request from them either): it is answered, and the connection ends.
+    keepAlive: (minor === 1 ? !hasToken(connection, "close") : hasToken(connection, "keep-alive")) && !(upgrade && hasToken(connection, "upgrade")),
     expect: expect === undefined ? null : minor === 1 && expect.toLowerCase() === "100-continue" ? "continue" : "other",
   };
 }

@@ -59,7 +59,8 @@ export function createHttp1Server(options: HttpServerOptions): HttpServer {
     inFlight: 0,
     onIdle: null,
   };
-  const server = net.createServer({ noDelay: true }, (socket) => {
+  // Half-open: a client that sends its requests and then half-closes still gets its answers (onEnd).
+  const server = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) => {
     const conn = new Connection(socket, state);
     state.connections.add(conn);
     if (state.draining) conn.destroyIdle();
