@@ -25,6 +25,8 @@ interface Outcome {
   framed: Framed[];
   /** It answered a status of its own (not an echo): it refused the rest. */
   refused: number | null;
+  /** Its last answer said `Connection: close`: it read nothing further, and said so. */
+  closed: boolean;
 }
 
 const frame = (method: string, url: string, body: Buffer): string => JSON.stringify({ method, url, body: body.toString("latin1") });
@@ -73,11 +75,12 @@ function feed(port: number, stream: Buffer, cut?: number): Promise<Outcome> {
       clearTimeout(timer);
       const framed: Framed[] = [];
       let refused: number | null = null;
-      for (const reply of parseReplies(text)) {
+      const replies = parseReplies(text);
+      for (const reply of replies) {
         if (reply.status === 200 && reply.headers["content-type"] === "application/json") framed.push(JSON.parse(reply.body) as Framed);
         else if (reply.status >= 400) refused ??= reply.status;
       }
-      resolve({ framed, refused });
+      resolve({ framed, refused, closed: replies.at(-1)?.headers.connection === "close" });
     });
     socket.on("connect", () => {
       if (cut === undefined) return void socket.end(stream);
@@ -87,10 +90,10 @@ function feed(port: number, stream: Buffer, cut?: number): Promise<Outcome> {
   });
 }
 
-/** http1.ts framed what Node framed, or a prefix of it and refused at the point they part. */
+/** http1.ts framed what Node framed, or a prefix of it and refused (or ended the connection, saying so) where they part. */
 function expectNoMoreThanNode(hand: Outcome, node: Outcome, where: string): void {
   expect(hand.framed, where).toEqual(node.framed.slice(0, hand.framed.length));
-  if (hand.framed.length < node.framed.length) expect(hand.refused, `${where}: http1 framed less than Node, so it must have refused`).not.toBeNull();
+  if (hand.framed.length < node.framed.length) expect(hand.refused !== null || hand.closed, `${where}: http1 framed less than Node, so it must have refused`).toBe(true);
 }
 
 const H = "Host: t\r\n";
@@ -156,14 +159,16 @@ const STREAMS: [string, string][] = [
 describe("http1.ts frames what Node's parser frames, or refuses", () => {
   it.each(STREAMS)("%s, whole and split at every byte", async (what, text) => {
     const stream = Buffer.from(text, "latin1");
-    const reference = await feed(ports.node, stream);
-    expectNoMoreThanNode(await feed(ports.hand, stream), reference, `${what}: whole`);
+    const whole = await feed(ports.hand, stream);
+    expectNoMoreThanNode(whole, await feed(ports.node, stream), `${what}: whole`);
     for (let at = 1; at < stream.length; at += 8) {
       const cuts = Array.from({ length: Math.min(8, stream.length - at) }, (_, i) => at + i);
       const outcomes = await Promise.all(cuts.map(async (cut) => ({ cut, hand: await feed(ports.hand, stream, cut), node: await feed(ports.node, stream, cut) })));
       for (const o of outcomes) {
+        // Node itself is not always split-blind (an Upgrade request alone in a read is followed by
+        // more requests, in the same read it is not): each split is compared with Node's own.
         expectNoMoreThanNode(o.hand, o.node, `${what}: cut at ${o.cut}`);
-        expect(o.node, `${what}: Node's own answer cut at ${o.cut}`).toEqual(reference);
+        expect(o.hand, `${what}: http1 cut at ${o.cut} answers as whole`).toEqual(whole);
       }
     }
   });
