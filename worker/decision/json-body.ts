@@ -4,18 +4,19 @@
  * in front may read the first: `{"cost":1e9,"cost":1}` would be judged by one and charged by the
  * other. So a duplicate is a 400 naming it (`requests[2].cost: duplicate key`).
  *
- * Checked only when it can matter: every key of a JSON text is followed by a colon, so when the
- * text has no more colons than the parsed value has keys, no key was lost to a duplicate. A usual
- * /v1/check body (`{"key":…,"operation":"GET /v1/orders","ip":"10.0.0.1"}`) passes on that count;
- * only a body with colons inside its strings (an IPv6 address) or a real duplicate is scanned.
- * bench/micro-json-body.mts measures both against a bare JSON.parse.
+ * Checked only when it can matter: every key of a JSON text is a closing quote, maybe whitespace,
+ * then a colon; inside a string that can only be an escaped quote before a colon. So when the text
+ * has no more such colons than the parsed value has keys, no key was lost to a duplicate. Every
+ * usual body passes on that count (an IPv6 address's colons follow no quote); only a real
+ * duplicate, or a string holding `\":`, is scanned. bench/micro-json-body.mts measures it against
+ * a bare JSON.parse.
  */
 import type { FieldError } from "../../lib/decision/request";
 
 export type JsonBody = { ok: true; value: unknown } | { ok: false; error: FieldError };
 
 const MALFORMED: JsonBody = { ok: false, error: { field: "", message: "body: malformed JSON" } };
-const COLON = 0x3a;
+const QUOTE = 0x22;
 
 /** The body parsed, or the error to answer (400): malformed JSON, or a duplicate key named by its path. */
 export function parseJsonBody(body: Buffer): JsonBody {
@@ -26,16 +27,23 @@ export function parseJsonBody(body: Buffer): JsonBody {
   } catch {
     return MALFORMED;
   }
-  if (typeof value === "object" && value !== null && colonCount(body) > keyCount(value)) {
+  if (typeof value === "object" && value !== null && keyColons(text) > keyCount(value)) {
     const path = duplicateKey(text);
     if (path !== null) return { ok: false, error: { field: path, message: `${path}: duplicate key` } };
   }
   return { ok: true, value };
 }
 
-function colonCount(body: Buffer): number {
+/** Colons whose previous character but JSON whitespace is a quote: at least one per key. */
+function keyColons(text: string): number {
   let n = 0;
-  for (let at = body.indexOf(COLON); at !== -1; at = body.indexOf(COLON, at + 1)) n++;
+  // String.prototype.indexOf, not a loop over the bytes: a tenth of the time on a batch (bench/micro-json-body.mts).
+  for (let at = text.indexOf(":"); at !== -1; at = text.indexOf(":", at + 1)) {
+    let before = at - 1;
+    let c = text.charCodeAt(before);
+    while (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) c = text.charCodeAt(--before);
+    if (c === QUOTE) n++;
+  }
   return n;
 }
 
