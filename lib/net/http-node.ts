@@ -2,13 +2,15 @@
  * The decision server's HTTP/1.1 server on node:http (`SLUICE_HTTP_SERVER=node`), behind the
  * interface of ./http-server.ts: the same limits and the same answers as the hand-written
  * ./http1.ts, which exists only because node:http costs more CPU per request (docs/decision-api.md#http).
- * node:http does the parsing, framing, keep-alive, pipelining, backpressure and timeouts; this
- * adapter adds what the interface promises on top: a request seen from its head (route), a bounded
- * whole body, a 431 past `maxHeaders` lines (node would drop them), the refusals worded by the
- * caller, one answer per request, and drain.
+ * node:http does the parsing, framing, keep-alive, pipelining and timeouts; this adapter adds what
+ * the interface promises on top: a request seen from its head (route), a bounded whole body, a 431
+ * past `maxHeaders` lines (node would drop them), the refusals worded by the caller, one answer per
+ * request, at most `maxPipelined` requests started per connection (node parses a whole read of
+ * pipelined requests at once), and drain.
  *
- * One difference is node:http's own: its keep-alive timer restarts on any byte, so empty lines keep
- * an idle connection open (http1.ts does not count them as activity).
+ * Differences that are node:http's own: its keep-alive timer restarts on any byte, so empty lines
+ * keep an idle connection open (http1.ts does not count them as activity), and it closes an idle
+ * connection a second after the keep-alive timeout it advertises.
  */
 import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
