@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { childEnv, currentEnv, ENV_VARIABLES, parseEnv } from "./env";
-import { DEFAULT_HTTP_LIMITS, HTTP_SERVERS } from "./net/http-server";
+import { childEnv, currentEnv, decisionHttpSettings, ENV_VARIABLES, parseEnv } from "./env";
+import { DEFAULT_HTTP_LIMITS, HTTP_SERVERS, type HttpLimits, type HttpServerKind } from "./net/http-server";
 
 describe("parseEnv", () => {
   it("reads an empty URL variable as unset (REDIS_URL= with only REDIS_CLUSTER_NODES given)", () => {
@@ -41,17 +41,8 @@ describe("parseEnv", () => {
 
 describe("the decision server's HTTP settings", () => {
   it("default to lib/net/http-server.ts's HTTP_SERVERS[0] and DEFAULT_HTTP_LIMITS (which lib/env.ts may not import)", () => {
-    const e = parseEnv({});
-    expect(e.SLUICE_HTTP_SERVER).toBe(HTTP_SERVERS[0]);
-    expect({
-      maxHeaders: e.SLUICE_HTTP_MAX_HEADERS,
-      maxHeaderBytes: e.SLUICE_HTTP_MAX_HEADER_BYTES,
-      maxBodyBytes: e.SLUICE_HTTP_MAX_BODY_BYTES,
-      headersTimeoutMs: e.SLUICE_HTTP_HEADERS_TIMEOUT_MS,
-      requestTimeoutMs: e.SLUICE_HTTP_REQUEST_TIMEOUT_MS,
-      keepAliveTimeoutMs: e.SLUICE_HTTP_KEEP_ALIVE_TIMEOUT_MS,
-      maxPipelined: e.SLUICE_HTTP_MAX_PIPELINED,
-    }).toEqual(DEFAULT_HTTP_LIMITS);
+    const settings: { server: HttpServerKind; limits: HttpLimits } = decisionHttpSettings(parseEnv({}));
+    expect(settings).toEqual({ server: HTTP_SERVERS[0], limits: DEFAULT_HTTP_LIMITS });
     for (const kind of HTTP_SERVERS) expect(parseEnv({ SLUICE_HTTP_SERVER: kind }).SLUICE_HTTP_SERVER).toBe(kind);
   });
 

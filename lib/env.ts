@@ -134,6 +134,22 @@ const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
+/** The decision server's HTTP settings, as lib/net/http-server.ts's server kind and limits. */
+export function decisionHttpSettings(e: Env) {
+  return {
+    server: e.SLUICE_HTTP_SERVER,
+    limits: {
+      maxHeaders: e.SLUICE_HTTP_MAX_HEADERS,
+      maxHeaderBytes: e.SLUICE_HTTP_MAX_HEADER_BYTES,
+      maxBodyBytes: e.SLUICE_HTTP_MAX_BODY_BYTES,
+      headersTimeoutMs: e.SLUICE_HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.SLUICE_HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.SLUICE_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxPipelined: e.SLUICE_HTTP_MAX_PIPELINED,
+    },
+  };
+}
+
 /** Settings that are wrong only together: every message names the variables. */
 function crossChecks(e: Env): string[] {
   const problems: string[] = [];

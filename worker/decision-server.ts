@@ -17,7 +17,7 @@
 import cluster from "node:cluster";
 import { availableParallelism } from "node:os";
 import { pathToFileURL } from "node:url";
-import { env } from "../lib/env";
+import { decisionHttpSettings, env } from "../lib/env";
 import { parseTrustedProxies } from "../lib/decision/client-address";
 import { createLogger, errorMessage } from "../lib/log";
 import { MAX_BATCH } from "../lib/decision/request";
@@ -75,16 +75,8 @@ async function main(): Promise<void> {
     accuracySample: e.SLUICE_ACCURACY_SAMPLE,
     logger,
     denialLogMs: e.SLUICE_DENIAL_LOG_MS,
-    httpServer: e.SLUICE_HTTP_SERVER,
-    httpLimits: {
-      maxHeaders: e.SLUICE_HTTP_MAX_HEADERS,
-      maxHeaderBytes: e.SLUICE_HTTP_MAX_HEADER_BYTES,
-      maxBodyBytes: e.SLUICE_HTTP_MAX_BODY_BYTES,
-      headersTimeoutMs: e.SLUICE_HTTP_HEADERS_TIMEOUT_MS,
-      requestTimeoutMs: e.SLUICE_HTTP_REQUEST_TIMEOUT_MS,
-      keepAliveTimeoutMs: e.SLUICE_HTTP_KEEP_ALIVE_TIMEOUT_MS,
-      maxPipelined: e.SLUICE_HTTP_MAX_PIPELINED,
-    },
+    httpServer: decisionHttpSettings(e).server,
+    httpLimits: decisionHttpSettings(e).limits,
     clientAddressRules: {
       header: e.SLUICE_CLIENT_ADDRESS_HEADER,
       trustedHops: e.SLUICE_TRUSTED_PROXY_HOPS,

@@ -12,7 +12,7 @@ import type net from "node:net";
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { HTTP_SERVERS, type HttpHandler, type HttpServer, type HttpServerKind, type HttpServerOptions } from "./http-server";
-import { connect, exchange, parseReplies, post, sleep, startServer, statuses } from "./testing/raw-http";
+import { connect, exchange, idleConnection, parseReplies, post, sleep, startServer, statuses } from "./testing/raw-http";
 
 interface TestClock {
   /** One unit of the timeout tests, in ms of the server's limits. */
@@ -318,31 +318,22 @@ describe.each(HTTP_SERVERS)("the %s server", (kind) => {
   it("closes a connection idle for keepAliveTimeoutMs, not before", async () => {
     clock.install();
     const { port } = await start(timeouts);
-    const socket = await connect(port);
-    let closed = false;
-    socket.on("close", () => (closed = true));
-    socket.write(post("x"));
-    await new Promise((resolve) => socket.once("data", resolve));
-    const units = await unitsUntil(clock, () => closed, 2 + clock.keepAliveSlackUnits);
-    expect(closed).toBe(true);
+    const { closed } = await idleConnection(port);
+    const units = await unitsUntil(clock, closed, 2 + clock.keepAliveSlackUnits);
+    expect(closed()).toBe(true);
     expect(units).toBeGreaterThanOrEqual(2);
   });
 
   it.skipIf(kind === "node")("does not count empty lines as activity: an idle connection sent CRLF now and then still closes (node:http's own timer restarts on any byte)", async () => {
     clock.install();
     const { port } = await start(timeouts);
-    const socket = await connect(port);
-    let closed = false;
-    socket.on("close", () => (closed = true));
-    socket.write(post("x"));
-    await new Promise((resolve) => socket.once("data", resolve));
-    let units = 0;
-    for (; units < 2 + clock.keepAliveSlackUnits && !closed; units++) {
+    const { socket, closed } = await idleConnection(port);
+    for (let units = 0; units < 2 + clock.keepAliveSlackUnits && !closed(); units++) {
       socket.write("\r\n");
       await sleep(10);
       await clock.tick();
     }
-    expect(closed).toBe(true);
+    expect(closed()).toBe(true);
   });
 
   it("a client that pipelines and stops reading gets every answer once it reads again; meanwhile the server stops reading it and holds a bounded backlog", async () => {

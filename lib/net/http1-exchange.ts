@@ -49,13 +49,9 @@ function flushAll(server: Http1ServerState): void {
   for (const conn of server.toFlush.splice(0)) conn.flush();
 }
 
-/** `HTTP/1.1 <status> <reason>\r\n` by status (a few distinct ones; the same text for every server). */
-const statusLines = new Map<number, string>();
-function statusLine(status: number): string {
-  let line = statusLines.get(status);
-  if (line === undefined) statusLines.set(status, (line = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Unknown"}\r\n`));
-  return line;
-}
+/** `HTTP/1.1 <status> <reason>\r\n` of every status node:http names, built once (constants, the same for every server). */
+const STATUS_LINES: ReadonlyMap<number, string> = new Map(Object.entries(STATUS_CODES).map(([status, reason]) => [Number(status), `HTTP/1.1 ${status} ${reason}\r\n`]));
+const statusLine = (status: number) => STATUS_LINES.get(status) ?? `HTTP/1.1 ${status} Unknown\r\n`;
 
 export class Http1Exchange implements HttpExchange {
   /** The whole body (set before the handler runs; empty until then). */

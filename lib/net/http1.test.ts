@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { HttpServer } from "./http-server";
-import { connect, post, sleep, startServer } from "./testing/raw-http";
+import { idleConnection, sleep, startServer } from "./testing/raw-http";
 
 const servers: HttpServer[] = [];
 afterEach(async () => {
@@ -19,17 +19,13 @@ describe("createHttp1Server", () => {
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     const { port } = await startServer("http1", servers, { keepAliveTimeoutMs: 4_000 });
     await startServer("http1", servers, { keepAliveTimeoutMs: 4_000 });
-    const socket = await connect(port);
-    let closed = false;
-    socket.on("close", () => (closed = true));
-    socket.write(post("x"));
-    await new Promise((resolve) => socket.once("data", resolve));
+    const { closed } = await idleConnection(port);
     let seconds = 0;
-    for (; seconds < 8 && !closed; seconds++) {
+    for (; seconds < 8 && !closed(); seconds++) {
       vi.advanceTimersByTime(1_000);
       await sleep(10);
     }
-    expect(closed).toBe(true);
+    expect(closed()).toBe(true);
     expect(seconds).toBeGreaterThanOrEqual(4);
   });
 });

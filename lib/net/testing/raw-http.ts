@@ -114,6 +114,16 @@ export async function connect(port: number): Promise<net.Socket> {
   return socket;
 }
 
+/** A connection that has had one request answered and is now idle; `closed()` tells whether the server has closed it since. */
+export async function idleConnection(port: number): Promise<{ socket: net.Socket; closed: () => boolean }> {
+  const socket = await connect(port);
+  let closed = false;
+  socket.on("close", () => (closed = true));
+  socket.write(post("x"));
+  await new Promise((resolve) => socket.once("data", resolve));
+  return { socket, closed: () => closed };
+}
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** `POST /echo?q=1` with this body (Content-Length framed) and extra header lines. */
