@@ -11,7 +11,8 @@
 import http from "node:http";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHttpServer, type HttpServer } from "./http-server";
+import { createHttpServer } from "./create-http-server";
+import type { HttpServer } from "./http-server";
 import { parseReplies } from "./testing/raw-http";
 
 interface Framed {

@@ -9,12 +9,10 @@
  *   tested against (lib/net/http-server.test.ts runs one suite on both; http-differential.test.ts
  *   feeds both the same hostile byte streams), and the fallback if a bug is ever found in it.
  *
- * A caller sees a request once its head is read (`route`: answer at once, or name the handler that
+ * ./create-http-server.ts makes one of either kind. A caller sees a request once its head is read (`route`: answer at once, or name the handler that
  * gets the whole body), then its answer as one status, a flat header list and one body string.
  */
 import type net from "node:net";
-import { createHttp1Server } from "./http1";
-import { createNodeHttpServer } from "./http-node";
 
 export const HTTP_SERVERS = ["http1", "node"] as const;
 export type HttpServerKind = (typeof HTTP_SERVERS)[number];
@@ -115,11 +113,6 @@ export interface HttpServer {
   inFlight(): number;
   /** Stops accepting, closes idle connections, waits for requests in flight (at most `graceMs`), then closes every connection. */
   drain(graceMs?: number): Promise<void>;
-}
-
-/** Creates the server of that kind (call `server.listen`). */
-export function createHttpServer(kind: HttpServerKind, options: HttpServerOptions): HttpServer {
-  return kind === "node" ? createNodeHttpServer(options) : createHttp1Server(options);
 }
 
 /** A header value this server writes: no control characters but tab (no response splitting). */

@@ -4,7 +4,8 @@
  * back out of what came.
  */
 import net from "node:net";
-import { createHttpServer, type HttpExchange, type HttpHandler, type HttpServer, type HttpServerKind, type HttpServerOptions } from "../http-server";
+import { createHttpServer } from "../create-http-server";
+import type { HttpExchange, HttpHandler, HttpServer, HttpServerKind, HttpServerOptions } from "../http-server";
 
 export interface Reply {
   status: number;
