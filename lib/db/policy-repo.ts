@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { formatDurationMs } from "../policy/duration";
 import type { PolicySpec } from "../policy/compile";
+import { envoyDomainSchema, rateLimitServiceSchema } from "../policy/envoy/schema";
 import type { LimitSpec, OperationSpec, OverrideSpec, QuotaSpec } from "../policy/policy-file";
 import { requirementsSchema } from "../policy/requirements";
 import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "../policy/types";
@@ -23,6 +24,7 @@ export const ID_PREFIXES = {
   apiKey: "key",
   apiToken: "tok",
   certificationReport: "cert",
+  envoyDomain: "env",
 } as const;
 
 export function newId(kind: keyof typeof ID_PREFIXES): string {
@@ -47,6 +49,7 @@ export async function loadPolicyRows(tx: Tx) {
     },
   });
   const globalCaps = await tx.globalCap.findMany({ orderBy: [{ position: "asc" }, { id: "asc" }] });
+  const envoyDomains = await tx.envoyDomain.findMany({ orderBy: [{ position: "asc" }, { domain: "asc" }] });
   const tenants = await tx.tenant.findMany({
     orderBy: { slug: "asc" },
     include: {
@@ -55,7 +58,7 @@ export async function loadPolicyRows(tx: Tx) {
       apiKeys: { orderBy: [{ createdAt: "asc" }, { name: "asc" }] },
     },
   });
-  return { settings, operations, tiers, globalCaps, tenants };
+  return { settings, operations, tiers, globalCaps, tenants, envoyDomains };
 }
 export type PolicyRows = Awaited<ReturnType<typeof loadPolicyRows>>;
 
@@ -112,9 +115,29 @@ export function requirementsRowToSpec(settings: PolicyRows["settings"]): PolicyS
   return parsed.data;
 }
 
+/**
+ * The stored `rateLimitService` section (its settings and one document per domain, written by an
+ * edit that validated them); undefined when there is none. Parsing also puts every document's
+ * fields back in the schema's order (jsonb keeps its own), so exports read like the file.
+ */
+export function rateLimitServiceRowsToSpec(rows: Pick<PolicyRows, "settings" | "envoyDomains">): PolicySpec["rateLimitService"] {
+  const stored = rows.settings?.rateLimitService;
+  if ((stored === null || stored === undefined) && rows.envoyDomains.length === 0) return undefined;
+  const domains = rows.envoyDomains.map((row) => {
+    const parsed = envoyDomainSchema.safeParse(row.document);
+    if (!parsed.success) throw new Error(`EnvoyDomain ${row.domain} does not validate: ${parsed.error.issues[0]?.message}`);
+    return parsed.data;
+  });
+  const settings = typeof stored === "object" && stored !== null && !Array.isArray(stored) ? stored : {};
+  const parsed = rateLimitServiceSchema.safeParse({ ...settings, domains });
+  if (!parsed.success) throw new Error(`PolicySettings.rateLimitService does not validate: ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
+}
+
 /** The rows as a policy in the file's shape (no keys): what export prints and publish compiles. */
 export function rowsToSpec(rows: PolicyRows): PolicySpec {
   const requirements = requirementsRowToSpec(rows.settings);
+  const rateLimitService = rateLimitServiceRowsToSpec(rows);
   return {
     version: 1,
     defaults: { failureMode: (rows.settings?.defaultFailureMode ?? "open") as FailureMode },
@@ -139,6 +162,7 @@ export function rowsToSpec(rows: PolicyRows): PolicySpec {
       overrides: t.overrides.map(overrideRowToSpec),
     })),
     ...(requirements ? { requirements } : {}),
+    ...(rateLimitService ? { rateLimitService } : {}),
   };
 }
 

@@ -126,7 +126,7 @@ describe("decision server", () => {
 
   it("forward-auth: X-Forwarded-* or X-Original-*, key from X-Api-Key or Authorization, same headers", async () => {
     const ip = "192.0.2.44";
-    // The gateway appends the client it saw: the rightmost X-Forwarded-For entry (README "Client addresses").
+    // The gateway appends the client it saw: the rightmost X-Forwarded-For entry (docs/decision-api.md "Client addresses").
     const base = { "x-sluice-token": TOKEN, "x-api-key": FIXTURE_KEYS.big, "x-forwarded-for": `10.9.9.9, ${ip}` };
     const a = await fetch(`${server.url}/v1/forward-auth`, { headers: { ...base, "x-forwarded-method": "GET", "x-forwarded-uri": "/v1/orders/7?x=1" } });
     expect(a.status).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * The README's gateway snippets, run against a real decision server and real Redis:
+ * The gateway configurations of docs/gateways.md, run against a real decision server and real Redis:
  * - examples/gateways/nginx.conf under Debian's nginx (`auth_request`). `npm test` makes sure nginx
  *   is there (scripts/preflight.sh); vitest run on its own without it skips that part and says so
  *   (CI=true never skips).

@@ -23,7 +23,7 @@ import { publishPolicy } from "../services/publish-policy";
 import { spawnDecisionServer, spawnWorker, type SpawnedServer, type SpawnedWorker } from "./harness";
 
 /**
- * The README's bounds, from Redis accepting connections again: the published state back in Redis
+ * The bounds docs/failure-modes.md states, from Redis accepting connections again: the published state back in Redis
  * and on every server (the worker probes every second), and every decision back on Redis (a
  * breaker whose first probe after reconnection missed the 25 ms budget waits out its 5 s).
  */

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { policyChecksum } from "./compile";
 import { COMPILED_SCHEMA_VERSION, type CompiledPolicy } from "./compiled";
+import { compiledEnvoyServiceSchema } from "./envoy/compiled";
 import { issuesFromZod, type ParseResult } from "./policy-file";
 import { BOUNDARY_BURSTS } from "./requirements";
 import { ALGORITHMS, FAILURE_MODES, MODES, OVERAGES, PERIODS, SCOPES, SHARES, TENANT_STATUSES } from "./types";
@@ -97,6 +98,7 @@ export const compiledPolicySchema = z.strictObject({
     }),
   ),
   requirements: compiledRequirementsSchema.optional(),
+  rateLimitService: compiledEnvoyServiceSchema.optional(),
   version: positive,
   checksum: z.string().regex(/^[0-9a-f]{64}$/),
   createdAt: z.string(),

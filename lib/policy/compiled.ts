@@ -3,6 +3,7 @@
  * decision server evaluates. Pure data (JSON), versioned and checksummed, indexed for the decision
  * path. It never contains API keys: those live in the Redis hash `keys` (sha256(key) → tenant).
  */
+import type { CompiledEnvoyService } from "./envoy/compiled";
 import type { CompiledRequirements } from "./requirements";
 import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "./types";
 
@@ -88,6 +89,8 @@ export interface CompiledPolicyBody {
   tenants: Record<string, CompiledTenant>;
   /** The policy file's `requirements` block, parsed; absent when the file has none (defaults apply). */
   requirements?: CompiledRequirements;
+  /** The `rateLimitService` section: Envoy domains' descriptor trees; absent when the policy has none. */
+  rateLimitService?: CompiledEnvoyService;
 }
 
 export interface CompiledPolicy extends CompiledPolicyBody {

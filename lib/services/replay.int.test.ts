@@ -1,7 +1,7 @@
 /**
  * The replay's promise: on a fixed dataset (counts per subject per bucket), it predicts the 429s a
  * real decision server then makes when the same traffic is sent to it, spread over each bucket the
- * way the replay models it. Tolerance, stated in the README: per tenant, the predicted 429 count
+ * way the replay models it. Tolerance, stated in docs/proving.md: per tenant, the predicted 429 count
  * is within 5% of its requests (at least 3 requests) of what the server answered.
  *
  * The dataset's buckets are 2 s (production records minutes) and the policy's windows seconds, so

@@ -1,8 +1,8 @@
 /**
  * Every role × every field of the policy file, through `POST /api/v1/policy/apply` with an admin
  * token of that role: a file that changes just that field is applied (200) or refused (403, naming
- * the field, writing nothing). The expectation is written out here from the role table of the
- * README, independently of lib/auth/permissions.ts: failure modes are admin's and sre's, API keys
+ * the field, writing nothing). The expectation is written out here from the role table of
+ * docs/control-plane.md, independently of lib/auth/permissions.ts: failure modes are admin's and sre's, API keys
  * need keys.manage (admin, product), everything else policy.edit (admin, product); applying at all
  * needs policy.edit, so sre and billing may only dry-run.
  */
