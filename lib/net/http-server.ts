@@ -4,13 +4,14 @@
  *
  * - `http1` (the default): lib/net/http1.ts, hand-written on node:net. It exists for speed only: on
  *   a path that answers a few hundred bytes per request, node:http's per-request objects cost about
- *   as much CPU as the decision itself (README "Benchmarks").
+ *   as much CPU as the decision itself (docs/benchmarks.md).
  * - `node`: lib/net/http-node.ts, node:http behind the same interface: the reference the first is
  *   tested against (lib/net/http-server.test.ts runs one suite on both; http-differential.test.ts
  *   feeds both the same hostile byte streams), and the fallback if a bug is ever found in it.
  *
- * ./create-http-server.ts makes one of either kind. A caller sees a request once its head is read (`route`: answer at once, or name the handler that
- * gets the whole body), then its answer as one status, a flat header list and one body string.
+ * ./create-http-server.ts makes one of either kind. A caller sees a request once its head is read
+ * (`route`: answer at once, or name the handler that gets the whole body), then its answer as one
+ * status, a flat header list and one body string.
  */
 import type net from "node:net";
 

@@ -7,7 +7,7 @@
  *
  * It runs on the HTTP server of lib/net/http-server.ts: by default lib/net/http1.ts, a small strict
  * HTTP/1.1 server on node:net, since on a path that answers a few hundred bytes per request
- * node:http's own per-request work cost about as much CPU as the decision (README "Benchmarks");
+ * node:http's own per-request work cost about as much CPU as the decision (docs/benchmarks.md);
  * node:http with SLUICE_HTTP_SERVER=node. Hardening is that layer's and this file's: bodies over
  * the limit get 413 without being read; a request is routed and its service token checked from its
  * head, before its body is read; bad JSON, a duplicate key or a bad field get 400 naming it
