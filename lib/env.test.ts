@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { childEnv, currentEnv, ENV_VARIABLES, parseEnv } from "./env";
+import { childEnv, currentEnv, decisionHttpSettings, ENV_VARIABLES, parseEnv } from "./env";
+import { DEFAULT_HTTP_LIMITS, HTTP_SERVERS, type HttpLimits, type HttpServerKind } from "./net/http-server";
 
 describe("parseEnv", () => {
   it("reads an empty URL variable as unset (REDIS_URL= with only REDIS_CLUSTER_NODES given)", () => {
@@ -35,6 +36,21 @@ describe("parseEnv", () => {
     expect(parseEnv({ SLUICE_GRPC_PORT: "0", SLUICE_RLS_DOMAIN: "edge" })).toMatchObject({ SLUICE_GRPC_PORT: 0, SLUICE_RLS_DOMAIN: "edge" });
     expect(() => parseEnv({ SLUICE_GRPC_PORT: "65536" })).toThrow(/SLUICE_GRPC_PORT/);
     expect(() => parseEnv({ SLUICE_RLS_DOMAIN: "" })).toThrow(/SLUICE_RLS_DOMAIN/);
+  });
+});
+
+describe("the decision server's HTTP settings", () => {
+  it("default to lib/net/http-server.ts's HTTP_SERVERS[0] and DEFAULT_HTTP_LIMITS (which lib/env.ts may not import)", () => {
+    const settings: { server: HttpServerKind; limits: HttpLimits } = decisionHttpSettings(parseEnv({}));
+    expect(settings).toEqual({ server: HTTP_SERVERS[0], limits: DEFAULT_HTTP_LIMITS });
+    for (const kind of HTTP_SERVERS) expect(parseEnv({ SLUICE_HTTP_SERVER: kind }).SLUICE_HTTP_SERVER).toBe(kind);
+  });
+
+  it("names a bad server, a limit out of bounds, and a head timeout longer than the request's", () => {
+    expect(() => parseEnv({ SLUICE_HTTP_SERVER: "express" })).toThrow(/SLUICE_HTTP_SERVER: expected http1 or node/);
+    expect(() => parseEnv({ SLUICE_HTTP_MAX_HEADERS: "0" })).toThrow(/SLUICE_HTTP_MAX_HEADERS/);
+    expect(() => parseEnv({ SLUICE_HTTP_MAX_BODY_BYTES: "100000000" })).toThrow(/SLUICE_HTTP_MAX_BODY_BYTES/);
+    expect(() => parseEnv({ SLUICE_HTTP_HEADERS_TIMEOUT_MS: "20000" })).toThrow(/SLUICE_HTTP_HEADERS_TIMEOUT_MS: must not exceed SLUICE_HTTP_REQUEST_TIMEOUT_MS/);
   });
 });
 

@@ -39,6 +39,26 @@ const envSchema = z.object({
   DECISION_HOST: z.string().default("0.0.0.0"),
   /** Envoy's rate limit service protocol (gRPC, h2c) on this port of DECISION_HOST; 0 turns it off. */
   SLUICE_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  /**
+   * The decision server's HTTP/1.1 server: `http1` (hand-written, the fastest) or `node` (node:http);
+   * docs/decision-api.md#http. It and the SLUICE_HTTP_* limits below are lib/net/http-server.ts's
+   * HTTP_SERVERS and DEFAULT_HTTP_LIMITS (which lib/env.ts may not import: lib/env.test.ts keeps them equal).
+   */
+  SLUICE_HTTP_SERVER: z.enum(["http1", "node"], "expected http1 or node").default("http1"),
+  /** Decision HTTP: header lines per request (431 past it). */
+  SLUICE_HTTP_MAX_HEADERS: z.coerce.number().int().min(8).max(1_000).default(100),
+  /** Decision HTTP: request line and headers, in bytes (431 past it). */
+  SLUICE_HTTP_MAX_HEADER_BYTES: z.coerce.number().int().min(1_024).max(1_048_576).default(16_384),
+  /** Decision HTTP: a request body, in bytes (413 past it). */
+  SLUICE_HTTP_MAX_BODY_BYTES: z.coerce.number().int().min(1_024).max(16_777_216).default(65_536),
+  /** Decision HTTP: from a request's first byte to the end of its head (408 past it); at most SLUICE_HTTP_REQUEST_TIMEOUT_MS. */
+  SLUICE_HTTP_HEADERS_TIMEOUT_MS: ms.default(5_000),
+  /** Decision HTTP: from a request's first byte to the end of its body (408 past it). */
+  SLUICE_HTTP_REQUEST_TIMEOUT_MS: ms.default(10_000),
+  /** Decision HTTP: an idle connection is closed after this long. */
+  SLUICE_HTTP_KEEP_ALIVE_TIMEOUT_MS: ms.default(5_000),
+  /** Decision HTTP: requests of one connection read and not yet answered (the rest wait unread). */
+  SLUICE_HTTP_MAX_PIPELINED: z.coerce.number().int().min(1).max(1_024).default(16),
   /** The only `domain` the rate limit service answers (Envoy's ratelimit filter `domain`). */
   SLUICE_RLS_DOMAIN: z.string().min(1).max(256).default("sluice"),
   /**
@@ -114,6 +134,31 @@ const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
+/** The decision server's HTTP settings, as lib/net/http-server.ts's server kind and limits. */
+export function decisionHttpSettings(e: Env) {
+  return {
+    server: e.SLUICE_HTTP_SERVER,
+    limits: {
+      maxHeaders: e.SLUICE_HTTP_MAX_HEADERS,
+      maxHeaderBytes: e.SLUICE_HTTP_MAX_HEADER_BYTES,
+      maxBodyBytes: e.SLUICE_HTTP_MAX_BODY_BYTES,
+      headersTimeoutMs: e.SLUICE_HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.SLUICE_HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.SLUICE_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxPipelined: e.SLUICE_HTTP_MAX_PIPELINED,
+    },
+  };
+}
+
+/** Settings that are wrong only together: every message names the variables. */
+function crossChecks(e: Env): string[] {
+  const problems: string[] = [];
+  if (e.SLUICE_HTTP_HEADERS_TIMEOUT_MS > e.SLUICE_HTTP_REQUEST_TIMEOUT_MS) {
+    problems.push("  SLUICE_HTTP_HEADERS_TIMEOUT_MS: must not exceed SLUICE_HTTP_REQUEST_TIMEOUT_MS (a head is part of its request)");
+  }
+  return problems;
+}
+
 /** Every variable the schema reads (the README's configuration table lists each: lib/env.test.ts). */
 export const ENV_VARIABLES = Object.keys(envSchema.shape) as (keyof Env)[];
 
@@ -132,6 +177,8 @@ export function parseEnv(source: Source): Env {
     const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new Error(`Invalid environment:\n${lines.join("\n")}`);
   }
+  const problems = crossChecks(result.data);
+  if (problems.length > 0) throw new Error(`Invalid environment:\n${problems.join("\n")}`);
   return result.data;
 }
 

@@ -17,7 +17,7 @@
 import cluster from "node:cluster";
 import { availableParallelism } from "node:os";
 import { pathToFileURL } from "node:url";
-import { env } from "../lib/env";
+import { decisionHttpSettings, env } from "../lib/env";
 import { parseTrustedProxies } from "../lib/decision/client-address";
 import { createLogger, errorMessage } from "../lib/log";
 import { MAX_BATCH } from "../lib/decision/request";
@@ -75,6 +75,8 @@ async function main(): Promise<void> {
     accuracySample: e.SLUICE_ACCURACY_SAMPLE,
     logger,
     denialLogMs: e.SLUICE_DENIAL_LOG_MS,
+    httpServer: decisionHttpSettings(e).server,
+    httpLimits: decisionHttpSettings(e).limits,
     clientAddressRules: {
       header: e.SLUICE_CLIENT_ADDRESS_HEADER,
       trustedHops: e.SLUICE_TRUSTED_PROXY_HOPS,
@@ -91,9 +93,11 @@ async function main(): Promise<void> {
   });
   const modeNote = singleNode ? "single-node: no Redis, in-process counters, one replica only; " : "";
   const grpcNote = server.grpcPort === null ? "" : `, Envoy rate limit service (gRPC) on :${server.grpcPort}`;
+  // The HTTP server is named in the line (SLUICE_HTTP_SERVER), so a run on the fallback is never mistaken for the default.
+  const httpNote = server.httpServer === "node" ? "HTTP on node:http (SLUICE_HTTP_SERVER=node)" : "HTTP on http1 (lib/net/http1.ts)";
   logger.info(
-    { port: server.port, grpcPort: server.grpcPort, mode: e.SLUICE_MODE, policyVersion: server.policy.current?.version ?? null },
-    `decision server listening on :${server.port}${grpcNote} (${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH}${supervised ? `, process ${e.SLUICE_DECISION_PROCESS_INDEX} of ${processes}` : ""})`,
+    { port: server.port, grpcPort: server.grpcPort, httpServer: server.httpServer, mode: e.SLUICE_MODE, policyVersion: server.policy.current?.version ?? null },
+    `decision server listening on :${server.port}${grpcNote} (${httpNote}; ${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH}${supervised ? `, process ${e.SLUICE_DECISION_PROCESS_INDEX} of ${processes}` : ""})`,
   );
   (member as ClusterMember | null)?.ready();
   let outputLost = false;

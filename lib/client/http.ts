@@ -55,11 +55,18 @@ export type HttpVerdict =
 
 const noRelease = () => Promise.resolve(false);
 
+/**
+ * `Authorization: Bearer <token>` as Sluice's servers read it (lib/auth/bearer.ts). The SDK ships
+ * alone and imports nothing of Sluice, so it keeps this one line of the grammar;
+ * lib/auth/bearer.test.ts holds the two equal.
+ */
+const BEARER = /^[ \t]*bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
+
 /** `X-Api-Key`, else the token of `Authorization: Bearer …`. */
 export function apiKeyFrom(get: (name: string) => string | null | undefined): string | null {
   const key = get("x-api-key");
   if (key) return key;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(get("authorization") ?? "");
+  const m = BEARER.exec(get("authorization") ?? "");
   return m ? m[1]! : null;
 }
 

@@ -269,7 +269,7 @@ describe("decision server", () => {
     // Headers past node's limit: 431 in the one error envelope, never a bare socket close.
     const headers = await fetch(`${server.url}/v1/forward-auth`, { headers: { "x-sluice-token": TOKEN, "x-forwarded-uri": `/${"a".repeat(20_000)}` } });
     expect(headers.status).toBe(431);
-    expect(await headers.json()).toEqual({ error: { code: "invalid_request", message: "request headers too large", field: null } });
+    expect(await headers.json()).toEqual({ error: { code: "invalid_request", message: "request headers too large (over 16384 bytes or 100 lines)", field: null } });
     expect((await fetch(`${server.url}/v1/nothing`)).status).toBe(404);
     const m = await fetch(`${server.url}/v1/check`);
     expect(m.status).toBe(405);

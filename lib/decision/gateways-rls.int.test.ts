@@ -97,7 +97,7 @@ function envoyModel(): EnvoyModel & { exampleAddress: string; token: string } {
     filter,
     routeConfig: at(hcm, "route_config"),
     rlsAddress: server.grpcAddress,
-    internalOnlyHeaders: hcm.internal_only_headers as string[],
+    internalOnlyHeaders: at(hcm, "route_config").internal_only_headers as string[],
     exampleAddress: `${String(socket.address)}:${String(socket.port_value)}`,
     token: String(auth.value),
   };

@@ -38,6 +38,8 @@ const EXAMPLE_TOKEN = NGINX_EXAMPLE_TOKEN;
 const NGINX_KEY = "sk_test_gateway_nginx_0001";
 const TRAEFIK_KEY = "sk_test_gateway_traefik_0001";
 const ENVOY_KEY = "sk_test_gateway_envoy_0001";
+/** Keys of the forged-operation tests, one per gateway (their own counters). */
+const SPOOF_KEYS = { nginx: "sk_test_gateway_spoof_nginx", traefik: "sk_test_gateway_spoof_traefik", envoy: "sk_test_gateway_spoof_envoy" };
 /** The examples' addresses, replaced by this run's free ports. */
 const EXAMPLE_DECISION = "127.0.0.1:8788";
 
@@ -48,14 +50,38 @@ beforeAll(async () => {
   const prefix = `${testRedisPrefix()}gw${randomBytes(3).toString("hex")}:`;
   process.env.SLUICE_REDIS_PREFIX = prefix;
   redis = new Redis(testRedisUrl());
-  // 5 requests per hour per key, exact (a log, no window edge inside the test).
+  // 5 requests per hour per key, exact (a log, no window edge inside the test); one export per hour.
   const fixture = compileFixture({
     version: 1,
     defaults: { failureMode: "open" },
-    operations: [{ name: "orders-read", match: ["GET /v1/orders", "GET /v1/orders/*"] }],
-    tiers: [{ name: "free", limits: [{ operation: "*", scope: "api_key", algorithm: "sliding_window_log", limit: 5, window: "1h" }] }],
+    operations: [
+      { name: "orders-read", match: ["GET /v1/orders", "GET /v1/orders/*"] },
+      { name: "catalog-read", match: ["GET /v1/catalog"] },
+      { name: "export", match: ["POST /v1/exports"] },
+    ],
+    tiers: [
+      {
+        name: "free",
+        limits: [
+          { operation: "*", scope: "api_key", algorithm: "sliding_window_log", limit: 5, window: "1h" },
+          { operation: "export", scope: "api_key", algorithm: "sliding_window_log", limit: 1, window: "1h" },
+        ],
+      },
+    ],
     globalCaps: [],
-    tenants: [{ slug: "acme", name: "Acme", tier: "free", keys: [{ name: "nginx", key: NGINX_KEY }, { name: "traefik", key: TRAEFIK_KEY }, { name: "envoy", key: ENVOY_KEY }] }],
+    tenants: [
+      {
+        slug: "acme",
+        name: "Acme",
+        tier: "free",
+        keys: [
+          { name: "nginx", key: NGINX_KEY },
+          { name: "traefik", key: TRAEFIK_KEY },
+          { name: "envoy", key: ENVOY_KEY },
+          ...Object.entries(SPOOF_KEYS).map(([name, key]) => ({ name: `spoof-${name}`, key })),
+        ],
+      },
+    ],
   });
   await writeFixturePolicy(redis, fixture);
   server = await spawnDecisionServer(
@@ -123,13 +149,46 @@ describe.skipIf(!nginxAvailable && process.env.CI !== "true")("nginx: examples/g
     expect((await get(`${gateway}/v1/orders/1`, { "x-api-key": "sk_nobody_knows_this_key" })).status).toBe(401);
     expect((await get(`${gateway}/v1/orders/1`, {})).status).toBe(401);
   });
+
+  it("decides the operation nginx saw: a client's own X-Forwarded-Method/-Uri or X-Original-* cannot turn its export into a catalog read", async () => {
+    const statuses = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${gateway}/v1/exports`, {
+        method: "POST",
+        headers: { "x-api-key": SPOOF_KEYS.nginx, ...FORGED_OPERATION },
+        signal: AbortSignal.timeout(10_000),
+      });
+      await res.text();
+      statuses.push(res.status);
+    }
+    // One export an hour: the second is denied, whatever the client claims it is.
+    expect(statuses).toEqual([200, 429, 429, 429]);
+  });
 });
+
+/** What a client sends to pass its request off as another operation (a catalog read is not limited to one an hour). */
+const FORGED_OPERATION = {
+  "x-forwarded-method": "GET",
+  "x-forwarded-uri": "/v1/catalog",
+  "x-original-method": "GET",
+  "x-original-uri": "/v1/catalog",
+};
+
+/** Four exports of one key through a gateway model, claiming to be catalog reads, and a forged lease for the app: only the first export passes, and the forged headers never reach the app. */
+async function forgedOperationRefused(request: (method: string, uri: string, headers: Headers) => Promise<GatewayAnswer>, key: string): Promise<void> {
+  const answers: GatewayAnswer[] = [];
+  for (let i = 0; i < 4; i++) answers.push(await request("POST", "/v1/exports", { "X-Api-Key": key, ...FORGED_OPERATION, "X-Sluice-Lease": "forged", "X-Sluice-Tenant": "someone-else" }));
+  expect(answers.map((a) => a.status)).toEqual([200, 429, 429, 429]);
+  expect(JSON.parse(answers[1]!.body)).toMatchObject({ operation: "export", reason: "rate_limited" });
+  expect(answers[0]!.app?.["x-sluice-lease"]).toBeUndefined();
+  expect(answers[0]!.app?.["x-sluice-tenant"]).toBe("acme");
+}
 
 // ---- Traefik ------------------------------------------------------------------------------------
 
 const headersMiddleware = z.object({ headers: z.object({ customRequestHeaders: z.record(z.string(), z.string()) }) });
 const forwardAuthMiddleware = z.object({
-  forwardAuth: z.object({ address: z.string().url(), authResponseHeaders: z.array(z.string()).default([]) }),
+  forwardAuth: z.object({ address: z.string().url(), authRequestHeaders: z.array(z.string()).default([]), authResponseHeaders: z.array(z.string()).default([]) }),
 });
 const traefikConfig = z.object({
   http: z.object({
@@ -200,8 +259,12 @@ function traefikModel(config: z.infer<typeof traefikConfig>, appUrl: string) {
         }
         continue;
       }
+      // authRequestHeaders, when set, is the list of the client's headers that go along (filterForwardRequestHeaders).
+      const allowed = m.forwardAuth.authRequestHeaders.map((h) => h.toLowerCase());
       const authHeaders: Headers = {};
-      for (const [k, v] of Object.entries(req)) if (!HOP_HEADERS.includes(k) && k !== "host" && k !== "content-length") authHeaders[k] = v;
+      for (const [k, v] of Object.entries(req)) {
+        if (!HOP_HEADERS.includes(k) && k !== "host" && k !== "content-length" && (allowed.length === 0 || allowed.includes(k))) authHeaders[k] = v;
+      }
       Object.assign(authHeaders, {
         "x-forwarded-for": "127.0.0.1",
         "x-forwarded-method": method,
@@ -252,6 +315,10 @@ describe("Traefik: examples/gateways/traefik.yml, replayed by a model of its for
     expect(answers[5]!.headers["content-type"]).toBe("application/json");
   });
 
+  it("decides the operation Traefik saw: a client's own X-Original-* or X-Forwarded-* never reach Sluice, nor its X-Sluice-* the app", async () => {
+    await forgedOperationRefused(request, SPOOF_KEYS.traefik);
+  });
+
   it("answers an unknown key 401 without reaching the app; a forward-auth without the service token is 401 unauthorized", async () => {
     const unknown = await request("GET", "/v1/orders/1", { "X-Api-Key": "sk_nobody_knows_this_key" });
     expect(unknown.status).toBe(401);
@@ -290,7 +357,10 @@ const envoyConfig = z.object({
             filters: z.array(
               z.object({
                 typed_config: z.object({
-                  route_config: z.object({ virtual_hosts: z.array(z.object({ routes: z.array(z.object({ match: z.object({ prefix: z.string() }), route: z.object({ cluster: z.string() }) })) })) }),
+                  route_config: z.object({
+                    internal_only_headers: z.array(z.string()).default([]),
+                    virtual_hosts: z.array(z.object({ routes: z.array(z.object({ match: z.object({ prefix: z.string() }), route: z.object({ cluster: z.string() }) })) })),
+                  }),
                   http_filters: z.array(z.object({ name: z.string(), typed_config: z.record(z.string(), z.unknown()) })),
                 }),
               }),
@@ -306,12 +376,13 @@ function matches(list: z.infer<typeof matcherList>, name: string): boolean {
   return list.patterns.some((m) => ("exact" in m ? name === m.exact : name.startsWith(m.prefix)));
 }
 
-/** The model of Envoy's listener: ext_authz (HTTP service), then the router to the app. */
-function envoyModel(authz: z.infer<typeof extAuthzConfig>, sluiceUrl: string, appUrl: string) {
+/** The model of Envoy's listener: internal_only_headers stripped from a request from outside, ext_authz (HTTP service), then the router to the app. */
+function envoyModel(authz: z.infer<typeof extAuthzConfig>, internalOnly: string[], sluiceUrl: string, appUrl: string) {
   const { http_service: service } = authz;
   return async function request(method: string, pathAndQuery: string, clientHeaders: Headers) {
     // use_remote_address: Envoy sets X-Forwarded-For to the client's address.
     const req: Headers = { ...Object.fromEntries(Object.entries(clientHeaders).map(([k, v]) => [k.toLowerCase(), v])), "x-forwarded-for": "198.51.100.23" };
+    for (const name of internalOnly) delete req[name.toLowerCase()];
     const authHeaders: Headers = {};
     for (const [k, v] of Object.entries(req)) {
       if (k === "authorization" || matches(service.authorization_request.allowed_headers, k)) authHeaders[k] = v;
@@ -350,7 +421,7 @@ describe("Envoy: examples/gateways/envoy.yaml, replayed by a model of its ext_au
     expect(manager.http_filters.map((f) => f.name)).toEqual(["envoy.filters.http.ext_authz", "envoy.filters.http.router"]);
     const authz = extAuthzConfig.parse(manager.http_filters[0]!.typed_config);
     expect(authz.http_service.server_uri.uri).toBe(`http://${EXAMPLE_DECISION}`);
-    request = envoyModel(authz, `http://127.0.0.1:${server.port}`, app.url);
+    request = envoyModel(authz, manager.route_config.internal_only_headers, `http://127.0.0.1:${server.port}`, app.url);
   });
 
   afterAll(async () => {
@@ -361,6 +432,10 @@ describe("Envoy: examples/gateways/envoy.yaml, replayed by a model of its ext_au
     const answers = await fiveThenDenied(request, ENVOY_KEY);
     // allowed_client_headers_on_success: the client sees its budget too.
     expect(answers.slice(0, 5).map((a) => a.headers["ratelimit-remaining"])).toEqual(["4", "3", "2", "1", "0"]);
+  });
+
+  it("decides the method and path Envoy saw: a client's own X-Original-* or X-Forwarded-* never reach Sluice, nor its X-Sluice-* the app", async () => {
+    await forgedOperationRefused(request, SPOOF_KEYS.envoy);
   });
 
   it("decides on the client's own method and path: a POST is its own operation, an unknown key 401 never reaches the app", async () => {

@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import type { PrismaClient } from "../generated/prisma/client";
 import { ServiceError } from "../errors";
+import { bearerToken } from "../auth/bearer";
 import { sameOrigin } from "../auth/origin";
 import { ACTION_LABELS, can, type Action } from "../auth/permissions";
 import type { Role } from "../policy/types";
@@ -29,11 +30,11 @@ const SESSION_COOKIE = /(?:^|;\s*)(?:__Secure-)?next-auth\.session-token(?:\.\d+
 const unauthorized = (message: string) =>
   new ServiceError("unauthorized", message, { headers: { "WWW-Authenticate": 'Bearer realm="sluice"' } });
 
+/** The bearer token; "" for an Authorization header that is not one (refused, not taken for a session); null without the header. */
 function bearer(request: Request): string | null {
   const header = request.headers.get("authorization");
   if (!header) return null;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match ? match[1] : "";
+  return bearerToken(header) ?? "";
 }
 
 export async function authenticateAdmin(request: Request, db: PrismaClient, action: Action): Promise<AdminCaller> {

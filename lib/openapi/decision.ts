@@ -84,7 +84,7 @@ function registry(): OpenAPIRegistry {
   const Answer = named("DecisionAnswer", decisionAnswerSchema);
   const ErrorBody = named("Error", decisionErrorSchema);
   const errors = {
-    400: json(ErrorBody, "Malformed JSON or an invalid field (named in error.field)"),
+    400: json(ErrorBody, "Malformed JSON, a key twice in one object, or an invalid field (named in error.field)"),
     401: json(ErrorBody, "Missing or wrong service token"),
     413: json(ErrorBody, "Body over 64 KiB"),
   };
@@ -128,8 +128,10 @@ function registry(): OpenAPIRegistry {
   const gateway = r.registerComponent("securitySchemes", "gatewayToken", { type: "apiKey", in: "header", name: "X-Sluice-Token", description: "A service token, sent by the gateway" });
   const forwardHeaders = z.object({
     "x-api-key": z.string().optional().meta({ description: "The end client's API key (or Authorization: Bearer <key>)" }),
-    "x-forwarded-method": z.string().optional().meta({ description: "The client's method (or X-Original-Method)" }),
-    "x-forwarded-uri": z.string().optional().meta({ description: "The client's URI (or X-Original-URI)" }),
+    "x-original-method": z.string().optional().meta({ description: "The client's method, as nginx sets it; with X-Original-URI it wins over X-Forwarded-*" }),
+    "x-original-uri": z.string().optional().meta({ description: "The client's URI, as nginx sets it" }),
+    "x-forwarded-method": z.string().optional().meta({ description: "The client's method (Traefik), read only when X-Original-* are absent" }),
+    "x-forwarded-uri": z.string().optional().meta({ description: "The client's URI (Traefik), read only when X-Original-* are absent" }),
     "x-forwarded-for": z.string().optional().meta({ description: "The client's address when the request has no X-Real-IP (the default SLUICE_CLIENT_ADDRESS_HEADER, x-real-ip,x-forwarded-for) or with SLUICE_CLIENT_ADDRESS_HEADER=x-forwarded-for: the entry SLUICE_TRUSTED_PROXY_HOPS places from the right, canonicalised; missing or unparseable: the one shared subject \"unknown\"" }),
     "x-real-ip": z.string().optional().meta({ description: "The client's address, one address, when present (the default SLUICE_CLIENT_ADDRESS_HEADER, x-real-ip,x-forwarded-for, or x-real-ip); ignored with SLUICE_CLIENT_ADDRESS_HEADER=x-forwarded-for" }),
   });

@@ -24,6 +24,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http2";
 import { Counter } from "prom-client";
+import { bearerToken } from "../../lib/auth/bearer";
 import type { DecisionAnswer } from "../../lib/decision/answer";
 import { NotReadyError, type DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
@@ -65,10 +66,7 @@ function first(headers: IncomingHttpHeaders, name: string): string | undefined {
 
 /** The service token: `authorization: Bearer <token>` or `x-sluice-token: <token>`. */
 export function tokenOf(headers: IncomingHttpHeaders): string | undefined {
-  const auth = first(headers, "authorization");
-  const m = auth === undefined ? null : /^Bearer\s+(.+)$/i.exec(auth.trim());
-  if (m) return m[1]!.trim();
-  return first(headers, "x-sluice-token")?.trim();
+  return bearerToken(first(headers, "authorization")) ?? first(headers, "x-sluice-token")?.trim();
 }
 
 /** Envoy's x-request-id for the call, when it sent a sane one, else a fresh id. */

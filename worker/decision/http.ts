@@ -5,14 +5,15 @@
  * (lib/decision/request.ts), calls `engine.decide` and writes the answer; the decision itself is
  * the engine's.
  *
- * It runs on lib/net/http1.ts, a small strict HTTP/1.1 server on node:net, not on node:http: on a
- * path that answers a few hundred bytes per request, node:http's own per-request work cost about as
- * much CPU as the decision (README "Benchmarks"). Hardening is that layer's and this file's: bodies
- * over 64 KiB get 413 without being read; a request is routed and its service token checked from
- * its head, before its body is read; bad JSON or fields get 400 naming the field; header and
- * request timeouts cut slow clients; nothing a client sends reaches a stack trace (every handler is
- * wrapped, errors answer a fixed JSON body); `drain()` stops accepting and waits for in-flight
- * requests.
+ * It runs on the HTTP server of lib/net/http-server.ts: by default lib/net/http1.ts, a small strict
+ * HTTP/1.1 server on node:net, since on a path that answers a few hundred bytes per request
+ * node:http's own per-request work cost about as much CPU as the decision (docs/benchmarks.md);
+ * node:http with SLUICE_HTTP_SERVER=node. Hardening is that layer's and this file's: bodies over
+ * the limit get 413 without being read; a request is routed and its service token checked from its
+ * head, before its body is read; bad JSON, a duplicate key or a bad field get 400 naming it
+ * (./json-body.ts); header and request timeouts cut slow clients; nothing a client sends reaches a
+ * stack trace (every handler is wrapped, errors answer a fixed JSON body); `drain()` stops
+ * accepting and waits for in-flight requests.
  */
 import { randomUUID } from "node:crypto";
 import type net from "node:net";
@@ -24,13 +25,14 @@ import { errorMessage, type Logger } from "../../lib/log";
 import { clientAddressFromHeaders, DEFAULT_CLIENT_ADDRESS_RULES, type ClientAddressRules } from "../../lib/decision/client-address";
 import { MAX_FIELD_CHARS, parseCheckBody, parseReleaseBody, type FieldError } from "../../lib/decision/request";
 import { ForgedLeaseError } from "../../lib/store/lease-id";
-import { createHttp1Server, type Http1ClientError, type Http1Exchange, type Http1Handler } from "../../lib/net/http1";
+import { bearerToken } from "../../lib/auth/bearer";
+import { createHttpServer } from "../../lib/net/create-http-server";
+import { httpLimits, type HttpClientError, type HttpExchange, type HttpHandler, type HttpLimits, type HttpServerKind } from "../../lib/net/http-server";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { ServiceTokens } from "./service-tokens";
+import { parseJsonBody } from "./json-body";
 import { settleRoute } from "./settle";
 import { decisionOpenApi } from "../../lib/openapi/decision";
-
-export const MAX_BODY_BYTES = 64 * 1024;
 
 /** Also the prefix of Envoy ext_authz's requests: `/v1/forward-auth/<the client's path>`. */
 const FORWARD_AUTH_PATH = "/v1/forward-auth";
@@ -49,10 +51,16 @@ export interface DecisionHttpDeps {
   logger: Logger;
   /** Forward-auth: which forwarding header names the client, and the trusted proxies (default: X-Real-IP when present else X-Forwarded-For, no hops). */
   clientAddressRules?: ClientAddressRules;
+  /** Which HTTP server (SLUICE_HTTP_SERVER; default `http1`, the hand-written one). */
+  httpServer?: HttpServerKind;
+  /** Its limits (SLUICE_HTTP_*; default DEFAULT_HTTP_LIMITS). */
+  httpLimits?: Partial<HttpLimits>;
 }
 
 export interface DecisionHttp {
   server: net.Server;
+  /** The HTTP server in use. */
+  kind: HttpServerKind;
   /** Stops accepting, lets in-flight requests finish (at most 10 s), then closes every connection. */
   drain(): Promise<void>;
 }
@@ -61,90 +69,72 @@ const JSON_HEADERS = ["Content-Type", "application/json", "Cache-Control", "no-s
 const JSON_LINES = "Content-Type: application/json\r\nCache-Control: no-store\r\n";
 
 /** A JSON answer; `headers` as a flat [name, value, …] list or a record. */
-function json(ex: Http1Exchange, status: number, body: unknown, headers?: Readonly<Record<string, string>>, close = false): void {
+function json(ex: HttpExchange, status: number, body: unknown, headers?: Readonly<Record<string, string>>, close = false): void {
   const list: string[] = [...JSON_HEADERS];
   if (headers) for (const name in headers) list.push(name, headers[name]!);
   ex.send(status, list, JSON.stringify(body), close);
 }
 
-function invalid(ex: Http1Exchange, e: FieldError): void {
+function invalid(ex: HttpExchange, e: FieldError): void {
   json(ex, 400, errorBody("invalid_request", e.message, { field: e.field }));
 }
 
-function parseJson(buf: Buffer): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(buf.toString("utf8")) as unknown };
-  } catch {
-    return { ok: false };
-  }
-}
-
-const visibleAscii = (code: number) => code > 32 && code < 127;
-
-function bearer(value: string | undefined): string | undefined {
-  if (!value) return undefined;
-  // The usual spelling without a regex; anything else (other case, tabs, padding) takes the regex.
-  if (value.startsWith("Bearer ") && visibleAscii(value.charCodeAt(7)) && visibleAscii(value.charCodeAt(value.length - 1))) return value.slice(7);
-  const m = /^Bearer\s+(.+)$/i.exec(value.trim());
-  return m ? m[1]!.trim() : undefined;
-}
-
 /** The caller's X-Request-Id when it is a sane token, else a fresh one. */
-function requestId(ex: Http1Exchange): string {
+function requestId(ex: HttpExchange): string {
   const given = ex.header("x-request-id");
   return given !== undefined && /^[\w.:@/+=-]{1,128}$/.test(given) ? given : randomUUID();
 }
 
-function notReady(ex: Http1Exchange): void {
+function notReady(ex: HttpExchange): void {
   json(ex, 503, errorBody("not_ready", "no policy loaded yet"), { "Retry-After": "1" });
 }
 
 /** What this server answers to requests its HTTP layer refuses (the same error envelope as every other answer; field null). */
-function clientError(kind: Http1ClientError): { headers: readonly string[]; body: string } {
-  const body =
-    kind === "headers_too_large"
-      ? errorBody("invalid_request", "request headers too large")
-      : kind === "body_too_large"
-        ? errorBody("payload_too_large", `body over ${MAX_BODY_BYTES} bytes`)
-        : kind === "timeout"
-          ? errorBody("invalid_request", "request not received in time")
-          : kind === "expectation_failed"
-            ? errorBody("invalid_request", "Expect: only 100-continue is supported")
-            : errorBody("invalid_request", "malformed HTTP");
-  return { headers: JSON_HEADERS, body: JSON.stringify(body) };
+function clientErrors(limits: HttpLimits): (kind: HttpClientError) => { headers: readonly string[]; body: string } {
+  const bodies: Record<HttpClientError, string> = {
+    headers_too_large: JSON.stringify(errorBody("invalid_request", `request headers too large (over ${limits.maxHeaderBytes} bytes or ${limits.maxHeaders} lines)`)),
+    body_too_large: JSON.stringify(errorBody("payload_too_large", `body over ${limits.maxBodyBytes} bytes`)),
+    timeout: JSON.stringify(errorBody("invalid_request", "request not received in time")),
+    expectation_failed: JSON.stringify(errorBody("invalid_request", "Expect: only 100-continue is supported")),
+    malformed: JSON.stringify(errorBody("invalid_request", "malformed HTTP")),
+  };
+  return (kind) => ({ headers: JSON_HEADERS, body: bodies[kind] });
 }
 
 interface Route {
   /** null: any method. */
   methods: string[] | null;
   /** Checks the service token from the head (Authorization: Bearer), before the body is read. */
-  bearerToken: boolean;
-  handle: Http1Handler;
+  serviceToken: boolean;
+  handle: HttpHandler;
 }
 
 export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
   const { engine, tokens, currentPolicy, metrics, logger } = deps;
   const addressRules = deps.clientAddressRules ?? DEFAULT_CLIENT_ADDRESS_RULES;
 
-  async function handleCheck(ex: Http1Exchange): Promise<void> {
-    const body = parseJson(ex.body);
-    if (!body.ok) return invalid(ex, { field: "", message: "body: malformed JSON" });
+  async function handleCheck(ex: HttpExchange): Promise<void> {
+    const body = parseJsonBody(ex.body);
+    if (!body.ok) return invalid(ex, body.error);
     const parsed = parseCheckBody(body.value);
     if (!parsed.ok) return invalid(ex, parsed.error);
     // Server-Timing tells the caller how long the decision itself took (store call included).
     const started = performance.now();
     const answer = parsed.batch ? { results: await Promise.all(parsed.requests.map((r) => engine.decide(r))) } : await engine.decide(parsed.request);
-    // The header lines are constants and a number: written as they are (Http1Exchange.sendLines).
+    // The header lines are constants and a number: written as they are (HttpExchange.sendLines).
     ex.sendLines(200, `${JSON_LINES}Server-Timing: decide;dur=${(performance.now() - started).toFixed(2)}\r\n`, JSON.stringify(answer));
   }
 
-  async function handleForwardAuth(ex: Http1Exchange): Promise<void> {
+  async function handleForwardAuth(ex: HttpExchange): Promise<void> {
     if (!tokens.accepts(ex.header("x-sluice-token"))) {
       json(ex, 401, errorBody("unauthorized", "missing or wrong X-Sluice-Token"));
       return;
     }
-    let method = ex.header("x-forwarded-method") ?? ex.header("x-original-method");
-    let uri = ex.header("x-forwarded-uri") ?? ex.header("x-original-uri");
+    // nginx sets X-Original-*, and passes the client's own X-Forwarded-* through: when the gateway's
+    // pair is there, the other is the client's word and is ignored (examples/gateways clear both).
+    const original = ex.header("x-original-method") !== undefined || ex.header("x-original-uri") !== undefined;
+    let method = original ? ex.header("x-original-method") : ex.header("x-forwarded-method");
+    let uri = original ? ex.header("x-original-uri") : ex.header("x-forwarded-uri");
     // Envoy's ext_authz (HTTP service) sends none of those: it repeats the client's method and
     // appends the client's path to its `path_prefix`, so `/v1/forward-auth/v1/orders/42?x=1` asks
     // about `GET /v1/orders/42?x=1` (examples/gateways/envoy.yaml).
@@ -156,12 +146,12 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     if (!method || !uri) {
       return invalid(ex, {
         field: "X-Forwarded-Uri",
-        message: "X-Forwarded-Method and X-Forwarded-Uri (or X-Original-*) are required, or the client's path after /v1/forward-auth",
+        message: "X-Original-Method and X-Original-URI (or X-Forwarded-Method and X-Forwarded-Uri) are required, or the client's path after /v1/forward-auth",
       });
     }
     const operation = `${method} ${uri}`;
     if (operation.length > MAX_FIELD_CHARS) return invalid(ex, { field: "X-Forwarded-Uri", message: "operation: at most 512 characters" });
-    const apiKey = ex.header("x-api-key") ?? bearer(ex.header("authorization")) ?? ex.header("authorization");
+    const apiKey = ex.header("x-api-key") ?? bearerToken(ex.header("authorization")) ?? ex.header("authorization");
     // Never absent: a missing or unparseable address is the one shared `unknown` subject.
     const ip = clientAddressFromHeaders((name) => ex.header(name), addressRules);
     if (apiKey === undefined || apiKey === "") {
@@ -181,16 +171,14 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
   }
 
   /** A service-token POST's JSON body, or undefined once the error is answered. */
-  function jsonBody(ex: Http1Exchange): { value: unknown } | undefined {
-    const body = parseJson(ex.body);
-    if (!body.ok) {
-      invalid(ex, { field: "", message: "body: malformed JSON" });
-      return undefined;
-    }
-    return body;
+  function jsonBody(ex: HttpExchange): { value: unknown } | undefined {
+    const body = parseJsonBody(ex.body);
+    if (body.ok) return body;
+    invalid(ex, body.error);
+    return undefined;
   }
 
-  async function handleRelease(ex: Http1Exchange): Promise<void> {
+  async function handleRelease(ex: HttpExchange): Promise<void> {
     const body = jsonBody(ex);
     if (!body) return;
     const parsed = parseReleaseBody(body.value);
@@ -203,7 +191,7 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     json(ex, 200, { released });
   }
 
-  async function handleSettle(ex: Http1Exchange): Promise<void> {
+  async function handleSettle(ex: HttpExchange): Promise<void> {
     const body = jsonBody(ex);
     if (!body) return;
     const out = await settleRoute(engine, body.value);
@@ -211,15 +199,15 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
   }
 
   const routes: Record<string, Route> = {
-    "/v1/check": { methods: ["POST"], bearerToken: true, handle: handleCheck },
-    [FORWARD_AUTH_PATH]: { methods: null, bearerToken: false, handle: handleForwardAuth },
-    "/v1/release": { methods: ["POST"], bearerToken: true, handle: handleRelease },
-    "/v1/settle": { methods: ["POST"], bearerToken: true, handle: handleSettle },
-    "/healthz": { methods: ["GET", "HEAD"], bearerToken: false, handle: (ex) => json(ex, 200, { ok: true }) },
-    "/openapi.json": { methods: ["GET", "HEAD"], bearerToken: false, handle: (ex) => json(ex, 200, decisionOpenApi()) },
+    "/v1/check": { methods: ["POST"], serviceToken: true, handle: handleCheck },
+    [FORWARD_AUTH_PATH]: { methods: null, serviceToken: false, handle: handleForwardAuth },
+    "/v1/release": { methods: ["POST"], serviceToken: true, handle: handleRelease },
+    "/v1/settle": { methods: ["POST"], serviceToken: true, handle: handleSettle },
+    "/healthz": { methods: ["GET", "HEAD"], serviceToken: false, handle: (ex) => json(ex, 200, { ok: true }) },
+    "/openapi.json": { methods: ["GET", "HEAD"], serviceToken: false, handle: (ex) => json(ex, 200, decisionOpenApi()) },
     "/readyz": {
       methods: ["GET", "HEAD"],
-      bearerToken: false,
+      serviceToken: false,
       handle: (ex) => {
         const { ready, body } = deps.readiness();
         json(ex, ready ? 200 : 503, body);
@@ -227,7 +215,7 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     },
     "/metrics": {
       methods: ["GET"],
-      bearerToken: false,
+      serviceToken: false,
       handle: async (ex) => {
         const text = await (deps.metricsText ?? (() => metrics.registry.metrics()))();
         ex.send(200, ["Content-Type", metrics.registry.contentType], text);
@@ -238,7 +226,7 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
   const checkRoute = routes["/v1/check"]!;
 
   /** From a request's head: its handler, or the answer now (404, 405, 401) without reading the body. */
-  function route(ex: Http1Exchange): Http1Handler | null {
+  function route(ex: HttpExchange): HttpHandler | null {
     const path = ex.path;
     // The decision path first, by comparing the path: a lookup by a request's own string would
     // internalize it first.
@@ -251,14 +239,14 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
       json(ex, 405, errorBody("method_not_allowed", `use ${r.methods.join(", ")}`), { Allow: r.methods.join(", ") });
       return null;
     }
-    if (r.bearerToken && !tokens.accepts(bearer(ex.header("authorization")))) {
+    if (r.serviceToken && !tokens.accepts(bearerToken(ex.header("authorization")))) {
       json(ex, 401, errorBody("unauthorized", "missing or wrong service token"), { "WWW-Authenticate": "Bearer" });
       return null;
     }
     return r.handle;
   }
 
-  function handlerError(ex: Http1Exchange, error: unknown): void {
+  function handlerError(ex: HttpExchange, error: unknown): void {
     if (ex.answered) return;
     if (error instanceof NotReadyError) return notReady(ex);
     // The caller's request id (gateways send one) or a new one, in the line and in the answer.
@@ -267,6 +255,7 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     json(ex, 500, errorBody("internal", "internal error"), { "X-Request-Id": reqId });
   }
 
-  const http = createHttp1Server({ route, clientError, handlerError, maxBodyBytes: MAX_BODY_BYTES });
-  return { server: http.server, drain: () => http.drain(10_000) };
+  const limits = httpLimits(deps.httpLimits ?? {});
+  const http = createHttpServer(deps.httpServer ?? "http1", { ...limits, route, clientError: clientErrors(limits), handlerError });
+  return { server: http.server, kind: http.kind, drain: () => http.drain(10_000) };
 }

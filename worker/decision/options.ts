@@ -1,6 +1,7 @@
 /** How a decision server is started (worker/decision-server.ts reads them from the environment). */
 import type { SluiceMode } from "../../lib/env";
 import type { ClientAddressRules } from "../../lib/decision/client-address";
+import type { HttpLimits, HttpServerKind } from "../../lib/net/http-server";
 import type { Logger } from "../../lib/log";
 import type { CounterStore } from "../../lib/store/types";
 import type { Registry } from "prom-client";
@@ -34,6 +35,10 @@ export interface DecisionServerOptions {
   store?: CounterStore;
   /** Default: createLogger("decision") (lib/log.ts). */
   logger?: Logger;
+  /** The HTTP/1.1 server (SLUICE_HTTP_SERVER; default `http1`, the hand-written one; `node`: node:http). */
+  httpServer?: HttpServerKind;
+  /** Its limits (SLUICE_HTTP_*; default lib/net/http-server.ts DEFAULT_HTTP_LIMITS). */
+  httpLimits?: Partial<HttpLimits>;
   /** Forward-auth's client address (SLUICE_CLIENT_ADDRESS_HEADER, SLUICE_TRUSTED_PROXY_HOPS, SLUICE_TRUSTED_PROXIES); default X-Real-IP when present else X-Forwarded-For, no hops. */
   clientAddressRules?: ClientAddressRules;
   /** How often denials are written, one line per reason (default 10 s; lib/decision/denial-log.ts). */

@@ -17,6 +17,7 @@ import { DenyCache } from "../../lib/decision/deny-cache";
 import { DecisionEngine } from "../../lib/decision/engine";
 import { DecisionMetrics } from "../../lib/decision/metrics";
 import type { PolicyPort } from "../../lib/decision/ports";
+import type { HttpServerKind } from "../../lib/net/http-server";
 import { accuracyTolerances } from "../../lib/policy/requirements";
 import { createLogger } from "../../lib/log";
 import { createMemoryStore } from "../../lib/store/memory";
@@ -34,6 +35,8 @@ export interface DecisionServer {
   port: number;
   /** The gRPC rate limit service's port, null when it is not served. */
   grpcPort: number | null;
+  /** The HTTP/1.1 server in use (SLUICE_HTTP_SERVER). */
+  httpServer: HttpServerKind;
   engine: DecisionEngine;
   metrics: DecisionMetrics;
   policy: PolicyPort;
@@ -97,7 +100,18 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
   });
 
   const metricsText = options.joinMetrics?.(metrics.registry);
-  const http = createDecisionHttp({ engine, tokens, currentPolicy: backend.currentPolicy, readiness: () => backend.readiness(), metrics, metricsText, logger, clientAddressRules: options.clientAddressRules });
+  const http = createDecisionHttp({
+    engine,
+    tokens,
+    currentPolicy: backend.currentPolicy,
+    readiness: () => backend.readiness(),
+    metrics,
+    metricsText,
+    logger,
+    clientAddressRules: options.clientAddressRules,
+    httpServer: options.httpServer,
+    httpLimits: options.httpLimits,
+  });
   const grpc = options.grpcPort
     ? createDecisionGrpc({ engine, tokens, domain: options.rlsDomain ?? "sluice", readiness: () => backend.readiness(), metrics, logger })
     : null;
@@ -147,5 +161,5 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     return closing;
   }
 
-  return { port, grpcPort, engine, metrics, policy: backend.policy, close };
+  return { port, grpcPort, httpServer: http.kind, engine, metrics, policy: backend.policy, close };
 }

@@ -1,0 +1,125 @@
+/**
+ * One request of lib/net/http1.ts and its answer, and the state its connections share with their
+ * server (one per server: two servers in one process keep their own clock and Date line).
+ */
+import { STATUS_CODES } from "node:http";
+import { checkHeaderValue, type HttpExchange, type HttpLimits, type HttpServerOptions } from "./http-server";
+import { headerValue } from "./http1-head";
+import type { Connection } from "./http1-connection";
+
+/** What a server's connections share. */
+export interface Http1ServerState {
+  readonly limits: HttpLimits;
+  readonly options: HttpServerOptions;
+  /** Seconds since the server started, advanced by its own sweep: the coarse clock of its timeouts. */
+  clockS: number;
+  /** `Date: …\r\n` of its answers, renewed by its sweep. */
+  dateLine: string;
+  /** The keep-alive lines of an answer that keeps the connection (HTTP/1.1, and HTTP/1.0 which asked for it). */
+  readonly keepAliveLines11: string;
+  readonly keepAliveLines10: string;
+  /** Connections with answers ready to write, written together at the end of this event-loop turn's I/O. */
+  readonly toFlush: Connection[];
+  flushScheduled: boolean;
+  draining: boolean;
+  readonly connections: Set<Connection>;
+  inFlight: number;
+  onIdle: (() => void) | null;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * A connection has answers ready: it writes them at the end of this event-loop turn's I/O phase,
+ * with every other connection's (setImmediate). Each write to a peer that sleeps wakes it, which
+ * costs the writer more than the write; answers written one by one as each request is read wake
+ * the client once per answer, answers written together once per turn (bench: the deny path's
+ * server CPU per decision). The wait is the rest of the current turn.
+ */
+export function scheduleFlush(server: Http1ServerState, conn: Connection): void {
+  server.toFlush.push(conn);
+  if (!server.flushScheduled) {
+    server.flushScheduled = true;
+    setImmediate(flushAll, server);
+  }
+}
+
+function flushAll(server: Http1ServerState): void {
+  server.flushScheduled = false;
+  for (const conn of server.toFlush.splice(0)) conn.flush();
+}
+
+/** `HTTP/1.1 <status> <reason>\r\n` of every status node:http names, built once (constants, the same for every server). */
+const STATUS_LINES: ReadonlyMap<number, string> = new Map(Object.entries(STATUS_CODES).map(([status, reason]) => [Number(status), `HTTP/1.1 ${status} ${reason}\r\n`]));
+const statusLine = (status: number) => STATUS_LINES.get(status) ?? `HTTP/1.1 ${status} Unknown\r\n`;
+
+export class Http1Exchange implements HttpExchange {
+  /** The whole body (set before the handler runs; empty until then). */
+  body: Buffer = EMPTY;
+  /** The answer's status line, Date and the caller's header lines, once sent; null before, and once written. */
+  head: string | null = null;
+  /** `Content-Length: n`, the empty line and the body (none for HEAD). */
+  tail = "";
+  /** This answer ends the connection (decided up to the moment it is written). */
+  closeAfter: boolean;
+  /** The answer is ASCII (the head always is; the body may not be). */
+  ascii = true;
+  /** Written to the socket (or dropped: the connection is gone). */
+  done = false;
+  readonly path: string;
+
+  constructor(
+    private readonly conn: Connection,
+    readonly method: string,
+    readonly url: string,
+    /** 0 for HTTP/1.0, 1 for HTTP/1.1. */
+    readonly minor: number,
+    /** [lower-case name, value, …] as sent. */
+    readonly headers: readonly string[],
+    keepAlive: boolean,
+  ) {
+    const q = url.indexOf("?");
+    this.path = q === -1 ? url : url.slice(0, q);
+    this.closeAfter = !keepAlive;
+  }
+
+  header(name: string): string | undefined {
+    return headerValue(this.headers, name);
+  }
+
+  get answered(): boolean {
+    return this.head !== null || this.done;
+  }
+
+  send(status: number, headers: readonly string[], body: string, close = false): void {
+    let lines = "";
+    for (let i = 0; i < headers.length; i += 2) {
+      checkHeaderValue(headers[i]!, headers[i + 1]!);
+      lines += `${headers[i]!}: ${headers[i + 1]!}\r\n`;
+    }
+    this.sendLines(status, lines, body, close);
+  }
+
+  sendLines(status: number, lines: string, body: string, close = false): void {
+    if (this.head !== null || this.done) return;
+    if (close) this.closeAfter = true;
+    this.head = statusLine(status) + this.conn.server.dateLine + lines;
+    const bytes = Buffer.byteLength(body);
+    // HEAD: the length the body would have, and no body.
+    this.tail = this.method === "HEAD" ? `Content-Length: ${bytes}\r\n\r\n` : `Content-Length: ${bytes}\r\n\r\n${body}`;
+    // An all-ASCII answer (the usual one) is written as latin1: the same bytes, copied instead of encoded.
+    this.ascii = bytes === body.length;
+    this.conn.answered(this);
+  }
+
+  /**
+   * The answer's bytes, with the connection's own lines put in only now: a request refused after
+   * its answer was sent (its skipped body turned out malformed) still gets one answer, which then
+   * says `Connection: close`.
+   */
+  bytes(server: Http1ServerState): string {
+    if (server.draining) this.closeAfter = true;
+    const connection = this.closeAfter ? "Connection: close\r\n" : this.minor === 0 ? server.keepAliveLines10 : server.keepAliveLines11;
+    return this.head! + connection + this.tail;
+  }
+}
