@@ -44,6 +44,14 @@ export type BillingPeriod = QuotaPeriod;
 
 const UTC = "UTC";
 
+/** A real calendar date `YYYY-MM-DD` (years 1970–9999): what a billing anchor must be. */
+export function isBillingAnchor(value: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return y >= 1970 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo);
+}
+
 /** The anchor's day of month, 1–31. */
 export function anchorDay(billing: CompiledBilling | null): number {
   return billing === null ? 1 : Number(billing.anchor.slice(8, 10));
