@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { formatDurationMs } from "../policy/duration";
 import type { PolicySpec } from "../policy/compile";
 import type { LimitSpec, OperationSpec, OverrideSpec, QuotaSpec } from "../policy/policy-file";
+import type { PlanChangeRule } from "../policy/plan-change";
 import { requirementsSchema } from "../policy/requirements";
 import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "../policy/types";
 import type { Tx } from "./client";
@@ -112,16 +113,25 @@ export function requirementsRowToSpec(settings: PolicyRows["settings"]): PolicyS
   return parsed.data;
 }
 
+/** A stored thresholds column (written by apply, which validated it): a list of percents, or undefined. */
+function thresholdsOf(value: unknown): number[] | undefined {
+  return Array.isArray(value) && value.every((v) => Number.isSafeInteger(v)) ? (value as number[]) : undefined;
+}
+
 /** The rows as a policy in the file's shape (no keys): what export prints and publish compiles. */
 export function rowsToSpec(rows: PolicyRows): PolicySpec {
   const requirements = requirementsRowToSpec(rows.settings);
   return {
     version: 1,
-    defaults: { failureMode: (rows.settings?.defaultFailureMode ?? "open") as FailureMode },
+    defaults: {
+      failureMode: (rows.settings?.defaultFailureMode ?? "open") as FailureMode,
+      ...(rows.settings?.planChange ? { planChange: rows.settings.planChange as PlanChangeRule } : {}),
+    },
     operations: rows.operations.map(operationRowToSpec),
     tiers: rows.tiers.map((t) => ({
       name: t.name,
       weight: t.weight,
+      ...(thresholdsOf(t.thresholds) ? { thresholds: thresholdsOf(t.thresholds) } : {}),
       limits: t.limits.map(limitRowToSpec),
       quotas: t.quotas.map(quotaRowToSpec),
     })),
@@ -136,6 +146,8 @@ export function rowsToSpec(rows: PolicyRows): PolicySpec {
       name: t.name,
       tier: t.tier.name,
       status: t.status as TenantStatus,
+      ...(t.billingAnchor && t.billingTimeZone ? { billing: { anchor: t.billingAnchor, timeZone: t.billingTimeZone } } : {}),
+      ...(thresholdsOf(t.thresholds) ? { thresholds: thresholdsOf(t.thresholds) } : {}),
       overrides: t.overrides.map(overrideRowToSpec),
     })),
     ...(requirements ? { requirements } : {}),
