@@ -15,6 +15,7 @@ export async function proxy(request: NextRequest) {
 }
 
 export const config = {
-  // Not the login page, next-auth, the token-authenticated REST API, or static assets.
-  matcher: ["/((?!login|api/|_next/|favicon.ico|robots.txt).*)"],
+  // Not the login page, the customer portal (its signed link is its credential), next-auth, the
+  // token-authenticated REST API, or static assets.
+  matcher: ["/((?!login|portal/|api/|_next/|favicon.ico|robots.txt).*)"],
 };

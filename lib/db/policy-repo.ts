@@ -193,6 +193,12 @@ export async function listServiceTokenHashes(tx: Tx): Promise<string[]> {
   return rows.map((r) => r.hash);
 }
 
+/** Every unrevoked tenant read token (never a service token: the decision API must refuse these). */
+export async function listTenantTokenHashes(tx: Tx): Promise<{ tokenHash: string; tenant: string }[]> {
+  const rows = await tx.apiToken.findMany({ where: { kind: "tenant", revokedAt: null }, select: { hash: true, tenant: true }, orderBy: { hash: "asc" } });
+  return rows.flatMap((r) => (r.tenant ? [{ tokenHash: r.hash, tenant: r.tenant }] : []));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Published versions
 

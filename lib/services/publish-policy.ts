@@ -23,6 +23,7 @@ import {
   latestPolicyVersion,
   listKeyIndexEntries,
   listServiceTokenHashes,
+  listTenantTokenHashes,
   loadPolicyRows,
   lockPolicy,
   rowsToSpec,
@@ -107,7 +108,8 @@ export async function publishBody(
   if (redis) {
     const keyIndex = await listKeyIndexEntries(tx);
     const serviceTokens = await listServiceTokenHashes(tx);
-    await redisStep(`publishing v${version}`, () => writePublishedPolicy(redis, doc, { keyIndex, serviceTokens }));
+    const tenantTokens = await listTenantTokenHashes(tx);
+    await redisStep(`publishing v${version}`, () => writePublishedPolicy(redis, doc, { keyIndex, serviceTokens, tenantTokens }));
   }
   return { doc, previousVersion: latest?.version ?? null };
 }
@@ -132,7 +134,8 @@ export async function publishPolicy(
         if (redis) {
           const keyIndex = await listKeyIndexEntries(tx);
           const serviceTokens = await listServiceTokenHashes(tx);
-          await redisStep(`rewriting v${latest.version}`, () => writePublishedPolicy(redis, stored.value, { keyIndex, serviceTokens }));
+          const tenantTokens = await listTenantTokenHashes(tx);
+          await redisStep(`rewriting v${latest.version}`, () => writePublishedPolicy(redis, stored.value, { keyIndex, serviceTokens, tenantTokens }));
         }
         return { status: "unchanged" as const, version: latest.version, checksum: latest.checksum, previousVersion: latest.version };
       }
