@@ -35,6 +35,7 @@ import { rollbackPolicy } from "../lib/services/rollback-policy";
 import { certifyCommand } from "./commands/certify";
 import { nfrCommand } from "./commands/nfr";
 import { openapiCommand } from "./commands/openapi";
+import { notificationsCommand, webhooksCommand } from "./commands/notifications";
 import { portalLinkCommand } from "./commands/portal-link";
 import { tenantsCommand } from "./commands/tenants";
 import { tokensCommand } from "./commands/tokens";
@@ -231,6 +232,8 @@ export function buildProgram(): Command {
 
   program.addCommand(tokensCommand({ database, redis: () => redisClient(false), actor, write: (text) => process.stdout.write(text) }));
   program.addCommand(tenantsCommand({ database, editor, write: (text) => process.stdout.write(text) }));
+  program.addCommand(webhooksCommand({ database, actor, write: (text) => process.stdout.write(text) }));
+  program.addCommand(notificationsCommand({ database, actor, write: (text) => process.stdout.write(text) }));
   program.addCommand(portalLinkCommand({ database, write: (text) => process.stdout.write(text), nowMs: () => Date.now() }));
   program.addCommand(nfrCommand({ database, write: (text) => process.stdout.write(text) }));
   program.addCommand(openapiCommand({ database, write: (text) => process.stdout.write(text), progress: (line) => process.stderr.write(`${line}\n`) }));

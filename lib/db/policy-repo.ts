@@ -24,6 +24,7 @@ export const ID_PREFIXES = {
   apiKey: "key",
   apiToken: "tok",
   certificationReport: "cert",
+  webhookEndpoint: "whk",
 } as const;
 
 export function newId(kind: keyof typeof ID_PREFIXES): string {

@@ -42,13 +42,14 @@ CREATE TABLE "QuotaNotification" (
     "threshold" INTEGER NOT NULL,
     "used" BIGINT NOT NULL,
     "limit" BIGINT NOT NULL,
-    "event" JSONB NOT NULL,
+    "event" TEXT NOT NULL,
     "endpointId" TEXT,
     "status" TEXT NOT NULL DEFAULT 'pending',
     "attempts" INTEGER NOT NULL DEFAULT 0,
     "lastStatus" INTEGER,
     "lastError" TEXT,
     "nextAttemptAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "retryUntil" TIMESTAMP(3) NOT NULL,
     "deliveredAt" TIMESTAMP(3),
     "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
@@ -59,7 +60,7 @@ CREATE TABLE "QuotaNotification" (
 CREATE UNIQUE INDEX "WebhookEndpoint_scope_key" ON "WebhookEndpoint"("scope");
 
 -- CreateIndex
-CREATE UNIQUE INDEX "QuotaNotification_tenant_quotaId_period_kind_threshold_key" ON "QuotaNotification"("tenant", "quotaId", "period", "kind", "threshold");
+CREATE UNIQUE INDEX "QuotaNotification_tenant_quotaId_period_kind_threshold_limit_key" ON "QuotaNotification"("tenant", "quotaId", "period", "kind", "threshold", "limit");
 
 -- CreateIndex
 CREATE INDEX "QuotaNotification_status_nextAttemptAt_idx" ON "QuotaNotification"("status", "nextAttemptAt");
