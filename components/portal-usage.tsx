@@ -4,6 +4,7 @@
  * one column on a phone, two on a desktop.
  */
 import type { TenantUsageAnswer, UsageQuotaRow } from "@/lib/policy/tenant-usage-answer";
+import { formatDurationMs } from "@/lib/policy/duration";
 import { num } from "./format-numbers";
 
 const when = (iso: string) => iso.replace("T", " ").slice(0, 16) + " UTC";
@@ -79,7 +80,7 @@ export function PortalUsage({ usage, expiresAt }: { usage: TenantUsageAnswer; ex
           {usage.limits.map((l) => (
             <li key={`${l.name}-${l.algorithm}`} className="card text-sm" data-testid="portal-limit">
               <span className="font-medium">{l.operation === "*" ? "All requests" : l.operation}</span>: {num(l.limit)}{" "}
-              {l.algorithm === "concurrency" ? "at a time" : `per ${l.windowSeconds} s`}{" "}
+              {l.algorithm === "concurrency" ? "at a time" : `per ${formatDurationMs(l.windowSeconds * 1000)}`}{" "}
               <span className="text-slate-500">(per {l.scope === "api_key" ? "API key" : l.scope === "ip" ? "client address" : l.scope === "tenant" ? "account" : "service"})</span>
             </li>
           ))}

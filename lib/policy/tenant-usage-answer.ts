@@ -14,6 +14,14 @@ import { carriedQuota, DEFAULT_PLAN_CHANGE_RULE, quotaAllowance } from "./plan-c
 import { tenantQuotasAt } from "./publish-stamps";
 import { ANY_OPERATION, type Period } from "./types";
 
+/**
+ * Whether the decision path counts quotas in each tenant's billing periods and carries usage over
+ * plan changes (issue #26, phase 2, in the Lua). Until it does, it counts every tenant on the UTC
+ * calendar with fresh counters after a tier change, and this module reads what it counts, so the
+ * portal and the notifications show the numbers that are enforced. Phase 2 sets it to true.
+ */
+export const DECISION_PATH_FOLLOWS_BILLING = false;
+
 /** Thresholds when neither the tier nor the tenant sets any: 80 % and 100 % of each quota. */
 export const DEFAULT_THRESHOLDS: readonly number[] = [80, 100];
 
@@ -50,13 +58,19 @@ export function thresholdsOf(doc: CompiledPolicyBody, slug: string): readonly nu
 }
 
 /** Which counters the answer for `slug` at `nowMs` needs; null for a tenant the document does not have. */
-export function usageReadPlan(doc: CompiledPolicyBody, slug: string, nowMs: number, prefix: string): UsageReadPlan | null {
+export function usageReadPlan(
+  doc: CompiledPolicyBody,
+  slug: string,
+  nowMs: number,
+  prefix: string,
+  { followBilling = DECISION_PATH_FOLLOWS_BILLING }: { followBilling?: boolean } = {},
+): UsageReadPlan | null {
   const t = Object.hasOwn(doc.tenants, slug) ? doc.tenants[slug] : undefined;
   if (!t || !Object.hasOwn(doc.tiers, t.tier)) return null;
   const quotas = tenantQuotasAt(doc, t, nowMs).map((quota): QuotaRead => {
-    const period = billingPeriod(nowMs, quota.period, t.billing ?? null, t.billingChange);
+    const period = followBilling ? billingPeriod(nowMs, quota.period, t.billing ?? null, t.billingChange) : billingPeriod(nowMs, quota.period, null);
     const counterKey = `${counterKeys.quota(slug, quota.id, prefix)}:${period.label}`;
-    const change = t.planChange;
+    const change = followBilling ? t.planChange : undefined;
     const carried = carriedQuota(change, quota.operation, quota.period);
     const inPeriod = change !== undefined && change.atMs > period.startMs && change.atMs < period.endMs;
     // The old tier counted into the period that held the instant before the change: the same one.
