@@ -91,8 +91,7 @@ export function PortalUsage({ usage, expiresAt }: { usage: TenantUsageAnswer; ex
 }
 
 /** What a refused link shows: no tenant, no number, only why. */
-export function PortalRefused({ reason }: { reason: "malformed" | "forged" | "expired" | "unknown" | "unavailable" }) {
-  const text = reason === "expired" ? "This link has expired." : reason === "unavailable" ? "Usage cannot be read right now." : "This link is not valid.";
+export function PortalRefused({ text }: { text: string }) {
   return (
     <main className="mx-auto max-w-md px-4 py-16 text-center" data-testid="portal-refused">
       <h1 className="text-lg font-semibold">{text}</h1>

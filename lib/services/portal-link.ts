@@ -5,28 +5,18 @@
  * changed tenant, a changed expiry or a forged signature is refused, and so is a link past its
  * expiry (docs/billing-periods.md, "The customer portal").
  *
- * The key is SLUICE_PORTAL_SECRET, or one derived from the control plane's session secret
- * (NEXTAUTH_SECRET): the CLI that makes a link and the control plane that checks it must share it.
+ * The signature is lib/auth/portal-link.ts's (proxy.ts checks it too); its key is
+ * SLUICE_PORTAL_SECRET, or one derived from the control plane's session secret (NEXTAUTH_SECRET):
+ * the CLI that makes a link and the control plane that checks it must share it.
  */
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import type { PrismaClient } from "../generated/prisma/client";
-import { authSecret } from "../auth/secret";
-import { currentEnv } from "../env";
+import { portalSignature } from "../auth/portal-link";
 import { parseDurationMs } from "../policy/duration";
 import { ServiceError } from "./errors";
 
 const MIN_TTL_MS = 60_000;
 const MAX_TTL_MS = 30 * 86_400_000;
-
-function key(): Buffer {
-  const configured = currentEnv("SLUICE_PORTAL_SECRET");
-  return createHash("sha256").update(`sluice-portal:${configured ?? authSecret()}`).digest();
-}
-
-function signature(tenant: string, expSeconds: number): string {
-  return createHmac("sha256", key()).update(`portal.v1|${tenant}|${expSeconds}`).digest("base64url");
-}
 
 export const portalLinkInputSchema = z.strictObject({
   tenant: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "expected a tenant slug"),
@@ -57,21 +47,8 @@ export async function createPortalLink(db: PrismaClient, input: z.input<typeof p
   const exp = Math.floor((nowMs + parseDurationMs(ttl)!) / 1000);
   const url = new URL(`/portal/${encodeURIComponent(tenant)}`, baseUrl);
   url.searchParams.set("exp", String(exp));
-  url.searchParams.set("sig", signature(tenant, exp));
+  url.searchParams.set("sig", portalSignature(tenant, exp));
   return { url: url.toString(), tenant, expiresAt: new Date(exp * 1000).toISOString() };
 }
 
-export type PortalCheck = { ok: true; tenant: string; expiresAtMs: number } | { ok: false; reason: "malformed" | "forged" | "expired" };
-
-/** Checks a link's tenant, expiry and signature (constant-time), at `nowMs`. */
-export function verifyPortalLink(input: { tenant: unknown; exp: unknown; sig: unknown }, nowMs: number): PortalCheck {
-  const { tenant, exp, sig } = input;
-  if (typeof tenant !== "string" || typeof exp !== "string" || typeof sig !== "string") return { ok: false, reason: "malformed" };
-  if (!/^[a-z0-9][a-z0-9_-]{0,62}$/.test(tenant) || !/^\d{1,12}$/.test(exp) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) return { ok: false, reason: "malformed" };
-  const expected = Buffer.from(signature(tenant, Number(exp)));
-  const given = Buffer.from(sig);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { ok: false, reason: "forged" };
-  const expiresAtMs = Number(exp) * 1000;
-  if (nowMs >= expiresAtMs) return { ok: false, reason: "expired" };
-  return { ok: true, tenant, expiresAtMs };
-}
+export { portalRefusal, verifyPortalLink, type PortalCheck } from "../auth/portal-link";

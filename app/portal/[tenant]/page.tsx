@@ -8,7 +8,7 @@ import { appRedis } from "@/app/_lib/redis";
 import { PortalRefused, PortalUsage } from "@/components/portal-usage";
 import { db } from "@/lib/db/client";
 import { ServiceError } from "@/lib/services/errors";
-import { verifyPortalLink } from "@/lib/services/portal-link";
+import { portalRefusal, verifyPortalLink } from "@/lib/services/portal-link";
 import { readTenantUsage } from "@/lib/services/tenant-usage-view";
 
 export const metadata: Metadata = { title: "Usage", robots: { index: false, follow: false }, referrer: "no-referrer" };
@@ -23,12 +23,12 @@ export default async function PortalPage({ params, searchParams }: { params: Pro
   const [{ tenant }, query] = await Promise.all([params, searchParams]);
   const nowMs = await requestTime();
   const check = verifyPortalLink({ tenant: decodeURIComponent(tenant), exp: query.exp, sig: query.sig }, nowMs);
-  if (!check.ok) return <PortalRefused reason={check.reason} />;
+  if (!check.ok) return <PortalRefused text={portalRefusal(check.reason)} />;
   const usage = await readTenantUsage({ db: db(), redis: appRedis() }, check.tenant, nowMs).catch((error: unknown) => {
     if (error instanceof ServiceError && error.code === "store_unavailable") return "unavailable" as const;
     throw error;
   });
-  if (usage === "unavailable") return <PortalRefused reason="unavailable" />;
-  if (!usage) return <PortalRefused reason="unknown" />;
+  if (usage === "unavailable") return <PortalRefused text={portalRefusal("unavailable")} />;
+  if (!usage) return <PortalRefused text={portalRefusal("unknown")} />;
   return <PortalUsage usage={usage} expiresAt={new Date(check.expiresAtMs).toISOString()} />;
 }
