@@ -6,8 +6,8 @@
  * inserts one QuotaNotification row per threshold crossed — and one `recovered` row when a new
  * period starts or a raised quota brings the tenant back under what it was warned about.
  *
- * Exactly once: a row's id is a hash of (tenant, quota, period, kind, threshold, limit), which is
- * also its unique key, and rows are inserted with ON CONFLICT DO NOTHING; so any number of workers,
+ * Exactly once: a row's id (its primary key) is a hash of (tenant, quota, period, kind, threshold,
+ * limit), and rows are inserted with ON CONFLICT DO NOTHING; so any number of workers,
  * running at the same time or restarted half-way, create each notification once. Delivery
  * (lib/jobs/quota-deliver.ts) sends the row's event; its id never changes.
  */

@@ -1,7 +1,8 @@
 -- Quotas that follow each customer's bill (docs/billing-periods.md): a tenant's billing anchor and
 -- time zone, quota notification thresholds per tier and tenant, the policy's plan-change rule,
 -- tenant-scoped read tokens, webhook endpoints for quota notifications, and one row per
--- notification (its unique key is what makes each one exactly once).
+-- notification (its id, a hash of tenant, quota, period, kind, threshold and limit, is the primary
+-- key: what makes each one exactly once).
 
 -- AlterEnum
 ALTER TYPE "TokenKind" ADD VALUE 'tenant';
@@ -58,9 +59,6 @@ CREATE TABLE "QuotaNotification" (
 
 -- CreateIndex
 CREATE UNIQUE INDEX "WebhookEndpoint_scope_key" ON "WebhookEndpoint"("scope");
-
--- CreateIndex
-CREATE UNIQUE INDEX "QuotaNotification_tenant_quotaId_period_kind_threshold_limit_key" ON "QuotaNotification"("tenant", "quotaId", "period", "kind", "threshold", "limit");
 
 -- CreateIndex
 CREATE INDEX "QuotaNotification_status_nextAttemptAt_idx" ON "QuotaNotification"("status", "nextAttemptAt");
