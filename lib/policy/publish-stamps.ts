@@ -45,3 +45,10 @@ export function stampChanges(body: CompiledPolicyBody, live: CompiledPolicyBody 
   for (const [slug, t] of Object.entries(body.tenants)) tenants[slug] = stampTenant(t, live, nowMs, rule);
   return { ...body, tenants };
 }
+
+/** `body` without any change stamp: what the policy itself says (compare a rollback with the version it restores). */
+export function withoutStamps(body: CompiledPolicyBody): CompiledPolicyBody {
+  const tenants: CompiledPolicyBody["tenants"] = {};
+  for (const [slug, { billingChange: _b, planChange: _p, ...t }] of Object.entries(body.tenants)) tenants[slug] = t;
+  return { ...body, tenants };
+}
