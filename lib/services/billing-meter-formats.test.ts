@@ -51,7 +51,10 @@ describe("exports billing systems ingest", () => {
     expect(om[2]).toMatchObject({ specversion: "1.0", type: "sluice_quota_units", subject: "globex", data: { units: 1_200_000, overage_units: 200_000 } });
   });
 
-  it("refuses a provisional month: its figures still grow", () => {
-    expect(() => renderLago({ ...statement, status: "provisional" })).toThrow(/still open/);
+  it("renders an open (provisional) month as an empty batch: nothing reaches a billing system before the close", () => {
+    const open = { ...statement, status: "provisional" as const };
+    expect(JSON.parse(renderLago(open))).toEqual({ events: [] });
+    expect(JSON.parse(renderOrb(open))).toEqual({ events: [] });
+    expect(JSON.parse(renderOpenMeter(open))).toEqual([]);
   });
 });

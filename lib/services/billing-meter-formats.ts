@@ -3,8 +3,9 @@
  * OpenMeter (CloudEvents), Lago (batch events) and Orb (ingest events). Pure and deterministic, like
  * lib/services/billing-format.ts: the same statement renders to the same bytes, and every event
  * carries an idempotency key derived from (tenant, quota, period, line) only, so sending a month
- * again is a no-op at the receiver. Provisional months are refused: their figures still grow, and
- * a receiver that took them would drop the final figures as duplicates.
+ * again is a no-op at the receiver. An open (provisional) month renders an empty batch: its figures
+ * still grow, and a receiver that took them would drop the final figures as duplicates; so a month
+ * reaches a billing system once, closed, and sending an open one is harmless.
  *
  * One line = one event: a usage line (`usage`), or an adjustment batch (`adjustment-<revision>`).
  * A tenant that changed tier in the month has a line per tier's quota, each dated by the days it
@@ -13,7 +14,6 @@
  */
 import { createHash } from "node:crypto";
 import type { Statement, StatementLine } from "./billing-format";
-import { ServiceError } from "./errors";
 
 export const METER_FORMATS = ["openmeter", "lago", "orb"] as const;
 export type MeterFormat = (typeof METER_FORMATS)[number];
@@ -46,9 +46,7 @@ function monthDays(period: string): { first: string; last: string } {
 }
 
 function linesOf(s: Statement): MeterLine[] {
-  if (s.status !== "final") {
-    throw new ServiceError("conflict", `period: ${s.period} is still open (provisional); billing systems get a month once it is closed`, { field: "period" });
-  }
+  if (s.status !== "final") return [];
   const month = monthDays(s.period);
   const dated = (l: StatementLine) => {
     const spans = l.tierHistory.filter((t) => t.tier === l.tier);
