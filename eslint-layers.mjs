@@ -11,8 +11,8 @@ export const LAYERS = {
   "lib/env.ts": ["lib/policy", "lib/decision/client-address.ts"],
   "lib/log.ts": ["lib/env.ts"],
   "lib/store": ["lib/policy", "lib/net", "lib/redis"],
-  "lib/redis": ["lib/policy", "lib/env.ts", "lib/decision/ports.ts"],
-  "lib/decision": ["lib/policy", "lib/store", "lib/redis", "lib/net", "lib/env.ts"],
+  "lib/redis": ["lib/policy", "lib/env.ts", "lib/net", "lib/decision/ports.ts"],
+  "lib/decision": ["lib/policy", "lib/store", "lib/net", "lib/env.ts"],
   "lib/db": ["lib/policy", "lib/env.ts", "lib/net", "lib/generated"],
   "lib/rls": ["lib/policy", "lib/decision"],
   "lib/single-node": ["lib/policy", "lib/env.ts", "lib/store", "lib/redis", "lib/decision", "lib/db", "lib/jobs", "lib/net"],
@@ -24,7 +24,7 @@ export const LAYERS = {
   app: ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/log.ts", "lib/db", "lib/generated", "lib/auth", "lib/http", "lib/services", "lib/openapi", "components"],
   // client components: the pure core, the engine's pure planning for the simulator, the in-process
   // store, the role checks (pure), and the server actions they call
-  components: ["lib/policy", "lib/errors.ts", "lib/decision/checks.ts", "lib/decision/answer.ts", "lib/decision/accuracy.ts", "lib/store/memory.ts", "lib/store/types.ts", "lib/store/limit-spec.ts", "lib/store/lease-id.ts", "lib/store/reservation.ts", "lib/auth/require-role.ts", "lib/auth/permissions.ts", "app"],
+  components: ["lib/policy", "lib/errors.ts", "lib/decision/decide.ts", "lib/decision/checks.ts", "lib/decision/answer.ts", "lib/decision/accuracy.ts", "lib/store/memory.ts", "lib/store/types.ts", "lib/store/lua/wire.ts", "lib/store/lease-id.ts", "lib/store/reservation.ts", "lib/auth/require-role.ts", "lib/auth/permissions.ts", "app"],
   worker: ["lib"],
   "proxy.ts": ["lib/auth"],
   examples: ["lib/client"], // what a user copies: the SDK only

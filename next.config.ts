@@ -31,6 +31,10 @@ export function securityHeaders(dev: boolean): { key: string; value: string }[] 
 }
 
 const nextConfig: NextConfig = {
+  // `npm run build` also writes .next/standalone: a server.js with only the files and packages the
+  // app uses, which `npm run start` runs (worker/control-plane.ts, docs/production.md). `next start`
+  // (the demo, the browser tests) still serves the same build, with a warning that it prefers the other.
+  output: "standalone",
   reactStrictMode: true,
   poweredByHeader: false,
   // Server-only packages with native or node-specific code stay external to the bundle.

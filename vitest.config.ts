@@ -19,7 +19,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: "unit",
-          include: ["lib/**/*.test.ts", "worker/**/*.test.ts", "app/**/*.test.ts", "components/**/*.test.ts", "scripts/**/*.test.ts"],
+          include: ["lib/**/*.test.ts", "worker/**/*.test.ts", "app/**/*.test.ts", "components/**/*.test.ts", "scripts/**/*.test.ts", "deploy/**/*.test.ts"],
           exclude: ["**/*.int.test.ts", "node_modules/**"],
           environment: "node",
         },
@@ -31,7 +31,7 @@ export default defineConfig({
           // graphql 17 has a development build: inlined, graphql-query-complexity gets the same copy
           // as the tests (externalised, Node would load the production one: two graphql modules).
           server: { deps: { inline: ["graphql-query-complexity"] } },
-          include: ["lib/**/*.int.test.ts", "worker/**/*.int.test.ts", "app/**/*.int.test.ts"],
+          include: ["lib/**/*.int.test.ts", "worker/**/*.int.test.ts", "app/**/*.int.test.ts", "deploy/**/*.int.test.ts"],
           environment: "node",
           globalSetup: ["./test/global-setup.ts"],
           testTimeout: 60_000,

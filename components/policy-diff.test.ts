@@ -58,3 +58,41 @@ describe("billing in the diff (issue #26)", () => {
     expect(lines).toContain("Tenant acme: quotas from publish to the period's end (prorate): usage so far kept, the new tier's quota scaled to the rest of the period");
   });
 });
+
+describe("the diff names changed Envoy rules", () => {
+  const envoy = (perDay: number, extra: object = {}) => ({
+    ...base,
+    rateLimitService: {
+      unknownDomain: "ok" as const,
+      shadowMode: false,
+      domains: [
+        {
+          domain: "messaging",
+          descriptors: [
+            { key: "message_type", value: "marketing", descriptors: [{ key: "to_number", rate_limit: { unit: "day", requests_per_unit: 5 } }] },
+            { key: "to_number", rate_limit: { unit: "day", requests_per_unit: perDay }, ...extra },
+          ],
+        },
+      ],
+    },
+  });
+
+  it("a new domain is one line; a changed rule says before and after; a removed domain is one line", () => {
+    expect(diffPolicies(compilePolicy(base), compilePolicy(envoy(100)))).toEqual([{ kind: "added", entity: "envoy domain", text: "Envoy domain messaging added (2 rule(s))" }]);
+    expect(diffPolicies(compilePolicy(envoy(100)), compilePolicy(envoy(200, { shadow_mode: true })))).toEqual([
+      { kind: "changed", entity: "envoy rule", text: "Envoy messaging: to_number — 100 per day, each value apart → 200 per day, each value apart, shadow" },
+    ]);
+    expect(diffPolicies(compilePolicy(envoy(100)), compilePolicy(base))).toEqual([{ kind: "removed", entity: "envoy domain", text: "Envoy domain messaging removed" }]);
+  });
+
+  it("names a nested rule by its path, and a setting by its name", () => {
+    const before = envoy(100);
+    const after = structuredClone(before);
+    after.rateLimitService.domains[0]!.descriptors[0]!.descriptors![0]!.rate_limit!.requests_per_unit = 7;
+    (after.rateLimitService as { unknownDomain: string }).unknownDomain = "error";
+    expect(diffPolicies(compilePolicy(before), compilePolicy(after))).toEqual([
+      { kind: "changed", entity: "envoy setting", text: "Envoy: unknown domains answer ok → error" },
+      { kind: "changed", entity: "envoy rule", text: "Envoy messaging: message_type=marketing › to_number — 5 per day, each value apart → 7 per day, each value apart" },
+    ]);
+  });
+});

@@ -1,17 +1,18 @@
 /**
  * What publishing the draft would change, or what a version changed against the one before it, in
- * words and values: limits, quotas, global caps, operations, tenants and their overrides added,
- * changed or removed between two compiled documents. Presentation only: it reads
- * compiled documents (lib/policy/compiled.ts) and decides nothing.
+ * words and values: limits, quotas, global caps, operations, tenants and their overrides, and the
+ * rules of Envoy domains, added, changed or removed between two compiled documents. Presentation
+ * only: it reads compiled documents (lib/policy/compiled.ts) and decides nothing.
  */
 import type { CompiledBilling } from "@/lib/policy/billing-period";
 import type { CompiledLimit, CompiledOverride, CompiledPolicyBody } from "@/lib/policy/compiled";
 import type { PlanChangeRule } from "@/lib/policy/plan-change";
 import { formatDurationMs } from "@/lib/policy/duration";
+import { diffEnvoyServices, type EnvoyChange } from "@/lib/policy/envoy/describe";
 
 export interface DiffLine {
   kind: "added" | "changed" | "removed";
-  entity: "operation" | "tier" | "limit" | "quota" | "global cap" | "tenant" | "override" | "defaults";
+  entity: "operation" | "tier" | "limit" | "quota" | "global cap" | "tenant" | "override" | "defaults" | EnvoyChange["entity"];
   text: string;
 }
 
@@ -125,6 +126,7 @@ export function diffPolicies(live: CompiledPolicyBody | null, draft: CompiledPol
     }
     for (const [cell, o] of ob) if (!oa.has(cell)) out.push({ kind: "removed", entity: "override", text: `Tenant ${slug}: override of ${cell} — ${overrideText(o)}` });
   }
+  out.push(...diffEnvoyServices(live?.rateLimitService, draft.rateLimitService));
   return out;
 }
 

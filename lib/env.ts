@@ -101,7 +101,7 @@ const envSchema = z.object({
   SLUICE_DEMO: z.enum(["0", "1"]).optional(),
   /** The demo: where its embedded PostgreSQL and redis-server keep their files (default .data). */
   SLUICE_DATA_DIR: z.string().min(1).optional(),
-  /** The demo: the control plane's preferred port (the next free one is used if taken). */
+  /** The control plane's port (`npm run start`, unless `-p` says otherwise); the demo's preferred one (the next free one is used if taken). */
   PORT: port.default(3000),
   /** The demo: 0 starts it without its traffic generator. */
   SLUICE_DEMO_TRAFFIC: z.enum(["0", "1"]).default("1"),
@@ -170,6 +170,14 @@ export function sluiceMode(source: Source = process.env): SluiceMode {
 /** The environment a child process starts with: this process's, plus `overrides`. */
 export function childEnv(overrides: Readonly<Record<string, string | undefined>> = {}): NodeJS.ProcessEnv {
   return { ...process.env, ...overrides };
+}
+
+/**
+ * Sets variables for code that reads process.env itself instead of through this module: Next.js's
+ * standalone server takes its port and address from PORT and HOSTNAME (worker/control-plane.ts).
+ */
+export function exportEnv(values: Readonly<Record<string, string>>): void {
+  Object.assign(process.env, values);
 }
 
 /** For tests that change the environment between cases. */

@@ -29,7 +29,7 @@ describe("sluice CLI", () => {
   it("answers --help on every command with exit code 0", async () => {
     const commands = leaves(buildProgram());
     expect(commands.map((c) => c.join(" "))).toEqual(
-      expect.arrayContaining(["apply", "export", "publish", "rollback", "keys create", "keys revoke", "tokens create", "users create", "users unlock", "billing export"]),
+      expect.arrayContaining(["apply", "export", "publish", "rollback", "keys create", "keys revoke", "tokens create", "users create", "users unlock", "billing export", "import envoy"]),
     );
     for (const cmd of commands) {
       const r = await run([...cmd, "--help"]);

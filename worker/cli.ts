@@ -1,12 +1,16 @@
+#!/usr/bin/env node
 /**
- * The `sluice` CLI (`npm run sluice -- <command>`): policy as code for platform engineers and CI.
+ * The `sluice` CLI (`npm run sluice -- <command>`; compiled by `npm run build`, the package's bin:
+ * `npx sluice <command>`): policy as code for platform engineers and CI, and `sluice migrate`.
  * A thin adapter over lib/services: parse arguments, call one use case, print the result. Errors
  * print as one clean message (and every policy issue with its path), never a stack; exit code 1.
  * Audit entries name the actor `cli:<os user>`. Needs DATABASE_URL; publish, rollback, keys and
  * service tokens also write Redis (REDIS_URL or REDIS_CLUSTER_NODES), except in single-node mode
  * (SLUICE_MODE=single-node), where Postgres alone is written. `versions` lists published versions.
+ * `import envoy` reads files and prints a policy file: it needs neither database nor Redis.
  */
 import "dotenv/config";
+import { realpathSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { randomBytes } from "node:crypto";
@@ -33,6 +37,8 @@ import { publishPolicy } from "../lib/services/publish-policy";
 import { revokeApiKey } from "../lib/services/revoke-api-key";
 import { rollbackPolicy } from "../lib/services/rollback-policy";
 import { certifyCommand } from "./commands/certify";
+import { importCommand, ImportPathError } from "./commands/import-envoy";
+import { migrateCommand } from "./commands/migrate";
 import { nfrCommand } from "./commands/nfr";
 import { openapiCommand } from "./commands/openapi";
 import { notificationsCommand, webhooksCommand } from "./commands/notifications";
@@ -63,10 +69,14 @@ function editor(): { actor: string; role: "admin" } {
 
 const opened: { db?: PrismaClient; redis?: RedisClient } = {};
 
-function database(): PrismaClient {
+function databaseUrl(): string {
   const url = currentEnv("DATABASE_URL");
   if (!url) throw new CliError("DATABASE_URL is not set (e.g. postgresql://postgres@127.0.0.1:5432/sluice)");
-  opened.db ??= createDb(url);
+  return url;
+}
+
+function database(): PrismaClient {
+  opened.db ??= createDb(databaseUrl());
   return opened.db;
 }
 
@@ -235,7 +245,11 @@ export function buildProgram(): Command {
   program.addCommand(webhooksCommand({ database, actor, write: (text) => process.stdout.write(text) }));
   program.addCommand(notificationsCommand({ database, actor, write: (text) => process.stdout.write(text) }));
   program.addCommand(portalLinkCommand({ database, write: (text) => process.stdout.write(text), nowMs: () => Date.now() }));
+  program.addCommand(migrateCommand({ databaseUrl, write: (text) => process.stdout.write(text), setExitCode: (code) => (process.exitCode = code) }));
   program.addCommand(nfrCommand({ database, write: (text) => process.stdout.write(text) }));
+  program.addCommand(
+    importCommand({ write: (text) => process.stdout.write(text), warn: (line) => process.stderr.write(`${line}\n`), setExitCode: (code) => (process.exitCode = code) }),
+  );
   program.addCommand(openapiCommand({ database, write: (text) => process.stdout.write(text), progress: (line) => process.stderr.write(`${line}\n`) }));
   program.addCommand(
     certifyCommand({
@@ -247,8 +261,8 @@ export function buildProgram(): Command {
     }),
   );
 
-  // Commands built in their own modules are added whole; give them the program's settings
-  // (exitOverride, output) as `.command()` does for the ones above.
+  // Commands built in their own modules are added whole; give them, and their own subcommands
+  // (`import envoy`), the program's settings (exitOverride, output) as `.command()` does above.
   const inherit = (parent: Command) => {
     for (const cmd of parent.commands) {
       cmd.copyInheritedSettings(parent);
@@ -277,7 +291,7 @@ function report(error: unknown): void {
   if (error instanceof ServiceError) {
     process.stderr.write(`error: ${error.message}\n`);
     if (error.issues.length > 1) for (const issue of error.issues) process.stderr.write(`  ${formatIssue(issue)}\n`);
-  } else if (error instanceof CliError) {
+  } else if (error instanceof CliError || error instanceof ImportPathError) {
     process.stderr.write(`error: ${error.message}\n`);
   } else if (error instanceof Error) {
     // Infrastructure (database or Redis down, …): the message names it; the stack helps nobody
@@ -303,7 +317,8 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-// Run only as a script (tests import buildProgram without running anything).
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+// Run only as a script (tests import buildProgram without running anything). The path is resolved
+// first: the `sluice` bin of an installed package is a symlink to the compiled file (dist/server).
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   main(process.argv).then((code) => process.exit(code));
 }

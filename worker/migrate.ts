@@ -1,13 +1,15 @@
 /**
- * `npm run db:migrate`: applies prisma/migrations to DATABASE_URL and says what it did.
- * With DATABASE_URL unset it migrates the embedded PostgreSQL in .data/pg (what `npm run demo` uses),
- * starting it for the duration. Exit code 0 when the database is up to date afterwards, 1 (with the
- * reason) when it refused or failed.
+ * `npm run db:migrate` (development): what `sluice migrate` does (worker/commands/migrate.ts), and
+ * with DATABASE_URL unset it migrates the embedded PostgreSQL in .data/pg (what `npm run demo`
+ * uses), starting it for the duration. Exit code 0 when the database is up to date afterwards, 1
+ * (with the reason) when it refused or failed. Production runs `npx sluice migrate`, which needs
+ * DATABASE_URL like every other command of the CLI.
  */
 import "dotenv/config";
 import { startEmbeddedPostgres } from "../lib/db/embedded";
 import { migrate } from "../lib/db/migrate";
 import { currentEnv } from "../lib/env";
+import { migrationReport } from "./commands/migrate";
 
 async function main(): Promise<void> {
   const configured = currentEnv("DATABASE_URL");
@@ -23,9 +25,7 @@ async function main(): Promise<void> {
   }
   try {
     const { applied } = await migrate(url);
-    if (applied.length === 0) console.log("Database is up to date; no migration applied.");
-    for (const name of applied) console.log(`Applied ${name}`);
-    if (applied.length > 0) console.log(`${applied.length} migration(s) applied.`);
+    process.stdout.write(migrationReport(applied));
   } finally {
     await stop();
   }

@@ -1,15 +1,13 @@
 /**
  * The simulator's engine: replays synthetic traffic against a compiled policy with the code the
- * decision server runs — `limitsFor` (lib/policy/compile.ts) to select the limits, `planChecks`
- * (lib/decision/checks.ts) to build the counters, the in-process counter store (lib/store/memory.ts,
- * the pure algorithms) with a simulated clock, and `answerFromStore` for status and Retry-After.
- * Runs in the browser; nothing here talks to Redis or the network.
+ * decision server runs — the pure decision core (lib/decision/decide.ts: plan → outcome → answer)
+ * over the in-process counter store (lib/store/memory.ts, the pure algorithms) on a simulated
+ * clock. Runs in the browser; nothing here talks to Redis or the network.
  */
 import type { CompiledPolicyBody } from "@/lib/policy/compiled";
-import { limitsFor } from "@/lib/policy/compile";
 import { sha256Hex } from "@/lib/policy/checksum";
-import { answerFromStore, mostRestrictive, plainAnswer } from "@/lib/decision/answer";
-import { planChecks } from "@/lib/decision/checks";
+import type { PlannedCheck } from "@/lib/decision/checks";
+import { decideWith } from "@/lib/decision/decide";
 import { IN_PROCESS } from "@/lib/policy/counter-keys";
 import { createMemoryStore } from "@/lib/store/memory";
 
@@ -138,36 +136,37 @@ export async function runSimulation(
   const times = arrivals(traffic);
   if (times.length >= MAX_SIMULATED_REQUESTS) result.notes.push(`Capped at ${MAX_SIMULATED_REQUESTS.toLocaleString("en-US")} requests.`);
   let skippedConcurrency = false;
+  // Concurrency depends on how long requests take, which traffic here does not describe.
+  const withoutConcurrency = (p: PlannedCheck) => {
+    if (p.check.algorithm !== "concurrency") return true;
+    skippedConcurrency = true;
+    return false;
+  };
   let count429 = 0;
 
   for (let i = 0; i < times.length; i++) {
     nowMs = options.startMs + times[i];
-    const operation = ops[i % ops.length];
-    const effective = limitsFor(doc, slug, operation === "*" ? "__any__" : operation, nowMs);
     const bucket = buckets[Math.min(bucketCount - 1, Math.floor(times[i] / 1000 / bucketSeconds))];
     result.total++;
-    if (!effective) continue;
-    const ctx = { tenant: slug, tier: effective.tier.name, operation, policyVersion: options.policyVersion };
-    let answer;
-    let deniedBy: string | null = null;
-    if (effective.tenant.status === "suspended") {
-      answer = plainAnswer(ctx, 403, "tenant_suspended");
-    } else {
-      const planned = planChecks({ effective, keyHash: keyHashes[i % keyHashes.length], ip: ips[i % ips.length], prefix: IN_PROCESS }).filter((p) => {
-        // Concurrency depends on how long requests take, which traffic here does not describe.
-        if (p.check.algorithm === "concurrency") skippedConcurrency = true;
-        return p.check.algorithm !== "concurrency";
-      });
-      const decision = await store.check(
-        planned.map((p) => p.check),
-        { cost: traffic.cost, dryRun: false },
-      );
-      answer = answerFromStore(ctx, decision, planned, { explain: false, dryRun: false });
-      // The limit that denied it: the check the answer names (mostRestrictive), whose name the
-      // decision server records in usage (lib/decision/quota-denial.ts denialOf).
-      const named = decision.allowed ? -1 : mostRestrictive(decision, planned);
-      deniedBy = named >= 0 && decision.outcomes[named]?.allowed === false ? planned[named]!.name : null;
-    }
+    const { answer, denied } = await decideWith(
+      store,
+      {
+        doc,
+        policyVersion: options.policyVersion,
+        tenant: slug,
+        operation: ops[i % ops.length],
+        keyHash: keyHashes[i % keyHashes.length],
+        ip: ips[i % ips.length],
+        nowMs,
+        prefix: IN_PROCESS,
+        dryRun: false,
+        explain: false,
+        keep: withoutConcurrency,
+      },
+      traffic.cost,
+    );
+    // An unknown tenant or tier is reported as `missing` above; nothing else answers 401.
+    if (answer.reason === "unknown_key") continue;
     if (answer.allowed) {
       if (answer.delayMs > 0) {
         result.delayed++;
@@ -184,7 +183,8 @@ export async function runSimulation(
     } else {
       result.denied++;
       bucket.denied++;
-      const reason = deniedBy ? `${answer.reason} by ${deniedBy}` : answer.reason;
+      // The limit that denied it: the check the answer names, which the decision server records in usage.
+      const reason = denied ? `${answer.reason} by ${denied.limit}` : answer.reason;
       result.reasons[reason] = (result.reasons[reason] ?? 0) + 1;
       if (answer.status === 429) count429++;
       if (result.firstDenialSeconds === null) {

@@ -14,6 +14,7 @@ export const PAGES = [
   { href: "/tiers", label: "Tiers", action: "policy.read" },
   { href: "/operations", label: "Operations", action: "policy.read" },
   { href: "/policy", label: "Policy", action: "policy.read" },
+  { href: "/envoy", label: "Envoy", action: "policy.read" },
   { href: "/nfr", label: "Requirements", action: "policy.read" },
   { href: "/simulator", label: "Simulator", action: "policy.read" },
   { href: "/advisor", label: "Advisor", action: "usage.read" },

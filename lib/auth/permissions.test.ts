@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ROLES, type Role } from "../policy/types";
-import type { PlanChange, PolicyPlan } from "../policy/plan";
+import { planPolicy, type Draft, type PlanChange, type PolicyPlan } from "../policy/plan";
 import { ACTION_LABELS, ACTIONS, can, deniedChanges, type Action } from "./permissions";
 import { AuthError, requireRole } from "./require-role";
 
@@ -62,6 +62,13 @@ describe("role × action: every server action's authorization", () => {
   });
 });
 
+/** A draft with one Envoy domain whose one rule allows `perSecond`, with a failure mode or not. */
+function envoyDraft(perSecond: number, failureMode?: "closed"): Draft {
+  const rate_limit = { unit: "second", requests_per_unit: perSecond, ...(failureMode ? { failureMode } : {}) };
+  const rateLimitService = { unknownDomain: "ok" as const, shadowMode: false, domains: [{ domain: "d", descriptors: [{ key: "k", rate_limit }] }] };
+  return { spec: { version: 1, defaults: { failureMode: "open" }, operations: [], tiers: [], globalCaps: [], tenants: [], rateLimitService }, keys: [] };
+}
+
 describe("role × field of the draft: what each change needs", () => {
   const change = (entity: PlanChange["entity"], before: Record<string, unknown> | null, after: Record<string, unknown> | null): PolicyPlan => ({
     created: before === null ? [{ entity, key: "k", path: "p", before: null, after } as PlanChange] : [],
@@ -82,6 +89,8 @@ describe("role × field of the draft: what each change needs", () => {
     { what: "a tenant's status", plan: change("tenant", { status: "active" }, { status: "suspended" }), may: ["admin", "product"] },
     { what: "an override", plan: change("override", null, { tenant: "a", operation: "*", limit: 1 }), may: ["admin", "product"] },
     { what: "a key", plan: change("key", { tenant: "a", name: "k", prefix: "p" }, { tenant: "a", name: "k", prefix: "p", revoked: true }), may: ["admin", "product"] },
+    { what: "an Envoy rule's failure mode", plan: planPolicy(envoyDraft(5), envoyDraft(5, "closed")), may: ["admin", "sre"] },
+    { what: "an Envoy rule's limit", plan: planPolicy(envoyDraft(5), envoyDraft(6)), may: ["admin", "product"] },
   ];
   for (const { what, plan, may } of CASES) {
     for (const role of ROLES) {

@@ -79,6 +79,8 @@ export const FIELD_ACTIONS: { [E in PlanEntity]: { default: Action; fields?: Par
   tenant: { default: "policy.edit" },
   override: { default: "policy.edit" },
   key: { default: "keys.manage" },
+  envoySettings: { default: "policy.edit" },
+  envoyDomain: { default: "policy.edit", fields: { failureModes: "failure_mode.set" } },
 };
 
 /** What a missing row means, for the fields a creation sets: no settings row reads as `open`. */

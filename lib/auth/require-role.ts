@@ -38,7 +38,3 @@ export function requireRole(principal: Principal | null | undefined, action: Act
   }
   return principal;
 }
-
-export function isAuthError(error: unknown): error is AuthError {
-  return error instanceof AuthError;
-}

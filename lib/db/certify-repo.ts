@@ -20,29 +20,6 @@ export async function saveCertificationReport(db: Db, input: StoredReportInput):
   return id;
 }
 
-/** Reports of one version, newest first (without the page). */
-export async function listCertificationReports(db: Db, where: { version?: number }, take = 20) {
-  return db.certificationReport.findMany({
-    where: where.version === undefined ? {} : { version: where.version },
-    orderBy: { createdAt: "desc" },
-    take,
-    select: { id: true, version: true, createdAt: true, passed: true, mode: true, target: true, instances: true, report: true },
-  });
-}
-
-/** The latest report of each of these versions. */
-export async function latestReportsByVersion(db: Db, versions: readonly number[]) {
-  if (versions.length === 0) return new Map<number, { id: string; passed: boolean; createdAt: Date }>();
-  const rows = await db.certificationReport.findMany({
-    where: { version: { in: [...versions] } },
-    orderBy: { createdAt: "desc" },
-    select: { id: true, version: true, passed: true, createdAt: true },
-  });
-  const out = new Map<number, { id: string; passed: boolean; createdAt: Date }>();
-  for (const r of rows) if (!out.has(r.version)) out.set(r.version, r);
-  return out;
-}
-
 export async function findCertificationReport(db: Db, id: string) {
   return db.certificationReport.findUnique({ where: { id } });
 }

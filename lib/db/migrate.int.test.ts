@@ -168,6 +168,29 @@ describe("migrate", () => {
     expect(cols).toHaveLength(1);
   });
 
+  it("refuses a database newer than the code, applying nothing, and ignores a newer migration marked rolled back", async () => {
+    const db = await newDatabase();
+    const newer = await copyOfMigrations();
+    await addMigration(newer, "99990101000000_newer", `ALTER TABLE "Tier" ADD COLUMN "newer" TEXT;`);
+    await migrate(db.url, { migrationsDir: newer });
+    // The older release: without the newer migration, but with one of its own not applied yet.
+    const older = await copyOfMigrations();
+    await addMigration(older, "99980101000000_pending", `ALTER TABLE "Tier" ADD COLUMN "pending" TEXT;`);
+
+    await expect(migrate(db.url, { migrationsDir: older })).rejects.toThrow(
+      new MigrationError(
+        "The database is newer than this code: 99990101000000_newer is applied but not in this release's prisma/migrations. " +
+          "Nothing was applied. Run the release that added it, or a newer one.",
+      ),
+    );
+    expect(await query(db.url, `SELECT 1 FROM information_schema.columns WHERE table_name = 'Tier' AND column_name = 'pending'`)).toEqual([]);
+    expect((await history(db.url)).map((r) => r.migration_name)).not.toContain("99980101000000_pending");
+
+    // `prisma migrate resolve --rolled-back` marks it undone: then it is history, not a newer schema.
+    await query(db.url, `UPDATE "_prisma_migrations" SET rolled_back_at = now() WHERE migration_name = '99990101000000_newer'`);
+    expect(await migrate(db.url, { migrationsDir: older })).toEqual({ applied: ["99980101000000_pending"] });
+  });
+
   it("rolls a failing migration back entirely and names it; fixing the file then applies it", async () => {
     const db = await newDatabase();
     const dir = await copyOfMigrations();

@@ -118,33 +118,26 @@ const historyRow = z.object({
  * - Each pending migration runs in its own transaction together with its history row, so a failure
  *   leaves neither half-applied DDL nor a row behind, and the error names the migration.
  * - Refuses (throws {@link MigrationError}, applying nothing) when an applied migration's file has
- *   changed since, or when a migration is recorded as failed (Prisma's P3009 situation).
- * - Like `prisma migrate deploy`, applies every unapplied folder in name order, and ignores history
- *   rows whose folder is gone and rows marked rolled back.
+ *   changed since, when a migration is recorded as failed (Prisma's P3009 situation), and when the
+ *   database is newer than this code: it records an applied migration that prisma/migrations does
+ *   not have (a release rolled back after a newer one migrated). `prisma migrate deploy` would go
+ *   on; this runner stops, because code that predates the schema it finds may write rows the
+ *   newer code cannot read, and nothing here can tell whether the extra migration was harmless.
+ * - Like `prisma migrate deploy`, applies every unapplied folder in name order, and ignores rows
+ *   marked rolled back.
  * - Safe to run concurrently: callers serialize on Prisma's advisory lock, and the second one finds
  *   nothing left to apply.
  */
 export async function migrate(connectionString: string, options: MigrateOptions = {}): Promise<MigrateResult> {
   const migrations = await readMigrations(options.migrationsDir ?? MIGRATIONS_DIR);
-  const client = new pg.Client({
-    connectionString,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-    application_name: "sluice-migrate",
-  });
-  await client.connect();
-  // An idle connection error after a failure must not crash the process; the awaited calls report it.
-  client.on("error", () => undefined);
+  const client = await connect(connectionString, options);
   try {
     await acquireLock(client, options.lockTimeoutMs ?? 60_000);
     try {
       // Keep NOTICEs such as "relation already exists, skipping" out of the way.
       await client.query("SET client_min_messages = warning");
       await client.query(CREATE_MIGRATIONS_TABLE);
-      const { rows } = await client.query(
-        `SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at`,
-      );
-      const history = z.array(historyRow).parse(rows);
-      const pending = planPending(migrations, history);
+      const pending = planPending(migrations, await readHistory(client));
       const applied: string[] = [];
       for (const migration of pending) {
         await applyOne(client, migration);
@@ -157,6 +150,42 @@ export async function migrate(connectionString: string, options: MigrateOptions 
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/**
+ * What {@link migrate} would apply, without applying or creating anything: the names of the pending
+ * migrations (empty when the database is up to date). Throws {@link MigrationError} where migrate
+ * would refuse. For whatever must wait until a release's migrations have run (`sluice migrate --check`).
+ */
+export async function pendingMigrations(connectionString: string, options: Omit<MigrateOptions, "lockTimeoutMs"> = {}): Promise<string[]> {
+  const migrations = await readMigrations(options.migrationsDir ?? MIGRATIONS_DIR);
+  const client = await connect(connectionString, options);
+  try {
+    const { rows } = await client.query(`SELECT to_regclass('"_prisma_migrations"') IS NOT NULL AS present`);
+    const history = z.object({ present: z.boolean() }).parse(rows[0]).present ? await readHistory(client) : [];
+    return planPending(migrations, history).map((m) => m.name);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function connect(connectionString: string, options: Pick<MigrateOptions, "connectTimeoutMs">): Promise<pg.Client> {
+  const client = new pg.Client({
+    connectionString,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    application_name: "sluice-migrate",
+  });
+  await client.connect();
+  // An idle connection error after a failure must not crash the process; the awaited calls report it.
+  client.on("error", () => undefined);
+  return client;
+}
+
+async function readHistory(client: pg.Client): Promise<z.infer<typeof historyRow>[]> {
+  const { rows } = await client.query(
+    `SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at`,
+  );
+  return z.array(historyRow).parse(rows);
 }
 
 async function acquireLock(client: pg.Client, timeoutMs: number): Promise<void> {
@@ -183,6 +212,15 @@ function planPending(migrations: Migration[], history: z.infer<typeof historyRow
       `Migration ${names} started but never finished (recorded as failed in _prisma_migrations). ` +
         `Fix the database by hand, then mark it with \`prisma migrate resolve --rolled-back ${failed[0]?.migration_name}\` ` +
         `or delete its row.`,
+    );
+  }
+  const known = new Set(migrations.map((m) => m.name));
+  const unknown = live.filter((row) => !known.has(row.migration_name)).map((row) => row.migration_name);
+  if (unknown.length > 0) {
+    const them = unknown.length === 1 ? "it" : "them";
+    throw new MigrationError(
+      `The database is newer than this code: ${unknown.join(", ")} ${unknown.length === 1 ? "is" : "are"} applied but not in this ` +
+        `release's prisma/migrations. Nothing was applied. Run the release that added ${them}, or a newer one.`,
     );
   }
   const appliedByName = new Map(live.map((row) => [row.migration_name, row]));

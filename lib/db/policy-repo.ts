@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { formatDurationMs } from "../policy/duration";
 import type { PolicySpec } from "../policy/compile";
+import { envoyDomainSchema, rateLimitServiceSchema } from "../policy/envoy/schema";
 import type { LimitSpec, OperationSpec, OverrideSpec, QuotaSpec } from "../policy/policy-file";
 import type { PlanChangeRule } from "../policy/plan-change";
 import { requirementsSchema } from "../policy/requirements";
@@ -25,6 +26,7 @@ export const ID_PREFIXES = {
   apiToken: "tok",
   certificationReport: "cert",
   webhookEndpoint: "whk",
+  envoyDomain: "env",
 } as const;
 
 export function newId(kind: keyof typeof ID_PREFIXES): string {
@@ -49,6 +51,7 @@ export async function loadPolicyRows(tx: Tx) {
     },
   });
   const globalCaps = await tx.globalCap.findMany({ orderBy: [{ position: "asc" }, { id: "asc" }] });
+  const envoyDomains = await tx.envoyDomain.findMany({ orderBy: [{ position: "asc" }, { domain: "asc" }] });
   const tenants = await tx.tenant.findMany({
     orderBy: { slug: "asc" },
     include: {
@@ -57,7 +60,7 @@ export async function loadPolicyRows(tx: Tx) {
       apiKeys: { orderBy: [{ createdAt: "asc" }, { name: "asc" }] },
     },
   });
-  return { settings, operations, tiers, globalCaps, tenants };
+  return { settings, operations, tiers, globalCaps, tenants, envoyDomains };
 }
 export type PolicyRows = Awaited<ReturnType<typeof loadPolicyRows>>;
 
@@ -119,9 +122,29 @@ function thresholdsOf(value: unknown): number[] | undefined {
   return Array.isArray(value) && value.every((v) => Number.isSafeInteger(v)) ? (value as number[]) : undefined;
 }
 
+/**
+ * The stored `rateLimitService` section (its settings and one document per domain, written by an
+ * edit that validated them); undefined when there is none. Parsing also puts every document's
+ * fields back in the schema's order (jsonb keeps its own), so exports read like the file.
+ */
+export function rateLimitServiceRowsToSpec(rows: Pick<PolicyRows, "settings" | "envoyDomains">): PolicySpec["rateLimitService"] {
+  const stored = rows.settings?.rateLimitService;
+  if ((stored === null || stored === undefined) && rows.envoyDomains.length === 0) return undefined;
+  const domains = rows.envoyDomains.map((row) => {
+    const parsed = envoyDomainSchema.safeParse(row.document);
+    if (!parsed.success) throw new Error(`EnvoyDomain ${row.domain} does not validate: ${parsed.error.issues[0]?.message}`);
+    return parsed.data;
+  });
+  const settings = typeof stored === "object" && stored !== null && !Array.isArray(stored) ? stored : {};
+  const parsed = rateLimitServiceSchema.safeParse({ ...settings, domains });
+  if (!parsed.success) throw new Error(`PolicySettings.rateLimitService does not validate: ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
+}
+
 /** The rows as a policy in the file's shape (no keys): what export prints and publish compiles. */
 export function rowsToSpec(rows: PolicyRows): PolicySpec {
   const requirements = requirementsRowToSpec(rows.settings);
+  const rateLimitService = rateLimitServiceRowsToSpec(rows);
   return {
     version: 1,
     defaults: {
@@ -152,28 +175,12 @@ export function rowsToSpec(rows: PolicyRows): PolicySpec {
       overrides: t.overrides.map(overrideRowToSpec),
     })),
     ...(requirements ? { requirements } : {}),
+    ...(rateLimitService ? { rateLimitService } : {}),
   };
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tenants and their keys
-
-export async function findTenantBySlug(tx: Tx, slug: string) {
-  return tx.tenant.findUnique({ where: { slug }, include: { tier: { select: { name: true } } } });
-}
-
-export async function listTenantKeys(tx: Tx, where: { tenantId: string }) {
-  return tx.apiKey.findMany({ where: { tenantId: where.tenantId }, orderBy: { createdAt: "asc" } });
-}
-
-export async function findTenantKeyByName(tx: Tx, where: { tenantId: string; name: string }) {
-  return tx.apiKey.findFirst({ where: { tenantId: where.tenantId, name: where.name } });
-}
-
-/** Keys of one tenant whose display prefix starts with `prefix` (may be several). */
-export async function findTenantKeysByPrefix(tx: Tx, where: { tenantId: string; prefix: string }) {
-  return tx.apiKey.findMany({ where: { tenantId: where.tenantId, prefix: { startsWith: where.prefix } } });
-}
+// What publish writes to Redis
 
 /**
  * The key index for Redis: sha256 → tenant slug for every unrevoked key of every tenant, suspended

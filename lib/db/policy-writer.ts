@@ -7,6 +7,7 @@
  */
 import { Prisma } from "../generated/prisma/client";
 import { parseDurationMs } from "../policy/duration";
+import { joinFailureModes } from "../policy/envoy/failure-modes";
 import {
   naturalKeys,
   SECTIONS,
@@ -27,7 +28,7 @@ export type RowIds = { [E in PlanEntity]: Map<string, string> };
 function emptyIds(): RowIds {
   return {
     settings: new Map(), requirements: new Map(), operation: new Map(), tier: new Map(), limit: new Map(), quota: new Map(),
-    globalCap: new Map(), tenant: new Map(), override: new Map(), key: new Map(),
+    globalCap: new Map(), tenant: new Map(), override: new Map(), key: new Map(), envoySettings: new Map(), envoyDomain: new Map(),
   };
 }
 
@@ -36,6 +37,8 @@ export function draftFromRows(rows: PolicyRows): { draft: Draft; ids: RowIds } {
   const ids = emptyIds();
   if (rows.settings) ids.settings.set("defaults", String(rows.settings.id));
   if (rows.settings?.requirements) ids.requirements.set("block", String(rows.settings.id));
+  if (rows.settings?.rateLimitService) ids.envoySettings.set("settings", String(rows.settings.id));
+  for (const d of rows.envoyDomains) ids.envoyDomain.set(d.domain, d.id);
   for (const o of rows.operations) ids.operation.set(o.name, o.id);
   for (const t of rows.tiers) {
     ids.tier.set(t.name, t.id);
@@ -110,6 +113,8 @@ const tenantColumns = (w: Writer, r: PlanRecords["tenant"]) => ({
   billingAnchor: r.billing?.anchor ?? null, billingTimeZone: r.billing?.timeZone ?? null, thresholds: json(r.thresholds),
 });
 const settingsColumns = (r: PlanRecords["settings"]) => ({ defaultFailureMode: r.failureMode, planChange: r.planChange ?? null });
+const envoySettingsJson = (r: PlanRecords["envoySettings"]) => ({ unknownDomain: r.unknownDomain, shadowMode: r.shadowMode });
+const envoyDocumentJson = (r: PlanRecords["envoyDomain"]) => joinFailureModes(r.document, r.failureModes) as unknown as Prisma.InputJsonObject;
 
 const TABLES: { [E in PlanEntity]: EntityTable<E> } = {
   settings: {
@@ -181,6 +186,19 @@ const TABLES: { [E in PlanEntity]: EntityTable<E> } = {
     remove: (w, id, before) => w.tx.apiKey.deleteMany({ where: { id, tenantId: w.ref("tenant", before.tenant) } }),
     updateVerb: (before, after) => (after.revoked && !before.revoked ? "revoke" : "update"),
     audited: (w, r, key) => ({ ...r, prefix: w.ctx.keySecrets.get(key)?.prefix ?? r.prefix }),
+  },
+  envoySettings: {
+    // In the settings row, like requirements; a row exists only when they differ from the defaults.
+    idKind: null,
+    create: (w, _id, r) => w.tx.policySettings.upsert({ where: { id: 1 }, create: { id: 1, rateLimitService: envoySettingsJson(r) }, update: { rateLimitService: envoySettingsJson(r) } }),
+    update: (w, _id, r) => w.tx.policySettings.update({ where: { id: 1 }, data: { rateLimitService: envoySettingsJson(r) } }),
+    remove: (w) => w.tx.policySettings.updateMany({ where: { id: 1 }, data: { rateLimitService: Prisma.DbNull } }),
+  },
+  envoyDomain: {
+    idKind: "envoyDomain",
+    create: (w, id, r) => w.tx.envoyDomain.create({ data: { id, domain: r.domain, document: envoyDocumentJson(r), position: r.position } }),
+    update: (w, id, r) => w.tx.envoyDomain.update({ where: { id }, data: { document: envoyDocumentJson(r), position: r.position } }),
+    remove: (w, id) => w.tx.envoyDomain.delete({ where: { id } }),
   },
 };
 

@@ -10,7 +10,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OwnRedis, startOwnRedis } from "../net/redis-server";
 import { sha256Hex } from "../redis/key-index";
-import { listUsageMinutes, readUsageMinute } from "../redis/usage";
+import { listUsageMinutes, readUsageMinute } from "../redis/testing/usage-minutes";
 import type { DecisionAnswer } from "./answer";
 import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "./testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";

@@ -9,7 +9,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import type { PolicyFileInput } from "../policy/policy-file";
-import { listUsageMinutes, readUsageMinute } from "../redis/usage";
+import { listUsageMinutes, readUsageMinute } from "../redis/testing/usage-minutes";
 import { compileFixture, writeFixturePolicy } from "./testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 

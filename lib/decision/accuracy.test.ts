@@ -39,7 +39,7 @@ describe("which subjects the accuracy meter samples", () => {
     const all = planChecks({ effective, keyHash: hashOf(7), ip: "198.51.100.1", prefix: "sl:", accuracySample: 1 });
     expect(all.filter((p) => p.check.exactLog).map((p) => p.check.algorithm)).toEqual(["sliding_window_counter", "fixed_window"]);
     const none = planChecks({ effective, keyHash: hashOf(7), ip: "198.51.100.1", prefix: "sl:", accuracySample: 0 });
-    // Every check has the field (one hidden class for all checks, lib/decision/checks.ts oneShape): none is set.
+    // Every check has the field (one hidden class for all checks, lib/decision/checks.ts limitCheck): none is set.
     expect(none.some((p) => p.check.exactLog !== undefined)).toBe(false);
     expect(planChecks({ effective, keyHash: hashOf(7), ip: null, prefix: "sl:" }).some((p) => p.check.exactLog !== undefined)).toBe(false);
   });

@@ -15,8 +15,8 @@ import type { EffectiveLimits } from "../policy/compile";
 import type { CompiledLimit, CompiledPolicyBody, CompiledTenant } from "../policy/compiled";
 import { ANY_OPERATION } from "../policy/types";
 import { counterKeys } from "../policy/counter-keys";
-import { checkSpec } from "../store/limit-spec";
-import type { LimitCheck } from "../store/types";
+import { checkSpec } from "../store/lua/wire";
+import type { Complete, LimitCheck } from "../store/types";
 import { APPROXIMATE_ALGORITHMS } from "../policy/requirements";
 import { isSampled } from "./accuracy";
 
@@ -95,22 +95,26 @@ export function quoteName(name: string): string {
  * A check with every field of LimitCheck present, in this order (the absent ones undefined): the
  * checks of every kind of limit (windows, buckets, quotas, global caps, sampled subjects) then
  * share one hidden class, and the store and the engine read them through monomorphic lookups.
+ * Typed Complete: a field added to LimitCheck and not carried here does not compile.
  */
-function oneShape(c: LimitCheck): LimitCheck {
+function limitCheck(c: Complete<LimitCheck>): Complete<LimitCheck> {
   return {
     key: c.key, kind: c.kind, algorithm: c.algorithm, limit: c.limit, windowMs: c.windowMs, burst: c.burst, precision: c.precision, mode: c.mode,
     maxDelayMs: c.maxDelayMs, leaseTtlMs: c.leaseTtlMs, period: c.period, overage: c.overage, fairShare: c.fairShare, exactLog: c.exactLog, spec: c.spec,
   };
 }
 
+/** What a row of the policy makes of every check: all of LimitCheck but the counter key and what the plan adds per subject. */
+type CheckBase = Complete<Omit<LimitCheck, "key" | "exactLog" | "spec">>;
+
 function buildPlan(effective: EffectiveLimits, prefix: string, sample: number): Plan {
   const { tenant, tier } = effective;
   const rows: PlanRow[] = [];
-  const row = (subject: PlanRow["subject"], keyPrefix: string, base: Omit<LimitCheck, "key">, name: string, scope: string, windowSeconds: number, approximate: boolean) => {
+  const row = (subject: PlanRow["subject"], keyPrefix: string, base: CheckBase, name: string, scope: string, windowSeconds: number, approximate: boolean) => {
     // The limit string the Redis store sends, made here once for every decision (a concurrency
     // check's carries a fresh lease token each time: the store makes those).
     const withSpec = (c: LimitCheck): LimitCheck => (c.algorithm === "concurrency" ? c : { ...c, spec: checkSpec(c, "") });
-    const check = withSpec(oneShape({ key: keyPrefix, ...base }));
+    const check = withSpec(limitCheck({ key: keyPrefix, ...base, exactLog: undefined, spec: undefined }));
     const policyHeader = policyHeaderOf(name, base.limit, windowSeconds);
     let fixed: PlannedCheck | null = null;
     if (subject === "fixed") {
@@ -121,8 +125,8 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number): 
     rows.push({ subject, keyPrefix, base: check, approximate, sampledSpec, fixed, name, scope, windowSeconds, policyHeader });
   };
   for (const l of effective.limits) {
-    const base = {
-      kind: l.scope === "global" ? ("global" as const) : ("limit" as const),
+    const base: CheckBase = {
+      kind: l.scope === "global" ? "global" : "limit",
       algorithm: l.algorithm,
       limit: l.limit,
       windowMs: l.windowMs,
@@ -131,6 +135,9 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number): 
       mode: l.mode,
       maxDelayMs: l.maxDelayMs,
       leaseTtlMs: l.leaseTtlMs,
+      period: undefined,
+      overage: undefined,
+      fairShare: undefined,
     };
     const windowSeconds = l.algorithm === "concurrency" ? 0 : Math.ceil(l.windowMs / 1000);
     const approximate = APPROXIMATE_ALGORITHMS.has(l.algorithm);
@@ -141,21 +148,23 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number): 
   }
   for (const q of effective.quotas) {
     const name = `${tier.name}-${q.operation === ANY_OPERATION ? "" : `${q.operation}-`}${q.period}`;
-    const base = { kind: "quota" as const, algorithm: "quota" as const, limit: q.limit, windowMs: 0, burst: q.limit, precision: 1, mode: "reject" as const, maxDelayMs: 0, leaseTtlMs: 0, period: q.period, overage: q.overage };
+    const base: CheckBase = { kind: "quota", algorithm: "quota", limit: q.limit, windowMs: 0, burst: q.limit, precision: 1, mode: "reject", maxDelayMs: 0, leaseTtlMs: 0, period: q.period, overage: q.overage, fairShare: undefined };
     row("fixed", counterKeys.quota(tenant.slug, q.id, prefix), base, name, "tenant", PERIOD_SECONDS[q.period], false);
   }
   for (const c of effective.globalCaps) {
-    const base = {
-      kind: "global" as const,
-      algorithm: "sliding_window_counter" as const,
+    const base: CheckBase = {
+      kind: "global",
+      algorithm: "sliding_window_counter",
       limit: c.limit,
       windowMs: c.windowMs,
       burst: c.limit,
       precision: 1,
-      mode: "reject" as const,
+      mode: "reject",
       maxDelayMs: 0,
       leaseTtlMs: 0,
-      ...(c.share === "weighted" ? { fairShare: { weight: tier.weight, member: tenant.slug } } : {}),
+      period: undefined,
+      overage: undefined,
+      fairShare: c.share === "weighted" ? { weight: tier.weight, member: tenant.slug } : undefined,
     };
     row("fixed", counterKeys.globalCap(c.id, prefix), base, `global-${c.operation}`, "global", Math.ceil(c.windowMs / 1000), false);
   }

@@ -8,7 +8,7 @@ import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import { sha256Hex } from "../redis/key-index";
 import { keys } from "../redis/keys";
 import { unindexApiKeys } from "../redis/policy";
-import { listUsageMinutes, readUsageMinute } from "../redis/usage";
+import { listUsageMinutes, readUsageMinute } from "../redis/testing/usage-minutes";
 import { compileFixture, FIXTURE_KEYS, fixturePolicyFile, writeFixturePolicy } from "./testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 

@@ -3,7 +3,7 @@ import { createMemoryStore } from "../store/memory";
 import { CircuitBreaker } from "./breaker";
 import { DenyCache } from "./deny-cache";
 import type { DecisionAnswer } from "./answer";
-import { DecisionEngine, NotReadyError } from "./engine";
+import { type DecisionRequest, decisionRequest, DecisionEngine, NotReadyError } from "./engine";
 import { compileFixture, FIXTURE_KEYS } from "./testing/fixture";
 import { UsageRecorder } from "../redis/usage";
 import { CountingStore } from "./testing/counting-store";
@@ -297,5 +297,16 @@ describe("usage accounting", () => {
     });
     expect(policyName(denials[2]!)).toBe("quota-month");
     expect(byLimit.reduce((n, [, c]) => n + c, 0)).toBe(denials.length);
+  });
+});
+
+describe("decisionRequest (one hidden class for every adapter's requests)", () => {
+  it("carries every field of DecisionRequest, set or absent, in one order: a field it omits does not compile (Complete)", () => {
+    // Required<DecisionRequest>: a field added to DecisionRequest must be named here too.
+    const full: Required<DecisionRequest> = { key: "k", tenant: "t", operation: "GET /x", ip: "203.0.113.7", cost: 3, dryRun: true, explain: true, reserve: true };
+    expect(decisionRequest(full)).toEqual(full);
+    const sparse = decisionRequest({ operation: "GET /x" });
+    expect(Object.keys(sparse)).toEqual(Object.keys(full));
+    expect(Object.keys(decisionRequest({ tenant: "t", operation: "x", reserve: false }))).toEqual(Object.keys(full));
   });
 });

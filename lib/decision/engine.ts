@@ -1,40 +1,35 @@
 /**
- * The decision engine, without HTTP: resolve the key to a tenant, the operation to its limits,
- * ask the counter store once, and answer (docs/semantics.md, docs/decision-api.md).
+ * The decision engine, without HTTP (docs/semantics.md, docs/decision-api.md). One decision, top
+ * to bottom in `decide`:
+ * 1. the operation (`resolveOperation`, remembered per document) and the API key's tenant: the key
+ *    index's local cache, else the index itself within the store budget;
+ * 2. the plan: the tenant's limits and their checks (./decide.ts planDecision, pure);
+ * 3. the outcome: the deny cache when it knows the store would deny, else the counter store (one
+ *    round trip, through the circuit breaker);
+ * 4. the answer and its accounting (./decide.ts answerDecision; metrics, usage, the denial log).
  *
  * Failure handling (docs/failure-modes.md): every store round trip has a budget (REDIS_TIMEOUT_MS,
- * 25 ms by default, measured from when the command is sent: see budgetFor) and goes through a
- * circuit breaker. When the store fails, times out or the
- * breaker is open, the operation's failure mode decides: `open` allows with `degraded: true`,
- * `closed` answers 503 `store_unavailable`, `local` checks an in-process store with every limit
- * divided by the number of instances (also `degraded: true`). A store call that timed out is never
- * retried: the script may have run, and a retry would count the request twice.
+ * 25 ms by default, measured from when the command is sent: see budgetFor). When the store fails,
+ * times out or the breaker is open, the operation's failure mode decides: `open` allows with
+ * `degraded: true`, `closed` answers 503 `store_unavailable`, `local` checks an in-process store
+ * with every limit divided by the number of instances (also `degraded: true`). A store call that
+ * timed out is never retried: the script may have run, and a retry would count the request twice.
  */
+import { currentEnv } from "../env";
 import type { CompiledPolicy } from "../policy/compiled";
-import { limitsFor } from "../policy/compile";
 import { resolveOperation } from "../policy/match";
 import { withTimeout } from "../net/timeout";
-import { redisPrefix } from "../redis/keys";
 import type { FailureMode } from "../policy/types";
-import { StoreTimeoutError, type CounterStore, type LimitCheck, type SettleResult, type StoreDecision } from "../store/types";
-import { type AnswerContext, answerFromStore, type DecisionAnswer, plainAnswer } from "./answer";
+import { ForgedLeaseError } from "../store/lease-id";
+import { StoreTimeoutError, type Complete, type CounterStore, type SettleResult } from "../store/types";
+import { type AnswerContext, type DecisionAnswer, plainAnswer } from "./answer";
 import type { CircuitBreaker } from "./breaker";
-import { localShare, planChecks, planUnresolvedChecks, type PlannedCheck } from "./checks";
+import { localShare, planUnresolvedChecks, type PlannedCheck } from "./checks";
+import { answerContext, answerDecision, type Decided, decidedWithout, planDecision } from "./decide";
 import type { DenialLog } from "./denial-log";
 import type { DenyCache } from "./deny-cache";
 import type { DecisionMetrics, MetricOutcome } from "./metrics";
-import {
-  KEY_PREFIX_LENGTH,
-  KeyIndexMissingError,
-  sha256KeyHash,
-  type AccuracyEvent,
-  type KeyHasher,
-  type KeyIndexPort,
-  type UsageError,
-  type UsageOutcome,
-  type UsageSink,
-} from "./ports";
-import { denialOf, type Denial } from "./quota-denial";
+import { KEY_PREFIX_LENGTH, KeyIndexMissingError, sha256KeyHash, type KeyHasher, type KeyIndexPort, type UsageError, type UsageOutcome, type UsageSink } from "./ports";
 import { StoreClock } from "./store-clock";
 
 export interface DecisionRequest {
@@ -59,7 +54,7 @@ export interface DecisionRequest {
  * address, batches, gRPC descriptors) read every field of them through polymorphic lookups —
  * about 3 µs more CPU per decision on a single-check load than a server that saw only one kind.
  */
-export function decisionRequest(r: DecisionRequest): DecisionRequest {
+export function decisionRequest(r: DecisionRequest): Complete<DecisionRequest> {
   return { key: r.key, tenant: r.tenant, operation: r.operation, ip: r.ip, cost: r.cost, dryRun: r.dryRun, explain: r.explain, reserve: r.reserve };
 }
 
@@ -87,6 +82,8 @@ export interface EngineDeps {
   now?: () => number;
   /** The accuracy meter's sample of approximate-limit subjects (SLUICE_ACCURACY_SAMPLE; 0 or absent: off). */
   accuracySample?: number;
+  /** The counter keys' deployment prefix (default SLUICE_REDIS_PREFIX, read once here). */
+  keyPrefix?: string;
 }
 
 /** How long a fail-closed operation waits for the store before answering 503 (see budgetFor). */
@@ -104,11 +101,34 @@ export class NotReadyError extends Error {
 }
 
 
+/**
+ * One decision under way: what its answer and its accounting need, whatever path it takes. Every
+ * field set when it starts (one hidden class); `ctx` gains the tenant and tier once planned, the two
+ * store fields are set when the store answers.
+ */
+interface DecisionRun {
+  ctx: AnswerContext;
+  failureMode: FailureMode;
+  /** Units the request consumes on every counter (the request's, else the operation's, else 1). */
+  cost: number;
+  dryRun: boolean;
+  explain: boolean;
+  /** sha256 hex of the API key; null when the request named the tenant. */
+  keyHash: string | null;
+  /** Local clock (ms) when it arrived. */
+  startedMs: number;
+  /** The store's clock in its answer (null: decided without it). */
+  storeNowMs: number | null;
+  /** Local clock (ms) when the store answered (null: decided without it). */
+  answeredMs: number | null;
+}
+
 export class DecisionEngine {
   private readonly now: () => number;
   private readonly hashKey: KeyHasher;
   /** The store's clock, for every time-dependent choice made here (lib/decision/store-clock.ts). */
   private readonly clock: StoreClock;
+  private readonly keyPrefix: string;
 
   constructor(private readonly deps: EngineDeps) {
     // performance.timeOrigin is a getter that does work on every read: read once.
@@ -116,6 +136,7 @@ export class DecisionEngine {
     this.now = deps.now ?? (() => origin + performance.now());
     this.hashKey = deps.hashKey ?? sha256KeyHash;
     this.clock = new StoreClock(this.now);
+    this.keyPrefix = deps.keyPrefix ?? currentEnv("SLUICE_REDIS_PREFIX");
   }
 
   /** The store's time now (ms), as this engine estimates it: for the local store of failure mode `local`. */
@@ -140,84 +161,80 @@ export class DecisionEngine {
     if (!doc) throw new NotReadyError();
     const op = this.operationOf(doc, req.operation);
     const operation = op?.name ?? "*";
-    const cost = req.cost ?? op?.cost ?? 1;
-    const failureMode: FailureMode = op?.failureMode ?? doc.defaults.failureMode;
-    const ctx: AnswerContext = { tenant: null, tier: null, operation, policyVersion: doc.version };
-    const dryRun = req.dryRun === true;
-    const explain = req.explain === true;
+    const run: DecisionRun = {
+      ctx: answerContext(doc.version, operation),
+      failureMode: op?.failureMode ?? doc.defaults.failureMode,
+      cost: req.cost ?? op?.cost ?? 1,
+      dryRun: req.dryRun === true,
+      explain: req.explain === true,
+      keyHash: null,
+      startedMs,
+      storeNowMs: null,
+      answeredMs: null,
+    };
+    const ip = req.ip ?? null;
 
-    let keyHash: string | null = null;
-    let slug: string | null = null;
+    // 1. The tenant: named, or the API key's (the local cache, else the index).
+    let tenant = req.tenant ?? null;
     if (req.key !== undefined) {
-      keyHash = this.keyHashOf(req.key);
+      const keyHash = (run.keyHash = this.keyHashOf(req.key));
       const hit = this.deps.keyIndex.peek(keyHash);
       if (hit !== undefined) {
         this.deps.metrics?.cacheHit("key");
-        slug = hit;
+        tenant = hit;
       } else {
-        // Unresolvable: under `local` the key is still counted, against every tier's rows at once
-        // (planUnresolvedChecks); `open` and `closed` need no checks.
-        const unresolved = () => (failureMode === "local" ? planUnresolvedChecks(doc, operation, keyHash, req.ip ?? null, this.keyPrefix) : null);
-        if (!this.deps.breaker.allow(startedMs)) {
-          return this.failurePath(ctx, failureMode, unresolved(), keyHash, cost, dryRun, startedMs, "breaker_open");
-        }
+        // Unresolvable: under `local` the key is still counted, against every tier's rows at once.
+        const unresolved = () => (run.failureMode === "local" ? planUnresolvedChecks(doc, operation, keyHash, ip, this.keyPrefix) : null);
+        if (!this.deps.breaker.allow(startedMs)) return this.failurePath(run, "breaker_open", unresolved());
         try {
-          const fetched = this.deps.keyIndex.fetch(keyHash);
-          slug = await withTimeout(fetched, this.budgetFor(failureMode), () => new StoreTimeoutError());
+          tenant = await withTimeout(this.deps.keyIndex.fetch(keyHash), this.budgetFor(run.failureMode), () => new StoreTimeoutError());
           this.deps.breaker.success(this.now());
         } catch (error) {
-          const kind = error instanceof KeyIndexMissingError ? this.indexMissing(startedMs) : this.storeFailed(error, startedMs);
-          return this.failurePath(ctx, failureMode, unresolved(), keyHash, cost, dryRun, startedMs, kind);
+          const cause = error instanceof KeyIndexMissingError ? this.indexMissing(startedMs) : this.storeFailed(error, startedMs);
+          return this.failurePath(run, cause, unresolved());
         }
       }
-    } else {
-      slug = req.tenant ?? null;
     }
 
-    // Override expiry on the store's clock, not this server's (which may be off).
-    const effective = slug === null ? null : limitsFor(doc, slug, operation, this.clock.now(startedMs));
-    if (!effective) return this.finish(plainAnswer(ctx, 401, "unknown_key"), keyHash, startedMs, dryRun, null, null, null, cost);
-    ctx.tenant = effective.tenant.slug;
-    ctx.tier = effective.tier.name;
-    if (effective.tenant.status === "suspended") {
-      return this.finish(plainAnswer(ctx, 403, "tenant_suspended"), keyHash, startedMs, dryRun, null, null, null, cost);
-    }
+    // 2. The plan (overrides expire on the store's clock, not this server's, which may be off).
+    const plan = planDecision({
+      doc,
+      policyVersion: doc.version,
+      tenant,
+      operation,
+      keyHash: run.keyHash,
+      ip,
+      nowMs: this.clock.now(startedMs),
+      prefix: this.keyPrefix,
+      accuracySample: this.deps.accuracySample,
+      dryRun: run.dryRun,
+      explain: run.explain,
+    });
+    if (!plan.needsStore) return this.finish(run, decidedWithout(plan.answer));
+    run.ctx = plan.ctx;
 
-    const planned = planChecks({ effective, keyHash, ip: req.ip ?? null, accuracySample: this.deps.accuracySample, prefix: this.keyPrefix });
-    const checks = planned.map((p) => p.check);
-    if (checks.length === 0) {
-      const answer = plainAnswer(ctx, 200, "ok");
-      if (dryRun) answer.dryRun = true;
-      if (explain) answer.checks = [];
-      return this.finish(answer, keyHash, startedMs, dryRun, null, null, null, cost);
-    }
-
-    // Explain answers list every counter as the store sees it: those always ask the store.
-    const cached = explain ? null : (this.deps.denyCache?.decide(checks, cost, startedMs) ?? null);
+    // 3. The outcome. Explain answers list every counter as the store sees it: those always ask it.
+    const cached = run.explain ? null : (this.deps.denyCache?.decide(plan.checks, run.cost, startedMs) ?? null);
     if (cached) {
       this.deps.metrics?.cacheHit("deny");
-      const answer = answerFromStore(ctx, cached, planned, { explain, dryRun });
-      return this.finish(answer, keyHash, startedMs, dryRun, null, denialOf(cached, planned), null, cost);
+      return this.finish(run, answerDecision(run, cached, plan.planned));
     }
-
-    if (!this.deps.breaker.allow(startedMs)) {
-      return this.failurePath(ctx, failureMode, planned, keyHash, cost, dryRun, startedMs, "breaker_open", explain);
-    }
-    let decision: StoreDecision;
+    if (!this.deps.breaker.allow(startedMs)) return this.failurePath(run, "breaker_open", plan.planned);
+    let decision;
     try {
-      decision = await this.deps.store.check(checks, { cost, dryRun, reserve: req.reserve === true, timeoutMs: this.budgetFor(failureMode) });
+      decision = await this.deps.store.check(plan.checks, { cost: run.cost, dryRun: run.dryRun, reserve: req.reserve === true, timeoutMs: this.budgetFor(run.failureMode) });
     } catch (error) {
-      const kind = this.storeFailed(error, startedMs);
-      return this.failurePath(ctx, failureMode, planned, keyHash, cost, dryRun, startedMs, kind, explain);
+      return this.failurePath(run, this.storeFailed(error, startedMs), plan.planned);
     }
     // One reading of the local clock for the breaker, the store-clock estimate and the latency.
-    const answeredMs = this.now();
+    const answeredMs = (run.answeredMs = this.now());
+    run.storeNowMs = decision.nowMs;
     this.deps.breaker.success(answeredMs);
     this.clock.observe(decision.nowMs, answeredMs);
-    this.deps.denyCache?.observe(checks, decision, cost, startedMs);
-    const answer = answerFromStore(ctx, decision, planned, { explain, dryRun, reservationId: decision.reservationId });
-    const accuracy = this.deps.accuracySample ? accuracyOf(decision, planned) : null;
-    return this.finish(answer, keyHash, startedMs, dryRun, decision.nowMs, denialOf(decision, planned), accuracy, cost, answeredMs);
+    this.deps.denyCache?.observe(plan.checks, decision, run.cost, startedMs);
+
+    // 4. The answer.
+    return this.finish(run, answerDecision(run, decision, plan.planned, { reservationId: decision.reservationId, metered: this.deps.accuracySample !== undefined && this.deps.accuracySample > 0 }));
   }
 
   /**
@@ -238,15 +255,11 @@ export class DecisionEngine {
 
   /** resolveOperation, remembered per policy document for the request strings seen (bounded). */
   private opDoc: CompiledPolicy | null = null;
-  /** SLUICE_REDIS_PREFIX, as read when the document in force was first seen. */
-  private keyPrefix = redisPrefix();
   private readonly opCache = new Map<string, ReturnType<typeof resolveOperation>>();
   private operationOf(doc: CompiledPolicy, request: string): ReturnType<typeof resolveOperation> {
     if (this.opDoc !== doc) {
       this.opDoc = doc;
       this.opCache.clear();
-      // Read once per document, not per decision: process.env is slow to read.
-      this.keyPrefix = redisPrefix();
     }
     let op = this.opCache.get(request);
     if (op === undefined) {
@@ -257,15 +270,27 @@ export class DecisionEngine {
     return op;
   }
 
-  /** Frees a concurrency lease (or several, comma-separated as the answer gives them). */
+  /**
+   * Frees a concurrency lease (or several, comma-separated as the answer gives them). Rejects with
+   * ForgedLeaseError, after freeing the others, when an id names other units than its lease holds.
+   */
   async release(leaseId: string): Promise<boolean> {
     let any = false;
+    const forged: ForgedLeaseError[] = [];
+    const releaseIn = (store: CounterStore, id: string) =>
+      store.release(id).catch((error: unknown) => {
+        if (error instanceof ForgedLeaseError) forged.push(error);
+        return false;
+      });
     for (const id of leaseId.split(",")) {
       if (id === "") continue;
-      const freed = await withTimeout(this.deps.store.release(id), this.deps.storeTimeoutMs * 4, () => new StoreTimeoutError()).catch(() => false);
-      if (!freed) any = (await this.deps.localStore.release(id).catch(() => false)) || any;
-      else any = true;
+      const before = forged.length;
+      const freed = await withTimeout(releaseIn(this.deps.store, id), this.deps.storeTimeoutMs * 4, () => new StoreTimeoutError()).catch(() => false);
+      // A lease taken on failure mode `local` lives in the in-process store.
+      if (freed) any = true;
+      else if (forged.length === before) any = (await releaseIn(this.deps.localStore, id)) || any;
     }
+    if (forged.length > 0) throw forged[0];
     return any;
   }
 
@@ -307,65 +332,40 @@ export class DecisionEngine {
     return kind;
   }
 
-  private async failurePath(
-    ctx: AnswerContext,
-    failureMode: FailureMode,
-    planned: PlannedCheck[] | null,
-    keyHash: string | null,
-    cost: number,
-    dryRun: boolean,
-    startedMs: number,
-    cause: UsageError,
-    explain = false,
-  ): Promise<DecisionAnswer> {
+  /** The answer without the counter store, by the operation's failure mode (`planned`: the checks for `local`). */
+  private async failurePath(run: DecisionRun, cause: UsageError, planned: readonly PlannedCheck[] | null): Promise<DecisionAnswer> {
     if (cause === "breaker_open") {
       this.deps.metrics?.redisErrors.inc({ kind: "breaker_open" });
-      this.deps.usage?.recordError(this.clock.now(startedMs), "breaker_open");
+      this.deps.usage?.recordError(this.clock.now(run.startedMs), "breaker_open");
     }
-    if (failureMode === "closed") {
-      return this.finish(plainAnswer(ctx, 503, "store_unavailable"), keyHash, startedMs, dryRun, null, null, null, cost);
-    }
-    if (failureMode === "local" && planned !== null) {
-      const checks: LimitCheck[] = localShare(
+    if (run.failureMode === "closed") return this.finish(run, decidedWithout(plainAnswer(run.ctx, 503, "store_unavailable")));
+    if (run.failureMode === "local" && planned !== null) {
+      const checks = localShare(
         planned.map((p) => p.check),
         this.deps.instances,
       );
       try {
-        const decision = await this.deps.localStore.check(checks, { cost, dryRun });
+        const decision = await this.deps.localStore.check(checks, { cost: run.cost, dryRun: run.dryRun });
+        // The shares' own RateLimit-Policy (the plan's names the full limit).
         const localPlanned = planned.map(({ policyHeader: _full, ...p }, i) => ({ ...p, check: checks[i]! }));
-        const answer = answerFromStore(ctx, decision, localPlanned, { explain, dryRun, degraded: true });
-        return this.finish(answer, keyHash, startedMs, dryRun, null, denialOf(decision, localPlanned), null, cost);
+        return this.finish(run, answerDecision(run, decision, localPlanned, { degraded: true }));
       } catch {
         // The in-process store failing is a bug; fall through to fail open rather than 5xx.
       }
     }
-    const answer = plainAnswer(ctx, 200, "ok");
+    const answer = plainAnswer(run.ctx, 200, "ok");
     answer.degraded = true;
-    if (dryRun) answer.dryRun = true;
-    return this.finish(answer, keyHash, startedMs, dryRun, null, null, null, cost);
+    if (run.dryRun) answer.dryRun = true;
+    return this.finish(run, decidedWithout(answer));
   }
 
-  private finish(
-    answer: DecisionAnswer,
-    keyHash: string | null,
-    startedMs: number,
-    dryRun: boolean,
-    storeNowMs: number | null,
-    /** The check that denied it (lib/decision/quota-denial.ts): its limit name for the dashboards'
-     * 429s by limit, its quota for billing's "denied for quota". */
-    denied: Denial | null = null,
-    /** What the accuracy meter saw on this decision's sampled checks (null: none sampled). */
-    accuracy: AccuracyEvent[] | null = null,
-    /** The decision's cost: the units a passed decision takes from every quota (and counter) it checks. */
-    cost = 1,
-    /** When it was decided (local clock), if the caller has just read it. */
-    decidedMs = this.now(),
-  ): DecisionAnswer {
-    const latencyMs = decidedMs - startedMs;
+  /** Counts a decision (metrics, usage, the denial log) and returns its answer. */
+  private finish(run: DecisionRun, { answer, denied, accuracy }: Decided): DecisionAnswer {
+    const latencyMs = (run.answeredMs ?? this.now()) - run.startedMs;
     let outcome: UsageOutcome;
     if (!answer.allowed) {
       outcome = "denied";
-      if (!dryRun) this.deps.denials?.record(answer);
+      if (!run.dryRun) this.deps.denials?.record(answer);
     } else if (answer.degraded) outcome = "degraded";
     else if (answer.shadowDenied) outcome = "shadow_denied";
     else outcome = "allowed";
@@ -375,33 +375,23 @@ export class DecisionEngine {
       m.recordDecision(metricOutcome, answer.tier ?? "_", answer.operation ?? "*", latencyMs / 1000);
       if (accuracy) for (const a of accuracy) m.recordAccuracy(answer.tier ?? "_", a);
     }
-    if (!dryRun && this.deps.usage) {
+    if (!run.dryRun && this.deps.usage) {
       this.deps.usage.record({
-        atMs: storeNowMs ?? this.clock.now(startedMs),
+        atMs: run.storeNowMs ?? this.clock.now(run.startedMs),
         tenant: answer.tenant,
         tier: answer.tier,
         operation: answer.operation,
         outcome,
         // Only keys of a known tenant: random unknown keys must not grow the hash without bound.
-        keyPrefix: keyHash === null || answer.tenant === null ? null : keyHash.slice(0, KEY_PREFIX_LENGTH),
+        keyPrefix: run.keyHash === null || answer.tenant === null ? null : run.keyHash.slice(0, KEY_PREFIX_LENGTH),
         latencyMs,
         deniedQuota: denied?.quota ?? null,
         deniedLimit: denied?.limit ?? null,
         // Every field present in every event (one shape for the recorder): absent is undefined.
         accuracy: accuracy ?? undefined,
-        units: outcome !== "denied" && cost !== 1 ? cost : undefined,
+        units: outcome !== "denied" && run.cost !== 1 ? run.cost : undefined,
       });
     }
     return answer;
   }
-}
-
-/** The sampled checks' accuracy samples, by limit name (null when the decision had none). */
-function accuracyOf(decision: StoreDecision, planned: readonly PlannedCheck[]): AccuracyEvent[] | null {
-  let out: AccuracyEvent[] | null = null;
-  for (let i = 0; i < decision.outcomes.length; i++) {
-    const a = decision.outcomes[i]!.accuracy;
-    if (a) (out ??= []).push({ limit: planned[i]!.name, limitAdmitted: a.limitAdmitted, exactAdmitted: a.exactAdmitted });
-  }
-  return out;
 }

@@ -157,8 +157,7 @@ describe("failure modes (own redis-server)", () => {
     expect(b.answer).toMatchObject({ allowed: true, remaining: 1 });
     expect(b.answer?.degraded).toBeUndefined();
     expect(await redis.info("commandstats")).toMatch(/cmdstat_function\|load:calls=1,/);
-    // A dry run goes to DECIDE's generic function, the one-check call above to its one-check one:
-    // one library holds both, loaded once.
+    // A dry run and a committing check are both the library's one DECIDE function, loaded once.
     const c = await check(server, { key: FIXTURE_KEYS.quota, operation: "x", dryRun: true });
     expect(c.answer).toMatchObject({ allowed: true, remaining: 1 });
     const d = await check(server, { key: FIXTURE_KEYS.quota, operation: "x" });

@@ -1,10 +1,12 @@
 /**
- * What the decision engine needs from the world, as its own types (docs/architecture.md): the adapters
- * implement them — the Redis ones (lib/redis/key-index.ts, lib/redis/usage.ts) and the single-node
- * Postgres ones (lib/single-node/) — and the wiring (worker/decision/server.ts) plugs them in.
- * The engine imports no adapter.
+ * What the decision engine and its server need from the world, as their own types
+ * (docs/architecture.md): the adapters implement them — the Redis ones (lib/redis/key-index.ts,
+ * lib/redis/usage.ts, lib/redis/policy-source.ts) and the single-node Postgres ones
+ * (lib/single-node/) — and the wiring (worker/decision/server.ts) plugs them in. lib/decision
+ * imports no adapter and nothing of lib/redis (ESLint refuses it: LAYERS in eslint-layers.mjs).
  */
 import { hash } from "node:crypto";
+import type { CompiledPolicy } from "../policy/compiled";
 
 /**
  * Thrown by {@link KeyIndexPort.fetch} when the index itself is missing from the store (Redis
@@ -88,4 +90,23 @@ export interface UsageEvent {
 export interface UsageSink {
   record(event: UsageEvent): void;
   recordError(atMs: number, error: UsageError): void;
+}
+
+/** What of the published state the store lacks (`/readyz` lists these). */
+export type MissingPart = "policy" | "keyIndex" | "serviceTokens";
+
+/**
+ * What the decision server needs from a policy source: the Redis one (lib/redis/policy-source.ts),
+ * or the single-node Postgres one (lib/single-node/postgres-policy-source.ts). `current` is null until a valid
+ * document is loaded and never goes back to null.
+ */
+export interface PolicyPort {
+  readonly current: CompiledPolicy | null;
+  /** What the store lacks of the published state, as of the last read (empty: all there). */
+  readonly missing: readonly MissingPart[];
+  /** Loads once (never throws), then keeps following. */
+  start(): Promise<void>;
+  /** Loads the live version if it changed; never throws, never replaces a good doc with a bad one. */
+  refresh(): Promise<void>;
+  stop(): void;
 }

@@ -4,9 +4,12 @@ import { describe, expect, it } from "vitest";
 import { DECISION_NODE_FLAGS, withDecisionFlags } from "./process-flags";
 
 describe("the decision process's Node.js flags", () => {
-  it("npm run decision passes every one of them", () => {
+  it("npm run decision and npm run start:decision (the compiled server, in production) pass every one of them", () => {
     const pkg = JSON.parse(readFileSync(path.join(import.meta.dirname, "../../package.json"), "utf8")) as { scripts: Record<string, string> };
-    for (const flag of DECISION_NODE_FLAGS) expect(pkg.scripts.decision!.split(" ")).toContain(flag);
+    for (const script of ["decision", "start:decision"]) {
+      const words = pkg.scripts[script]!.split(" ");
+      for (const flag of DECISION_NODE_FLAGS) expect(words, script).toContain(flag);
+    }
   });
 
   it("adds the missing ones and keeps one the operator set", () => {

@@ -1,6 +1,6 @@
 /**
- * The Node.js flags every decision process runs with: `npm run decision` (package.json, kept equal
- * to this by lib/decision/process-flags.test.ts), the supervisor's processes
+ * The Node.js flags every decision process runs with: `npm run decision` and `npm run
+ * start:decision` (package.json, kept equal to this by lib/decision/process-flags.test.ts), the supervisor's processes
  * (worker/decision/supervisor.ts), the demo, and the servers the tests and benchmarks start.
  *
  * `--max-semi-space-size=64` (MB; V8's default is 16): a decision keeps its request, its pending

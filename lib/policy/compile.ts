@@ -20,6 +20,8 @@ import {
   type CompiledTier,
 } from "./compiled";
 import { parseDurationMs } from "./duration";
+import { compileRateLimitService } from "./envoy/compile";
+import { isEmptyRateLimitService } from "./envoy/schema";
 import { compileRoutes } from "./match";
 import {
   formatPath,
@@ -241,6 +243,7 @@ function compileParsed(spec: PolicyFile): CompiledPolicyBody {
     globalCaps,
     tenants,
     ...(spec.requirements ? { requirements: compileRequirements(spec.requirements) } : {}),
+    ...(spec.rateLimitService && !isEmptyRateLimitService(spec.rateLimitService) ? { rateLimitService: compileRateLimitService(spec.rateLimitService) } : {}),
   };
 }
 
@@ -250,8 +253,9 @@ export function policyChecksum(body: CompiledPolicyBody): string {
 }
 
 /**
- * The body of a document (drops version, checksum, createdAt). `requirements` is there only when
- * the policy has the block, so documents without one keep the checksums they always had.
+ * The body of a document (drops version, checksum, createdAt). `requirements` and
+ * `rateLimitService` are there only when the policy has them, so documents without them keep the
+ * checksums they always had.
  */
 export function bodyOf(doc: CompiledPolicyBody): CompiledPolicyBody {
   return {
@@ -263,6 +267,7 @@ export function bodyOf(doc: CompiledPolicyBody): CompiledPolicyBody {
     globalCaps: doc.globalCaps,
     tenants: doc.tenants,
     ...(doc.requirements ? { requirements: doc.requirements } : {}),
+    ...(doc.rateLimitService ? { rateLimitService: doc.rateLimitService } : {}),
   };
 }
 

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { policyChecksum } from "./compile";
 import { COMPILED_SCHEMA_VERSION, type CompiledPolicy } from "./compiled";
+import { compiledEnvoyServiceSchema } from "./envoy/compiled";
 import { issuesFromZod, type ParseResult } from "./policy-file";
 import { PLAN_CHANGE_RULES } from "./plan-change";
 import { BOUNDARY_BURSTS } from "./requirements";
@@ -113,6 +114,7 @@ export const compiledPolicySchema = z.strictObject({
     }),
   ),
   requirements: compiledRequirementsSchema.optional(),
+  rateLimitService: compiledEnvoyServiceSchema.optional(),
   version: positive,
   checksum: z.string().regex(/^[0-9a-f]{64}$/),
   createdAt: z.string(),

@@ -5,6 +5,7 @@
  */
 import type { BillingChange, CompiledBilling } from "./billing-period";
 import type { CompiledPlanChange, PlanChangeRule } from "./plan-change";
+import type { CompiledEnvoyService } from "./envoy/compiled";
 import type { CompiledRequirements } from "./requirements";
 import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "./types";
 
@@ -103,6 +104,8 @@ export interface CompiledPolicyBody {
   tenants: Record<string, CompiledTenant>;
   /** The policy file's `requirements` block, parsed; absent when the file has none (defaults apply). */
   requirements?: CompiledRequirements;
+  /** The `rateLimitService` section: Envoy domains' descriptor trees; absent when the policy has none. */
+  rateLimitService?: CompiledEnvoyService;
 }
 
 export interface CompiledPolicy extends CompiledPolicyBody {

@@ -14,7 +14,20 @@ export const counterKeys = {
   globalCap: (capId: string, p: string) => `${p}{g:${capId}}:g`,
   /** <p>{g:<limitId>}:c:<limitId>:_ — a tier limit with scope `global`: one counter across tenants. */
   globalLimit: (limitId: string, p: string) => `${p}{g:${limitId}}:c:${limitId}:_`,
+  /**
+   * <p>{e:<ruleId>:<subject>} — the counter of one rule of an Envoy domain (`rateLimitService`) for
+   * one subject: the descriptor's values, `|`-joined and escaped. Their fixed window appends
+   * `:<windowStartSeconds>`, a calendar period `:<label>`. The tag is the whole counter: each
+   * descriptor is decided on its own, so one request's counters may sit in different slots and a
+   * busy rule spreads over the cluster (one tag per rule would put every client address on one shard).
+   */
+  envoy: (ruleId: string, subject: readonly string[], p: string) => `${p}{e:${ruleId}:${encodeEnvoySubject(subject)}}`,
 };
+
+/** `%`, `|`, `{` and `}` percent-encoded, then `|`-joined: injective, and no value can end the hash tag early. */
+export function encodeEnvoySubject(values: readonly string[]): string {
+  return values.map((v) => v.replace(/[%|{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join("|");
+}
 
 /** The prefix of counters in an in-process store of their own (replay, the limit probe, the simulator): no deployment to namespace. */
 export const IN_PROCESS = "";

@@ -14,6 +14,7 @@ import { compileLimit, compileOverride, compileQuota, type PolicySpec, type Tena
 import type { CompiledLimit, CompiledOverride, CompiledPolicyBody, CompiledTier } from "./compiled";
 import { canonicalJson } from "./checksum";
 import { formatDurationMs, parseDurationMs } from "./duration";
+import { rateLimitServiceSpec } from "./envoy/decompile";
 import type { LimitSpec, OverrideSpec, QuotaSpec, TierSpec } from "./policy-file";
 import { compileRequirements, formatPercent, type CompiledRequirements, type RequirementsSpec } from "./requirements";
 
@@ -108,11 +109,15 @@ export function specFromDocument(doc: CompiledPolicyBody, hint?: PolicySpec): Po
     const failureMode = h && (h.failureMode ?? defaultMode) === o.failureMode ? h.failureMode : o.failureMode === defaultMode ? undefined : o.failureMode;
     return { name: o.name, match: [...o.match], cost: o.cost, ...(failureMode ? { failureMode } : {}) };
   });
-  // Keep the draft's order of operations where it has them (the document's order is its key order).
+  // Keep the draft's order of operations and tiers where it has them: the document's order is its
+  // key order, which a document read back from PostgreSQL (jsonb) does not keep.
   const order = new Map((hint?.operations ?? []).map((o, i) => [o.name, i]));
   operations.sort((a, b) => (order.get(a.name) ?? Infinity) - (order.get(b.name) ?? Infinity));
 
-  const tiers = Object.values(doc.tiers).map((t) => tierSpec(t, hintTiers.get(t.name)));
+  const tierOrder = new Map((hint?.tiers ?? []).map((t, i) => [t.name, i]));
+  const tiers = Object.values(doc.tiers)
+    .map((t) => tierSpec(t, hintTiers.get(t.name)))
+    .sort((a, b) => (tierOrder.get(a.name) ?? Infinity) - (tierOrder.get(b.name) ?? Infinity));
 
   const globalCaps = doc.globalCaps.map((g) => {
     const h = hint?.globalCaps.find((c) => c.operation === g.operation && c.limit === g.limit && c.share === g.share && g.windowMs === parseDurationMs(c.window));
@@ -155,5 +160,6 @@ export function specFromDocument(doc: CompiledPolicyBody, hint?: PolicySpec): Po
     globalCaps,
     tenants,
     ...(requirements ? { requirements } : {}),
+    ...(doc.rateLimitService ? { rateLimitService: rateLimitServiceSpec(doc.rateLimitService, hint?.rateLimitService) } : {}),
   };
 }

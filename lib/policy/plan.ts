@@ -15,6 +15,8 @@ import { canonicalJson } from "./checksum";
 import type { PolicySpec } from "./compile";
 import { formatDurationMs, parseDurationMs } from "./duration";
 import type { PlanChangeRule } from "./plan-change";
+import { splitFailureModes, type EnvoyFailureModes } from "./envoy/failure-modes";
+import type { EnvoyDomainSpec } from "./envoy/schema";
 import { formatPath, type PolicyIssue } from "./policy-file";
 import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "./types";
 
@@ -59,6 +61,10 @@ export type PlanRecords = {
     window?: string; burst?: number; overage?: Overage; expiresAt?: string; position: number;
   };
   key: { tenant: string; name: string; prefix: string; revoked?: true };
+  /** The `rateLimitService` section's settings; a row only when they differ from the defaults. */
+  envoySettings: { unknownDomain: "ok" | "error"; shadowMode: boolean };
+  /** One Envoy domain: its document without rule failure modes, which `failureModes` holds by path. */
+  envoyDomain: { domain: string; document: EnvoyDomainSpec; failureModes?: EnvoyFailureModes; position: number };
 };
 export type PlanEntity = keyof PlanRecords;
 
@@ -196,6 +202,18 @@ export const SECTIONS = [
           window: normDuration(o.window), burst: o.burst, overage: o.overage, expiresAt: normInstant(o.expiresAt), position,
         }),
       }));
+    }),
+  ),
+  section("envoySettings", (d) => {
+    const s = d.spec.rateLimitService;
+    return s && (s.unknownDomain !== "ok" || s.shadowMode)
+      ? [{ key: "settings", path: ["rateLimitService"], record: { unknownDomain: s.unknownDomain, shadowMode: s.shadowMode } }]
+      : [];
+  }),
+  section("envoyDomain", (d) =>
+    (d.spec.rateLimitService?.domains ?? []).map((domain, position) => {
+      const { document, failureModes } = splitFailureModes(domain);
+      return { key: domain.domain, path: ["rateLimitService", "domains", position], record: compact({ domain: domain.domain, document, failureModes, position }) };
     }),
   ),
   section("key", (d) => {

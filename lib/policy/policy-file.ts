@@ -7,6 +7,7 @@ import { z } from "zod";
 import { parseDurationMs } from "./duration";
 import { isBillingAnchor } from "./billing-period";
 import { PLAN_CHANGE_RULES } from "./plan-change";
+import { rateLimitServiceSchema } from "./envoy/schema";
 import { checkRequirementRefs, requirementsSchema } from "./requirements";
 import { isKnownTimeZone } from "./zoned-time";
 import {
@@ -186,6 +187,8 @@ export const policyFileSchema = z
     tenants: z.array(tenantSchema).max(100_000).default([]),
     /** What `sluice certify` must prove (lib/policy/requirements.ts); optional, with defaults. */
     requirements: requirementsSchema.optional(),
+    /** Envoy rate limit service domains (lib/policy/envoy/schema.ts); optional. */
+    rateLimitService: rateLimitServiceSchema.optional(),
   })
   .superRefine((file, ctx) => {
     const unique = <T>(items: T[], key: (t: T) => string, path: (string | number)[], field: string) => {

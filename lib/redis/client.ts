@@ -8,7 +8,7 @@
  *
  * The decision server does not use it: worker/decision/redis-backend.ts builds its clients without
  * auto-pipelining (the Redis store already sends one DECIDE call per event-loop turn,
- * lib/store/redis.ts) and with a hang guard instead of a tight command timeout (the store budget
+ * lib/store/redis/) and with a hang guard instead of a tight command timeout (the store budget
  * is the store's own deadline, docs/failure-modes.md).
  */
 import { Cluster, Redis, type ClusterNode, type RedisOptions } from "ioredis";

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
-import { indexKeys, KeyIndex, KeyIndexMissingError } from "./key-index";
+import { KeyIndex, KeyIndexMissingError } from "./key-index";
 import { keys, PUBLISHED_MARKER } from "./keys";
 
 let redis: Redis;
@@ -15,6 +15,10 @@ beforeAll(() => {
 beforeEach(async () => {
   await redis.hset(keys.keyIndex(), PUBLISHED_MARKER, "1");
 });
+/** Adds keys to the index as publish does (lib/redis/policy.ts). */
+async function indexKeys(client: Redis, entries: { keyHash: string; tenant: string }[]): Promise<void> {
+  await client.hset(keys.keyIndex(), Object.fromEntries(entries.map((e) => [e.keyHash, e.tenant])));
+}
 afterAll(async () => {
   await redis.del(keys.keyIndex());
   redis.disconnect();

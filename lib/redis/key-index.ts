@@ -278,16 +278,3 @@ export class KeyIndex implements KeyIndexPort {
     return this.cache.size;
   }
 }
-
-/** Adds keys to the index (publish does this; tests and the demo use it too). */
-export async function indexKeys(redis: RedisLike, entries: { keyHash: string; tenant: string }[]): Promise<void> {
-  if (entries.length === 0) return;
-  await redis.hset(keys.keyIndex(), Object.fromEntries(entries.map((e) => [e.keyHash, e.tenant])));
-}
-
-/** Revokes keys: removes them from the index and PUBLISHes each hash so caches evict it. */
-export async function revokeKeys(redis: RedisLike, keyHashes: string[]): Promise<void> {
-  if (keyHashes.length === 0) return;
-  await redis.hdel(keys.keyIndex(), ...keyHashes);
-  for (const hash of keyHashes) await redis.publish(keys.keyChannel(), hash);
-}

@@ -130,26 +130,6 @@ export async function readCurrentPolicy(redis: RedisLike): Promise<ReadPolicyRes
   return readPolicyVersion(redis, version);
 }
 
-/**
- * Calls `onVersion(N)` for every publish. `redisSub` must be a connection dedicated to
- * subscriptions (Redis forbids other commands on it). Returns an unsubscribe function.
- * Messages can be missed while disconnected: decision servers also poll `readCurrentVersion`.
- */
-export async function subscribePolicy(redisSub: RedisLike, onVersion: (version: number) => void): Promise<() => Promise<void>> {
-  const channel = keys.policyChannel();
-  const listener = (ch: string, message: string) => {
-    if (ch !== channel) return;
-    const version = Number(message);
-    if (Number.isSafeInteger(version) && version > 0) onVersion(version);
-  };
-  redisSub.on("message", listener);
-  await redisSub.subscribe(channel);
-  return async () => {
-    redisSub.off("message", listener);
-    await redisSub.unsubscribe(channel);
-  };
-}
-
 /** Adds one key to the live index right away (a key created between publishes works at once). */
 export async function indexApiKey(redis: RedisLike, keyHash: string, tenant: string): Promise<void> {
   await redis.hset(keys.keyIndex(), keyHash, tenant);

@@ -43,9 +43,9 @@
  *   triple per tier and approximate limit whose subjects the meter samples. Added 2026-12-03.
  *
  * A set `keys.usageMinutes()` holds the minute starts (decimal ms strings) that have a hash. The
- * worker reads a minute with {@link readUsageMinute} once the minute is over (plus a grace of a few
- * seconds, since decision servers flush every second), writes it to Postgres idempotently, then
- * SREMs the member; the hash itself expires on its own.
+ * worker's rollup (lib/jobs/rollup.ts) reads a minute with {@link parseUsageHash} once the minute
+ * is over (plus a grace of a few seconds, since decision servers flush every second), writes it to
+ * Postgres idempotently, then SREMs the member; the hash itself expires on its own.
  *
  * Decision servers aggregate in process and flush once a second, not per decision: one script
  * call per minute touched and per FLUSH_CHUNK_FIELDS fields, sent one after the other (see
@@ -183,26 +183,6 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
     }
   }
   return out;
-}
-
-/** Reads one minute's aggregates (the rollup worker's entry point). */
-export async function readUsageMinute(redis: RedisLike, minute: number): Promise<UsageMinute> {
-  const hash = await redis.hgetall(keys.usageMinute(minute));
-  return parseUsageHash(minute, hash);
-}
-
-/** The minute starts waiting to be drained, ascending. */
-export async function listUsageMinutes(redis: RedisLike): Promise<number[]> {
-  const members = await redis.smembers(keys.usageMinutes());
-  return members
-    .map(Number)
-    .filter((n) => Number.isSafeInteger(n))
-    .sort((a, b) => a - b);
-}
-
-/** Marks a minute drained (after the worker committed it). */
-export async function markUsageMinuteDrained(redis: RedisLike, minute: number): Promise<void> {
-  await redis.srem(keys.usageMinutes(), String(minute));
 }
 
 /**

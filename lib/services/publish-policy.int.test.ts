@@ -6,7 +6,7 @@ import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { compilePolicy, finalizePolicy } from "@/lib/policy/compile";
 import { keys, PUBLISHED_MARKER } from "@/lib/redis/keys";
-import { readCurrentPolicy, subscribePolicy } from "@/lib/redis/policy";
+import { readCurrentPolicy } from "@/lib/redis/policy";
 import { rowsToSpec, loadPolicyRows } from "@/lib/db/policy-repo";
 import { applyPolicyFile } from "./apply-policy-file";
 import { createApiKey } from "./create-api-key";
@@ -54,10 +54,24 @@ beforeEach(async () => {
   await applyPolicyFile(db, DEMO, { actor });
 });
 
+/** The versions PUBLISHed on the policy channel from now on: what every decision server follows. */
+async function watchPublishes(): Promise<{ seen: number[]; unsubscribe(): Promise<void> }> {
+  const seen: number[] = [];
+  const listener = (channel: string, message: string) => channel === keys.policyChannel() && seen.push(Number(message));
+  sub.on("message", listener);
+  await sub.subscribe(keys.policyChannel());
+  return {
+    seen,
+    async unsubscribe() {
+      sub.off("message", listener);
+      await sub.unsubscribe(keys.policyChannel());
+    },
+  };
+}
+
 describe("publishPolicy", () => {
   it("puts exactly the compiled document and the key index in Redis, and a subscriber sees the PUBLISH", async () => {
-    const seen: number[] = [];
-    const unsubscribe = await subscribePolicy(sub, (v) => seen.push(v));
+    const { seen, unsubscribe } = await watchPublishes();
     const service = await createApiToken({ db, redis }, { kind: "service", name: "gw" }, actor);
 
     const result = await publishPolicy({ db, redis }, { actor, nowMs: Date.parse("2026-12-02T12:00:00Z") });
@@ -151,8 +165,7 @@ describe("publishPolicy", () => {
     await applyPolicyFile(db, DEMO.replace("limit: 100, window: 1m }", "limit: 120, window: 1m }"), { actor });
     const v2 = await publishPolicy({ db, redis }, { actor });
     expect(v2.version).toBe(2);
-    const seen: number[] = [];
-    const unsubscribe = await subscribePolicy(sub, (v) => seen.push(v));
+    const { seen, unsubscribe } = await watchPublishes();
 
     const back = await rollbackPolicy({ db, redis }, { actor, toVersion: 1 });
     expect(back).toMatchObject({ status: "published", version: 3, previousVersion: 2, checksum: v1.checksum });

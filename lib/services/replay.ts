@@ -1,8 +1,8 @@
 /**
  * Replay of recorded traffic through a policy version (README "Justify and prove your limits"):
  * the per-minute, per-key usage the decision servers recorded, sent again, request by request,
- * through the engine's own code — `limitsFor`, `planChecks`, the in-process store (the pure twins
- * of the Redis scripts) and `answerFromStore` — on a simulated clock. Run once with the live
+ * through the engine's own pure core (lib/decision/decide.ts: plan → outcome → answer) over the
+ * in-process store (the pure twins of the Redis scripts), on a simulated clock. Run once with the live
  * version and once with the draft, it predicts what the draft changes: 429 share per tier and
  * tenant, tenants and keys newly limited or freed.
  *
@@ -20,11 +20,10 @@
  *   (lib/services/replay-quotas.ts), not replayed.
  * - denied requests are replayed as demand (a client that retried after a 429 is counted again).
  */
-import { answerFromStore } from "../decision/answer";
-import { planChecks } from "../decision/checks";
+import type { PlannedCheck } from "../decision/checks";
+import { decideWith } from "../decision/decide";
 import { IN_PROCESS } from "../policy/counter-keys";
 import type { CompiledPolicyBody } from "../policy/compiled";
-import { limitsFor } from "../policy/compile";
 import { createMemoryStore } from "../store/memory";
 
 export const MINUTE_MS = 60_000;
@@ -174,6 +173,8 @@ export async function replayUsage(
   const unknown = new Set<string>();
   let skippedIp = false;
   let skippedConcurrency = false;
+  // Quotas are projected, not replayed; concurrency depends on how long requests took.
+  const replayable = (p: PlannedCheck) => p.check.kind !== "quota" && p.check.algorithm !== "concurrency";
   for (let b = first; b < buckets.length; b++) {
     const start = buckets[b]!;
     const bucketCells = byBucket.get(start)!;
@@ -184,23 +185,30 @@ export async function replayUsage(
     arrivals.sort((x, y) => x.atMs - y.atMs);
     for (const { atMs, cell } of arrivals) {
       nowMs = atMs;
-      const effective = limitsFor(doc, cell.tenant, cell.operation, atMs);
+      const { answer, effective } = await decideWith(
+        store,
+        {
+          doc,
+          policyVersion: doc.version ?? 0,
+          tenant: cell.tenant,
+          operation: cell.operation,
+          keyHash: cell.keyPrefix === "_" ? null : cell.keyPrefix.padEnd(64, "0"),
+          ip: null,
+          nowMs,
+          prefix: IN_PROCESS,
+          dryRun: false,
+          explain: false,
+          keep: replayable,
+        },
+        doc.operations[cell.operation]?.cost ?? 1,
+      );
       if (!effective) {
         unknown.add(cell.tenant);
         continue;
       }
       if (effective.tenant.status === "suspended") continue;
-      const keyHash = cell.keyPrefix === "_" ? null : cell.keyPrefix.padEnd(64, "0");
-      const planned = planChecks({ effective, keyHash, ip: null, prefix: IN_PROCESS }).filter((p) => p.check.kind !== "quota" && p.check.algorithm !== "concurrency");
       if (effective.limits.some((l) => l.algorithm === "concurrency")) skippedConcurrency = true;
       if (effective.limits.some((l) => l.scope === "ip")) skippedIp = true;
-      const cost = doc.operations[cell.operation]?.cost ?? 1;
-      const decision = await store.check(
-        planned.map((p) => p.check),
-        { cost, dryRun: false },
-      );
-      const ctx = { tenant: cell.tenant, tier: effective.tier.name, operation: cell.operation, policyVersion: doc.version ?? 0 };
-      const answer = answerFromStore(ctx, decision, planned, { explain: false, dryRun: false });
       const tier = (result.tiers[effective.tier.name] ??= empty());
       const tenant = (result.tenants[cell.tenant] ??= { ...empty(), tier: effective.tier.name });
       const key = (result.keys[`${cell.tenant}/${cell.keyPrefix}`] ??= empty());

@@ -15,7 +15,7 @@
  * 150 bytes per key, the signature a scan of ApiKey per poll (tens of ms at 100,000 keys).
  */
 import type { Db } from "../db/client";
-import { Poller } from "../decision/poller";
+import { Poller } from "../net/poller";
 import type { KeyIndexPort } from "../decision/ports";
 import { messageOf, withQueryTimeout } from "./timeout";
 

@@ -1,6 +1,6 @@
 /**
  * Single-node policy source: the published PolicyVersion rows in Postgres instead of Redis's
- * `policy:current` and PUBLISH. Same contract as lib/decision/policy-source.ts (PolicyPort): load
+ * `policy:current` and PUBLISH. Same contract as lib/redis/policy-source.ts (PolicyPort, lib/decision/ports.ts): load
  * at start, poll, and never replace the last good document with a bad one (docs/pitfalls.md: a broken
  * config must never silently mean "no limit"); `current` stays null (so `/readyz` is 503) until a
  * valid version is loaded.
@@ -13,10 +13,10 @@
  * invalid starts from the newest valid one before it (the last good document across restarts).
  */
 import type { Db } from "../db/client";
-import type { MissingPart, PolicyPort } from "../decision/policy-source";
+import type { MissingPart, PolicyPort } from "../decision/ports";
 import type { CompiledPolicy } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
-import { Poller } from "../decision/poller";
+import { Poller } from "../net/poller";
 import { messageOf, withQueryTimeout } from "./timeout";
 
 /** How many older versions a fresh process tries when the newest one is invalid. */

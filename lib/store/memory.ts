@@ -8,7 +8,7 @@ import { evaluateCheck, releaseLease, slidingWindowLog, type AnyState, type Engi
 import { refundMark, refundState, type RefundMark } from "../policy/algorithms/refund";
 import type { SlidingLogState } from "../policy/algorithms/sliding-window-log";
 import type { ConcurrencyState } from "../policy/algorithms/concurrency";
-import { formatLeaseId, newLeaseToken, parseLeaseId } from "./lease-id";
+import { ForgedLeaseError, formatLeaseId, newLeaseToken, parseLeaseId } from "./lease-id";
 import { formatReservationId, parseReservationId, RESERVATION_TTL_MS } from "./reservation";
 import type { AccuracySample, CheckOptions, CheckOutcome, CounterStore, LimitCheck, SettleResult, StoreDecision } from "./types";
 
@@ -134,9 +134,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
       if (!lease) return false;
       const nowMs = clock();
       const entry = entries.get(lease.key);
-      const { released, nextState } = releaseLease(read(lease.key, nowMs) as ConcurrencyState | undefined, lease.token, nowMs);
-      if (released && entry) write(lease.key, nextState, entry.expiresAtMs, nowMs);
-      return released;
+      const { status, nextState } = releaseLease(read(lease.key, nowMs) as ConcurrencyState | undefined, lease.token, lease.cost, nowMs);
+      if (status === "forged") throw new ForgedLeaseError();
+      if (status === "released" && entry) write(lease.key, nextState, entry.expiresAtMs, nowMs);
+      return status === "released";
     },
 
     size(): number {

@@ -93,6 +93,20 @@ describe("Redis store", () => {
     }
   });
 
+  it("the accuracy meter's exact log takes one entry per request, whatever its cost: a cost of 1,000,000 is one ZADD, not a million (issue #30)", async () => {
+    const store = createRedisStore(redis); // Redis time, as in production
+    const c: LimitCheck = { ...limitCheck(prefix, { algorithm: "sliding_window_counter", limit: 2_000_000, windowMs: 60_000 }), exactLog: true };
+    const startedMs = performance.now();
+    const first = await store.check([c], { cost: 1_000_000, dryRun: false });
+    expect(first.outcomes[0]!.accuracy).toEqual({ limitAdmitted: true, exactAdmitted: true });
+    expect(performance.now() - startedMs).toBeLessThan(1_000);
+    expect(await redis.zcard(`${c.key}:x`)).toBe(1);
+    // The log still counts units: 1,000,000 + 999,999 fits 2,000,000, one more unit does not.
+    expect((await store.check([c], { cost: 999_999, dryRun: false })).outcomes[0]!.accuracy).toEqual({ limitAdmitted: true, exactAdmitted: true });
+    expect((await store.check([c], { cost: 2, dryRun: false })).outcomes[0]!.accuracy?.exactAdmitted).toBe(false);
+    expect(await redis.zcard(`${c.key}:x`)).toBe(2);
+  });
+
   it("1,000 checks at once over 3 connections against a limit of 100 pass exactly 100, 20 runs of 20", async () => {
     const clients = [0, 1, 2].map(() => createRedisClient({ url: testRedisUrl(), commandTimeoutMs: 5_000 }));
     const stores = clients.map((c) => createRedisStore(c));

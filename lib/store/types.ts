@@ -3,10 +3,18 @@
  * Implemented by the Redis store (one Lua script, Redis server time) and the in-process memory
  * store (the pure algorithms over a Map). `lib/store/testing/conformance.ts` holds the cases both must pass.
  */
-import type { AlgorithmLimit } from "../policy/algorithms/types";
-import type { Algorithm, Reason } from "../policy/types";
+import type { AlgorithmLimit, LimitOutcome } from "../policy/algorithms/types";
+import type { Algorithm } from "../policy/types";
 
 export type CheckKind = "limit" | "quota" | "global";
+
+/**
+ * T with every field present, an optional one as undefined when absent. A builder typed with it
+ * must name every field, so a field added to T that the builder does not carry is a type error, not
+ * a value that silently vanishes on the way. The hot objects of the decision path are built so
+ * (lib/decision/checks.ts limitCheck, lib/decision/engine.ts decisionRequest): one hidden class each.
+ */
+export type Complete<T> = { [K in keyof Required<T>]: T[K] };
 
 /** One counter to check for one decision: the limit's numbers (AlgorithmLimit, all in ms) plus where and what. */
 export interface LimitCheck extends AlgorithmLimit {
@@ -25,7 +33,7 @@ export interface LimitCheck extends AlgorithmLimit {
    */
   exactLog?: true;
   /**
-   * The limit string DECIDE takes (checkSpec in lib/store/limit-spec.ts), when the caller made it
+   * The limit string DECIDE takes (checkSpec in lib/store/lua/wire.ts), when the caller made it
    * once for every check of this limit (a concurrency check's never: each carries its own lease
    * token). Absent: the Redis store makes it.
    */
@@ -69,25 +77,8 @@ export class StoreTimeoutError extends Error {
   }
 }
 
-/** The answer for one check. Times are absolute (store clock), in ms. */
-export interface CheckOutcome {
-  allowed: boolean;
-  /** `ok` when allowed, else why this check denies. */
-  reason: Extract<Reason, "ok" | "rate_limited" | "quota_exhausted" | "concurrency_limited" | "cost_exceeds_limit">;
-  limit: number;
-  remaining: number;
-  /** When this counter is back to full (or the window resets). */
-  resetAtMs: number;
-  /** 0 when allowed; else the wait after which the same request passes if nothing else consumes. */
-  retryAfterMs: number;
-  /** Shaping wait for delay-mode limits (≤ maxDelayMs); 0 otherwise. */
-  delayMs: number;
-  /** Set when a shadow-mode check would have denied; the request is not denied for it. */
-  shadowDenied?: boolean;
-  /** For concurrency checks that passed: the lease to release. */
-  leaseId?: string;
-  /** For `overage: bill` quotas: units used beyond the quota by this request. */
-  overage?: number;
+/** The answer for one check (times absolute, store clock, ms), with the accuracy meter's sample. */
+export interface CheckOutcome extends LimitOutcome {
   /** Checks with `exactLog`, on decisions that were not dry runs. */
   accuracy?: AccuracySample;
 }
@@ -118,7 +109,11 @@ export interface SettleResult {
 
 export interface CounterStore {
   check(checks: readonly LimitCheck[], options: CheckOptions): Promise<StoreDecision>;
-  /** Frees a concurrency lease; false when it was unknown or already expired. */
+  /**
+   * Frees a concurrency lease; false when it was unknown or already expired. Rejects with
+   * ForgedLeaseError (lib/store/lease-id.ts), freeing nothing, when the id names other units than
+   * its lease was granted.
+   */
   release(leaseId: string): Promise<boolean>;
   /** Gives back the unused part of a reservation, once (see SettleResult). */
   settle(reservationId: string, actualCost: number): Promise<SettleResult>;

@@ -6,7 +6,7 @@
  */
 import type { Logger } from "../../lib/log";
 import type { CircuitBreaker } from "../../lib/decision/breaker";
-import type { PolicyPort } from "../../lib/decision/policy-source";
+import type { PolicyPort } from "../../lib/decision/ports";
 import type { KeyIndexPort, UsageSink } from "../../lib/decision/ports";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { CounterStore } from "../../lib/store/types";

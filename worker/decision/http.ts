@@ -23,6 +23,7 @@ import { errorBody } from "../../lib/errors";
 import { errorMessage, type Logger } from "../../lib/log";
 import { clientAddressFromHeaders, DEFAULT_CLIENT_ADDRESS_RULES, type ClientAddressRules } from "../../lib/decision/client-address";
 import { MAX_FIELD_CHARS, parseCheckBody, parseReleaseBody, type FieldError } from "../../lib/decision/request";
+import { ForgedLeaseError } from "../../lib/store/lease-id";
 import { createHttp1Server, type Http1ClientError, type Http1Exchange, type Http1Handler } from "../../lib/net/http1";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { ServiceTokens } from "./service-tokens";
@@ -194,7 +195,12 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     if (!body) return;
     const parsed = parseReleaseBody(body.value);
     if (!parsed.ok) return invalid(ex, parsed.error);
-    json(ex, 200, { released: await engine.release(parsed.leaseId) });
+    const released = await engine.release(parsed.leaseId).catch((error: unknown) => {
+      if (error instanceof ForgedLeaseError) return error;
+      throw error;
+    });
+    if (released instanceof ForgedLeaseError) return invalid(ex, { field: "leaseId", message: `leaseId: ${released.message}` });
+    json(ex, 200, { released });
   }
 
   async function handleSettle(ex: Http1Exchange): Promise<void> {

@@ -4,7 +4,7 @@
  * process and flushed to Redis every second. Any number of replicas share one Redis (or Cluster).
  */
 import { Cluster, Redis, type RedisOptions } from "ioredis";
-import { PolicySource } from "../../lib/decision/policy-source";
+import { PolicySource } from "../../lib/redis/policy-source";
 import { parseClusterNodes, type RedisClient } from "../../lib/redis/client";
 import { KeyIndex } from "../../lib/redis/key-index";
 import { UsageRecorder } from "../../lib/redis/usage";
@@ -12,7 +12,7 @@ import { createRedisStore } from "../../lib/store/redis";
 import type { Backend, BackendContext } from "./backend";
 import type { DecisionServerOptions } from "./options";
 
-/** The longest a decision with a budget waits while Redis keeps answering (lib/store/redis.ts budgetChunk). */
+/** The longest a decision with a budget waits while Redis keeps answering (lib/store/redis/deadline.ts). */
 const maxWaitMs = (redisTimeoutMs: number) => Math.max(redisTimeoutMs * 40, 1_000);
 /**
  * The main connection's command timeout: only a hang guard for commands nothing else bounds

@@ -4,10 +4,11 @@
  * (http.ts) and, on its own port, Envoy's rate limit service over gRPC (grpc.ts). Every protocol
  * adapter calls the same `engine.decide(request) → DecisionAnswer`; closing drains both.
  *
- * Following one decision: http.ts parses the request (lib/decision/request.ts) → engine.decide
- * (lib/decision/engine.ts: key → tenant → limits → checks) → the counter store (lib/store/redis.ts,
- * one DECIDE script per event-loop turn, lib/store/lua/decide.ts) → the answer and its headers
- * (lib/decision/answer.ts) → http.ts writes it.
+ * Following one decision (docs/architecture.md "One decision"): http.ts parses the request
+ * (lib/decision/request.ts) → engine.decide (lib/decision/engine.ts, around the pure core
+ * lib/decision/decide.ts: key → tenant → plan → outcome → answer) → the counter store
+ * (lib/store/redis/, one DECIDE call per event-loop turn, lib/store/lua/decide.ts) → the answer
+ * and its headers (lib/decision/answer.ts) → http.ts writes it.
  */
 import { DEFAULT_ACCURACY_SAMPLE } from "../../lib/decision/accuracy";
 import { CircuitBreaker } from "../../lib/decision/breaker";
@@ -15,7 +16,7 @@ import { DenialLog } from "../../lib/decision/denial-log";
 import { DenyCache } from "../../lib/decision/deny-cache";
 import { DecisionEngine } from "../../lib/decision/engine";
 import { DecisionMetrics } from "../../lib/decision/metrics";
-import type { PolicyPort } from "../../lib/decision/policy-source";
+import type { PolicyPort } from "../../lib/decision/ports";
 import { accuracyTolerances } from "../../lib/policy/requirements";
 import { createLogger } from "../../lib/log";
 import { createMemoryStore } from "../../lib/store/memory";

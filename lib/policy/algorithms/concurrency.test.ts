@@ -11,10 +11,11 @@ describe("concurrency (pure)", () => {
     const c = concurrency(b.nextState, limit, { nowMs: 200, cost: 1, leaseToken: "c" });
     expect([a.outcome.allowed, b.outcome.allowed, c.outcome.allowed]).toEqual([true, true, false]);
     expect(c.outcome).toMatchObject({ reason: "concurrency_limited", retryAfterMs: 800, resetAtMs: 1_100 });
-    const freed = releaseLease(b.nextState, "a", 300);
-    expect(freed.released).toBe(true);
+    expect(releaseLease(b.nextState, "a", 2, 300)).toEqual({ status: "forged", nextState: b.nextState }); // not the units it was granted
+    const freed = releaseLease(b.nextState, "a", 1, 300);
+    expect(freed.status).toBe("released");
     expect(concurrency(freed.nextState, limit, { nowMs: 300, cost: 1, leaseToken: "d" }).outcome.allowed).toBe(true);
-    expect(releaseLease(b.nextState, "a", 1_000).released).toBe(false); // expired
+    expect(releaseLease(b.nextState, "a", 1, 1_000).status).toBe("unknown"); // expired
     expect(concurrency(b.nextState, limit, { nowMs: 1_000, cost: 2, leaseToken: "e" }).outcome.allowed).toBe(false);
     expect(concurrency(b.nextState, limit, { nowMs: 1_100, cost: 2, leaseToken: "e" }).outcome.allowed).toBe(true);
   });

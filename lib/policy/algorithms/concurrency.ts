@@ -3,13 +3,17 @@
  * units that lasts until released or `leaseTtlMs` after it was taken, whichever comes first (a
  * crashed caller cannot hold a slot forever). retryAfterMs assumes no release: the wait until
  * enough leases expire.
- * Redis twin: a ZSET `<key>` of lease unit → expiry ms (c members `<token>:<j>` per lease).
+ * Redis twin: a ZSET `<key>` of lease unit → expiry ms (c members `<token>:<j>` per lease), and
+ * per lease a record of the units it was granted (lib/store/lua/concurrency.ts).
  */
 import { allow, deny, type AlgorithmContext, type AlgorithmLimit, type AlgorithmResult } from "./types";
 
 export interface ConcurrencyState {
-  /** Lease token → its units and expiry. */
-  leases: Record<string, { cost: number; expiresAtMs: number }>;
+  /**
+   * Lease token → the units it holds (`cost`), the units it was granted (`granted`: what its lease
+   * id names; a settle lowers `cost`, never `granted`) and its expiry.
+   */
+  leases: Record<string, { cost: number; granted: number; expiresAtMs: number }>;
 }
 
 export interface ConcurrencyContext extends AlgorithmContext {
@@ -39,7 +43,7 @@ export function concurrency(
   }
   const expiresAtMs = nowMs + limit.leaseTtlMs;
   const leases = Object.fromEntries(live);
-  leases[leaseToken] = { cost, expiresAtMs };
+  leases[leaseToken] = { cost, granted: cost, expiresAtMs };
   const resetAtMs = Math.max(lastExpiryMs, expiresAtMs);
   return {
     outcome: allow(limit.limit, limit.limit - used - cost, resetAtMs),
@@ -49,15 +53,24 @@ export function concurrency(
   };
 }
 
-/** Frees a lease; `released` is false when it was unknown or already expired. */
+/**
+ * What releasing a lease did: `released` it was live and freed; `unknown` no such live lease (never
+ * granted, released already, expired); `forged` a live lease that was granted other units than the
+ * id names (the id was changed): nothing is freed.
+ */
+export type ReleaseStatus = "released" | "unknown" | "forged";
+
+/** Frees the lease `leaseToken` whose id names `units` (the units it was granted). */
 export function releaseLease(
   state: ConcurrencyState | undefined,
   leaseToken: string,
+  units: number,
   nowMs: number,
-): { released: boolean; nextState: ConcurrencyState | undefined } {
+): { status: ReleaseStatus; nextState: ConcurrencyState | undefined } {
   const lease = state?.leases[leaseToken];
-  if (!state || !lease || lease.expiresAtMs <= nowMs) return { released: false, nextState: state };
+  if (!state || !lease || lease.expiresAtMs <= nowMs) return { status: "unknown", nextState: state };
+  if (lease.granted !== units) return { status: "forged", nextState: state };
   const leases = { ...state.leases };
   delete leases[leaseToken];
-  return { released: true, nextState: { leases } };
+  return { status: "released", nextState: { leases } };
 }

@@ -32,17 +32,24 @@ export type OutcomeReason = Extract<
   "ok" | "rate_limited" | "quota_exhausted" | "concurrency_limited" | "cost_exceeds_limit"
 >;
 
-/** Same shape as lib/store/types.ts CheckOutcome. Times are absolute ms on the caller's clock. */
+/** The answer for one check (lib/store/types.ts CheckOutcome adds the accuracy meter's sample). Times are absolute ms on the caller's clock. */
 export interface LimitOutcome {
   allowed: boolean;
+  /** `ok` when allowed, else why this check denies. */
   reason: OutcomeReason;
   limit: number;
   remaining: number;
+  /** When this counter is back to full (or the window resets). */
   resetAtMs: number;
+  /** 0 when allowed; else the wait after which the same request passes if nothing else consumes. */
   retryAfterMs: number;
+  /** Shaping wait for delay-mode limits (≤ maxDelayMs); 0 otherwise. */
   delayMs: number;
+  /** Set when a shadow-mode check would have denied; the request is not denied for it. */
   shadowDenied?: boolean;
+  /** For concurrency checks that passed: the lease to release. */
   leaseId?: string;
+  /** For `overage: bill` quotas: units used beyond the quota by this request. */
   overage?: number;
 }
 

@@ -1,7 +1,10 @@
 /**
  * The Lua twin of lib/policy/algorithms/concurrency.ts. Redis: a ZSET `<key>` of lease units
- * `<token>:<j>` scored by their expiry; RELEASE (release.ts) frees a lease.
+ * `<token>:<j>` scored by their expiry, and per lease the record of the units it was granted
+ * (`<key>:lease:<token>`, LEASE_RECORD_SUFFIX), which RELEASE (release.ts) checks the lease id against.
  */
+import { LEASE_RECORD_SUFFIX } from "../lease-id";
+
 export const CONCURRENCY_LUA = `local function concurrency(key, c, o)
   local used = redis.call('ZCOUNT', key, '(' .. fmt(now), '+inf')
   local lastExp = now
@@ -25,6 +28,7 @@ local function concurrency_commit(key, c, o)
     undo[#undo + 1] = c.token .. ':' .. j
   end
   pexpire(key, o.resetAt - now)
+  redis.call('SET', key .. '${LEASE_RECORD_SUFFIX}' .. c.token, fmt(cost), 'PX', fmt(o.exp - now + ttlPad))
   return {undo}
 end
 `;

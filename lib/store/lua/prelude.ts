@@ -17,6 +17,8 @@
  * commands that would take the write back (the Cluster cross-slot refund). No closure and no table
  * is made per check: in Lua each is an allocation, and a call decides many checks.
  */
+import { luaLimitFields } from "./wire";
+
 export const PRELUDE_LUA = `local floor, ceil, max, min
 -- The call being run: its clock, and memos that live for one call (reset by begin()). As a Redis
 -- Function the library is loaded once and every function defined once; these are the only things
@@ -61,11 +63,9 @@ local function pexpire(key, ms) redis.call('PEXPIRE', key, ms + ttlPad) end
 local function pexpireNew(key, ms, new) if new or ttlPad > 0 then pexpire(key, ms) end end
 -- The decision being evaluated (set by the loop at the end, read by every algorithm).
 local cost, dry, wantUndo
--- A check's limit as one ARGV string, 'alg|limit|window|burst|precision|mode|maxDelay|leaseTtl|
--- period|overage|weight|member|token|exact|' (checkSpec in lib/store/redis.ts; exact is '1' for a
--- subject the accuracy meter samples, else ''), parsed once per call: the
--- decisions of one call mostly share their limits. The parsed table is shared by every check of
--- the limit in the call; only numbers derived from its own fields are cached on it.
+-- A check's limit as one ARGV string (LIMIT_FIELDS in lib/store/lua/wire.ts), parsed once per
+-- call: the decisions of one call mostly share their limits. The parsed table is shared by every
+-- check of the limit in the call; only numbers derived from its own fields are cached on it.
 local function spec(s)
   local c = specs[s]
   if c then return c end
@@ -75,21 +75,20 @@ local function spec(s)
     f[n] = part
   end
   c = {
-    alg = f[1], limit = tonumber(f[2]), window = tonumber(f[3]),
-    -- the rest stay strings until an algorithm needs them (tonumber is not free)
-    burst = f[4], precision = f[5], mode = f[6], maxDelay = f[7], leaseTtl = f[8], period = f[9],
-    overage = f[10], weight = f[11], member = f[12], token = f[13], exact = f[14],
-    -- whether its outcomes carry the extra reply field (hasExtraField in lib/store/lua/decide.ts)
-    extra = f[1] == 'concurrency' or (f[1] == 'quota' and f[10] == 'bill'),
+    ${luaLimitFields()},
+    -- whether its outcomes carry the extra reply field (hasExtraField in lib/store/lua/wire.ts)
+    extra = false,
     -- derived numbers an algorithm caches here on first use (sliding_window_counter: k, sub, and
     -- for the call's clock the sub-window i, its field names fi and fprev, e and Lsub)
     k = false, sub = false, i = false, fi = false, fprev = false, e = false, Lsub = false,
     -- what DECIDE asks of every check of this limit, worked out once: a weighted global cap's fair
     -- share, a shadow limit, a subject the accuracy meter samples, the most one request may cost
     -- (false: no ceiling, a billed quota), and the algorithm's evaluator and commit
-    fair = f[12] ~= '', shadow = f[6] == 'shadow', sampled = f[14] == '1', maxCost = tonumber(f[2]),
+    fair = false, shadow = false, sampled = false, maxCost = false,
     evaluate = false, commit = false,
   }
+  c.extra = c.alg == 'concurrency' or (c.alg == 'quota' and c.overage == 'bill')
+  c.fair, c.shadow, c.sampled, c.maxCost = c.member ~= '', c.mode == 'shadow', c.exact == '1', c.limit
   if c.alg == 'token_bucket' or c.alg == 'leaky_bucket' then c.maxCost = tonumber(c.burst) end
   if c.alg == 'quota' and c.overage == 'bill' then c.maxCost = false end
   local a = algorithms[c.alg]

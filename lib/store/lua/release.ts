@@ -1,14 +1,27 @@
 /**
  * RELEASE — frees a concurrency lease (the twin of releaseLease in
- * lib/policy/algorithms/concurrency.ts). KEYS[1]: the lease's counter. ARGV: [1] token, [2] cost,
- * [3] now override (tests only). Returns 1 if the lease was live, else 0.
+ * lib/policy/algorithms/concurrency.ts). KEYS[1]: the lease's counter. ARGV: [1] token, [2] the
+ * units the lease id names, [3] now override (tests only).
+ *
+ * The id comes from the client, so its units are checked against the record DECIDE wrote with the
+ * lease (LEASE_RECORD_SUFFIX) before anything is removed, and the loop runs over the units the
+ * store granted: an id changed to 3,000,000 units costs two lookups, not three million ZREMs
+ * (issue #30). Returns 1 released, 0 no such live lease, -1 the id names other units than the
+ * lease was granted (nothing freed). A lease without a record (taken before records existed)
+ * answers 0 and expires with its TTL.
  */
+import { LEASE_RECORD_SUFFIX } from "../lease-id";
 import { luaNow } from "./now";
 
 export const RELEASE_LUA = `
 ${luaNow(3)}
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':1')
 if not score or tonumber(score) <= now then return 0 end
-for j = 1, tonumber(ARGV[2]) do redis.call('ZREM', KEYS[1], ARGV[1] .. ':' .. j) end
+local record = KEYS[1] .. '${LEASE_RECORD_SUFFIX}' .. ARGV[1]
+local granted = redis.call('GET', record)
+if not granted then return 0 end
+if granted ~= ARGV[2] then return -1 end
+redis.call('DEL', record)
+for j = 1, tonumber(granted) do redis.call('ZREM', KEYS[1], ARGV[1] .. ':' .. j) end
 return 1
 `;

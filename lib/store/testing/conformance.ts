@@ -6,6 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { ForgedLeaseError } from "../lease-id";
 import type { CheckOutcome, CounterStore, LimitCheck } from "../types";
 
 export interface ConformanceHarness {
@@ -193,6 +194,20 @@ export function conformanceSuite(name: string, harness: () => ConformanceHarness
       const fresh = await fire(store, c, 3);
       expect(fresh.map((o) => o.allowed)).toEqual([true, true, false]);
       expect(await store.release(b.leaseId!)).toBe(false); // expired
+    });
+
+    it("concurrency: a lease id whose units were changed frees nothing and is refused (ForgedLeaseError); the real id still frees it", async () => {
+      const { store, p } = await setup();
+      const c = limitCheck(p, { algorithm: "concurrency", limit: 5, windowMs: 0, leaseTtlMs: 5_000 });
+      const held = await store.check([c], { cost: 2, dryRun: false });
+      const id = held.outcomes[0]!.leaseId!;
+      expect(id).toMatch(/^[0-9a-f]{32}\.2\./);
+      for (const units of ["3000000", "1", "3"]) {
+        await expect(store.release(id.replace(/^([0-9a-f]{32})\.2\./, `$1.${units}.`)), units).rejects.toBeInstanceOf(ForgedLeaseError);
+      }
+      expect((await store.check([c], { cost: 4, dryRun: true })).allowed).toBe(false); // still held: 2 + 4 > 5
+      expect(await store.release(id)).toBe(true);
+      expect((await store.check([c], { cost: 5, dryRun: true })).allowed).toBe(true);
     });
 
     it("quotas: calendar month in UTC, block denies until the 1st, reset at the period end", async () => {

@@ -76,6 +76,15 @@ describe("admin policy API", () => {
     expect((await json.json()).error.code).toBe("invalid_request");
   });
 
+  it("answers 400 naming the path of a bad Envoy rule (rateLimitService), and writes nothing", async () => {
+    const envoy = `${DEMO}\nrateLimitService:\n  domains:\n    - domain: d\n      descriptors:\n        - key: k\n          rate_limit: { unlimited: true, unit: day }\n`;
+    const res = await apply(req("/apply", { token: tokens.admin, body: envoy, headers: { "content-type": "application/yaml" } }));
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: "invalid_policy", field: "rateLimitService.domains[0].descriptors[0].rate_limit.unit" });
+    expect(await db.tier.count()).toBe(0);
+    expect(await db.envoyDomain.count()).toBe(0);
+  });
+
   it("forbids sre and billing tokens from changing policy (403), while they may dry-run and export", async () => {
     for (const role of ["sre", "billing"]) {
       const res = await apply(req("/apply", { token: tokens[role], body: DEMO, headers: { "content-type": "application/yaml" } }));

@@ -9,7 +9,7 @@ import type { PlannedCheck } from "./checks";
 import { DenyCache } from "./deny-cache";
 import { DecisionEngine } from "./engine";
 import { compileFixture } from "./testing/fixture";
-import { deniedQuotaOf, quotaIdOf } from "./quota-denial";
+import { denialOf, quotaIdOf } from "./decide";
 import { CountingStore } from "./testing/counting-store";
 
 function planned(kind: LimitCheck["kind"], key: string): PlannedCheck {
@@ -48,7 +48,8 @@ describe("quotaIdOf", () => {
   });
 });
 
-describe("deniedQuotaOf", () => {
+describe("denialOf: the quota that denied", () => {
+  const deniedQuotaOf = (decision: StoreDecision, checks: PlannedCheck[]) => denialOf(decision, checks)?.quota ?? null;
   const at = (allowed: boolean, outcomes: CheckOutcome[]): StoreDecision => ({ nowMs: 1_000, allowed, outcomes });
 
   it("is null when the decision passed", () => {

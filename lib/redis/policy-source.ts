@@ -1,5 +1,5 @@
 /**
- * Policy distribution on a decision server: load the current version at start, follow the
+ * The decision server's policy source on Redis (the PolicyPort of lib/decision/ports.ts): load the current version at start, follow the
  * PUBLISH channel, poll as a backup, and keep the last good document when a new one is invalid
  * (docs/pitfalls.md: a broken config must never silently mean "no limit").
  *
@@ -19,14 +19,12 @@
  * keeps its cache (lib/redis/key-index.ts). `missing` names what Redis lacks, for /readyz, until
  * the worker's restore job (lib/jobs/restore-published.ts) or a publish writes it back.
  */
+import type { MissingPart, PolicyPort } from "../decision/ports";
+import { Poller } from "../net/poller";
 import type { CompiledPolicy } from "../policy/compiled";
-import { keys, PUBLISHED_MARKER } from "../redis/keys";
-import type { RedisClient as RedisLike } from "../redis/client";
-import { readCurrentVersion, readPolicyVersion } from "../redis/policy";
-import { Poller } from "./poller";
-
-/** What of the published state Redis lacks (`/readyz` lists these). */
-export type MissingPart = "policy" | "keyIndex" | "serviceTokens";
+import { keys, PUBLISHED_MARKER } from "./keys";
+import type { RedisClient as RedisLike } from "./client";
+import { readCurrentVersion, readPolicyVersion } from "./policy";
 
 /** Wait before re-reading after a failed or incomplete read. */
 const RETRY_MS = 250;
@@ -42,22 +40,6 @@ export interface PolicySourceOptions {
   onResubscribed?: () => void;
   onServiceTokens?: (hashes: Set<string>) => void;
   log?: (message: string) => void;
-}
-
-/**
- * What the decision server needs from a policy source: this Redis one, or the single-node
- * Postgres one (lib/single-node/postgres-policy-source.ts). `current` is null until a valid
- * document is loaded and never goes back to null.
- */
-export interface PolicyPort {
-  readonly current: CompiledPolicy | null;
-  /** What the store lacks of the published state, as of the last read (empty: all there). */
-  readonly missing: readonly MissingPart[];
-  /** Loads once (never throws), then keeps following. */
-  start(): Promise<void>;
-  /** Loads the live version if it changed; never throws, never replaces a good doc with a bad one. */
-  refresh(): Promise<void>;
-  stop(): void;
 }
 
 export class PolicySource implements PolicyPort {

@@ -1,0 +1,112 @@
+/**
+ * Coalescing (standalone Redis): the decisions that reach the store within one event-loop turn — a
+ * batch request's hundred, or the concurrent requests of many connections — go to Redis as ONE
+ * DECIDE call. DECIDE decides them one after the other, each all-or-nothing, atomically; a later
+ * one sees what an earlier one consumed, exactly as if they had arrived one by one, and one whose
+ * evaluation raises an error fails alone.
+ *
+ * What it buys: the script invocation, Redis TIME, the command's encoding and the reply's parsing
+ * paid once per turn instead of once per decision (measured: 22 µs of Redis CPU per decision at one
+ * decision per call, 6.9 µs at twelve; README "Benchmarks"). The plain version it replaces is one
+ * call per decision, which a Redis Cluster still gets (a call must stay in one hash slot).
+ * Bounded, so that one call never holds Redis for long.
+ */
+import type { DecisionInput, DecisionResult } from "./codec";
+import { type CallClock, watchCall, type Waiting } from "./deadline";
+import { watchLoopDelay } from "../../net/loop-delay";
+
+export const MAX_DECISIONS_PER_CALL = 128;
+const MAX_CHECKS_PER_CALL = 1_024;
+
+/** A decision waiting for the turn's call (one shape for all: the fields of DecisionInput and Waiting). */
+interface Pending extends DecisionInput, Waiting {
+  resolve(result: DecisionResult): void;
+}
+
+export interface CoalescerDeps {
+  /** One DECIDE call of these decisions: a result or that decision's error, per decision in order. */
+  call(batch: readonly DecisionInput[]): Promise<(DecisionResult | Error)[]>;
+  /** A result that arrived after its decision had timed out: its caller was answered without it. */
+  late(result: DecisionResult): void;
+  /** The longest a decision with a budget waits while Redis keeps answering (ms; deadline.ts). */
+  maxWaitMs: number;
+}
+
+export interface Coalescer {
+  /** Decides with the other decisions of this turn; `timeoutMs`: the decision's store budget. */
+  submit(checks: DecisionInput["checks"], cost: number, flags: number, timeoutMs: number | undefined): Promise<DecisionResult>;
+}
+
+export function createCoalescer(deps: CoalescerDeps): Coalescer {
+  let queue: Pending[] = [];
+  let scheduled = false;
+  /** When Redis last answered one of these calls (performance.now()): the deadline's sign that it is up. */
+  let lastAnswerAtMs = -Infinity;
+  const clock: CallClock = { lastAnswerAtMs: () => lastAnswerAtMs, maxWaitMs: deps.maxWaitMs };
+  // Watching the event loop from the start (off the request path, lib/net/loop-delay.ts): the
+  // first burst is judged with it too.
+  watchLoopDelay();
+
+  /** Sends one call of these decisions and answers each, unless its deadline answered it first. */
+  function send(chunk: Pending[]): void {
+    let answered = false;
+    const cancel = watchCall(chunk, () => answered, clock);
+    deps.call(chunk).then(
+      (results) => {
+        lastAnswerAtMs = performance.now();
+        answered = true;
+        cancel();
+        for (let i = 0; i < chunk.length; i++) {
+          const p = chunk[i]!;
+          const r = results[i]!;
+          if (p.settled) {
+            if (!(r instanceof Error)) deps.late(r);
+            continue;
+          }
+          p.settled = true;
+          if (r instanceof Error) p.reject(r);
+          else p.resolve(r);
+        }
+      },
+      (error: unknown) => {
+        answered = true;
+        cancel();
+        const e = error instanceof Error ? error : new Error(String(error));
+        for (const p of chunk) {
+          if (p.settled) continue;
+          p.settled = true;
+          p.reject(e);
+        }
+      },
+    );
+  }
+
+  /** The turn's decisions, in calls of at most MAX_DECISIONS_PER_CALL decisions and MAX_CHECKS_PER_CALL checks. */
+  function flush(): void {
+    scheduled = false;
+    const pending = queue;
+    queue = [];
+    for (let from = 0; from < pending.length; ) {
+      let to = from;
+      let checks = 0;
+      while (to < pending.length && to - from < MAX_DECISIONS_PER_CALL && (to === from || checks + pending[to]!.checks.length <= MAX_CHECKS_PER_CALL)) {
+        checks += pending[to]!.checks.length;
+        to++;
+      }
+      send(from === 0 && to === pending.length ? pending : pending.slice(from, to));
+      from = to;
+    }
+  }
+
+  return {
+    submit(checks, cost, flags, timeoutMs) {
+      return new Promise<DecisionResult>((resolve, reject) => {
+        queue.push({ checks, cost, flags, timeoutMs, settled: false, resolve, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      });
+    },
+  };
+}
