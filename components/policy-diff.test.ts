@@ -44,6 +44,21 @@ describe("the draft-vs-live diff in words", () => {
   });
 });
 
+describe("billing in the diff (issue #26)", () => {
+  it("shows a billing change, new thresholds and what a tier change mid-period does to quotas, before publish", () => {
+    const draft = structuredClone(base);
+    draft.tiers.push({ name: "pro", weight: 5, limits: [], quotas: [], thresholds: [50] });
+    draft.tenants[0] = { ...draft.tenants[0], tier: "pro", billing: { anchor: "2026-03-15", timeZone: "America/Los_Angeles" }, thresholds: [90] };
+    draft.defaults = { failureMode: "open", planChange: "prorate" };
+    const lines = diffPolicies(compilePolicy(base), compilePolicy(draft)).map((l) => l.text);
+    expect(lines).toContain("Plan changes mid-period full → prorate (usage so far kept, the new tier's quota scaled to the rest of the period)");
+    expect(lines).toContain(
+      "Tenant acme: tier free → pro, billing UTC calendar month → anchor 2026-03-15 (America/Los_Angeles), a new period from publish, notification thresholds default (80%, 100%) → 90%",
+    );
+    expect(lines).toContain("Tenant acme: quotas from publish to the period's end (prorate): usage so far kept, the new tier's quota scaled to the rest of the period");
+  });
+});
+
 describe("the diff names changed Envoy rules", () => {
   const envoy = (perDay: number, extra: object = {}) => ({
     ...base,

@@ -4,7 +4,9 @@
  * rules of Envoy domains, added, changed or removed between two compiled documents. Presentation
  * only: it reads compiled documents (lib/policy/compiled.ts) and decides nothing.
  */
+import type { CompiledBilling } from "@/lib/policy/billing-period";
 import type { CompiledLimit, CompiledOverride, CompiledPolicyBody } from "@/lib/policy/compiled";
+import type { PlanChangeRule } from "@/lib/policy/plan-change";
 import { formatDurationMs } from "@/lib/policy/duration";
 import { diffEnvoyServices, type EnvoyChange } from "@/lib/policy/envoy/describe";
 
@@ -35,6 +37,10 @@ export function diffPolicies(live: CompiledPolicyBody | null, draft: CompiledPol
   if (live && live.defaults.failureMode !== draft.defaults.failureMode) {
     out.push({ kind: "changed", entity: "defaults", text: `Default failure mode ${live.defaults.failureMode} → ${draft.defaults.failureMode}` });
   }
+  const rule = (d: CompiledPolicyBody) => d.defaults.planChange ?? "full";
+  if (live && rule(live) !== rule(draft)) {
+    out.push({ kind: "changed", entity: "defaults", text: `Plan changes mid-period ${rule(live)} → ${rule(draft)} (${PLAN_CHANGE_WORDS[rule(draft)]})` });
+  }
 
   for (const name of new Set([...Object.keys(a.operations), ...Object.keys(draft.operations)])) {
     const x = a.operations[name];
@@ -57,6 +63,9 @@ export function diffPolicies(live: CompiledPolicyBody | null, draft: CompiledPol
     }
     if (!y) continue;
     if (x && x.weight !== y.weight) out.push({ kind: "changed", entity: "tier", text: `Tier ${name}: weight ${x.weight} → ${y.weight}` });
+    if (x && thresholdText(x.thresholds) !== thresholdText(y.thresholds)) {
+      out.push({ kind: "changed", entity: "tier", text: `Tier ${name}: notification thresholds ${thresholdText(x.thresholds)} → ${thresholdText(y.thresholds)}` });
+    }
     const before = new Map((x?.limits ?? []).map((l) => [l.id, l]));
     const after = new Map(y.limits.map((l) => [l.id, l]));
     for (const [id, l] of after) {
@@ -97,9 +106,14 @@ export function diffPolicies(live: CompiledPolicyBody | null, draft: CompiledPol
     else if (x && y) {
       const parts: string[] = [];
       if (x.tier !== y.tier) parts.push(`tier ${x.tier} → ${y.tier}`);
+      if (billingText(x.billing) !== billingText(y.billing)) parts.push(`billing ${billingText(x.billing)} → ${billingText(y.billing)}, a new period from publish`);
+      if (thresholdText(x.thresholds) !== thresholdText(y.thresholds)) parts.push(`notification thresholds ${thresholdText(x.thresholds)} → ${thresholdText(y.thresholds)}`);
       if (x.status !== y.status) parts.push(`status ${x.status} → ${y.status}`);
       if (x.name !== y.name) parts.push(`name ${JSON.stringify(x.name)} → ${JSON.stringify(y.name)}`);
       if (parts.length) out.push({ kind: "changed", entity: "tenant", text: `Tenant ${slug}: ${parts.join(", ")}` });
+      if (x.tier !== y.tier) {
+        out.push({ kind: "changed", entity: "tenant", text: `Tenant ${slug}: quotas from publish to the period's end (${rule(draft)}): ${PLAN_CHANGE_WORDS[rule(draft)]}` });
+      }
     }
     // Overrides by the cell they replace, with their values (not "overrides 0 → 1").
     const ob = new Map((x?.overrides ?? []).map((o) => [overrideCell(o), o]));
@@ -114,6 +128,20 @@ export function diffPolicies(live: CompiledPolicyBody | null, draft: CompiledPol
   }
   out.push(...diffEnvoyServices(live?.rateLimitService, draft.rateLimitService));
   return out;
+}
+
+/** What each plan-change rule does, in the words the diff shows before publish. */
+export const PLAN_CHANGE_WORDS: Record<PlanChangeRule, string> = {
+  full: "usage so far carried over, the new tier's full quota for the period",
+  prorate: "usage so far kept, the new tier's quota scaled to the rest of the period",
+};
+
+function billingText(b: CompiledBilling | undefined): string {
+  return b ? `anchor ${b.anchor} (${b.timeZone})` : "UTC calendar month";
+}
+
+function thresholdText(t: number[] | undefined): string {
+  return t ? t.map((p) => `${p}%`).join(", ") || "none" : "default (80%, 100%)";
 }
 
 function overrideCell(o: CompiledOverride): string {

@@ -107,6 +107,10 @@ const envSchema = z.object({
   ALERT_WEBHOOK_URL: optionalUrl,
   /** Allow alert webhooks to private/loopback addresses (tests only). */
   ALERT_WEBHOOK_ALLOW_PRIVATE: z.enum(["0", "1"]).default("0"),
+  /** Signs customer portal links (`sluice portal-link`); unset: derived from NEXTAUTH_SECRET (the CLI and the control plane must agree). */
+  SLUICE_PORTAL_SECRET: z.string().min(16).optional(),
+  /** Allow quota notification webhooks to private/loopback addresses and plain http (tests only). */
+  SLUICE_NOTIFY_ALLOW_PRIVATE: z.enum(["0", "1"]).default("0"),
   /** The least severe log level written (lib/log.ts). */
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   /** Decision server: how often denials are written, one line per reason (never one per request). */

@@ -26,7 +26,6 @@ import { createRedisClient, type RedisClient } from "../lib/redis/client";
 import { applyPolicyFile } from "../lib/services/apply-policy-file";
 import { formatPlan } from "./format-plan";
 import { createApiKey } from "../lib/services/create-api-key";
-import { createApiToken } from "../lib/services/create-api-token";
 import { createUser } from "../lib/services/create-user";
 import { unlockLogin } from "../lib/services/login";
 import { ServiceError } from "../lib/services/errors";
@@ -42,6 +41,10 @@ import { importCommand, ImportPathError } from "./commands/import-envoy";
 import { migrateCommand } from "./commands/migrate";
 import { nfrCommand } from "./commands/nfr";
 import { openapiCommand } from "./commands/openapi";
+import { notificationsCommand, webhooksCommand } from "./commands/notifications";
+import { portalLinkCommand } from "./commands/portal-link";
+import { tenantsCommand } from "./commands/tenants";
+import { tokensCommand } from "./commands/tokens";
 
 /** Diagnostics only, on stderr (stdout is the commands' output, e.g. an export); what users read is `out` and `report`. */
 const logger = createLogger("cli", { destination: process.stderr });
@@ -188,22 +191,6 @@ export function buildProgram(): Command {
       out(k.alreadyRevoked ? `Key ${k.tenant}/${k.name} was already revoked.` : `Revoked key ${k.tenant}/${k.name} (${k.prefix}).`);
     });
 
-  const tokens = program.command("tokens").description("service tokens (decision API) and admin tokens (admin API)");
-  tokens
-    .command("create")
-    .description("create a token and print it once")
-    .addOption(new Option("--kind <kind>", "service or admin").choices(["service", "admin"]).makeOptionMandatory())
-    .option("--name <name>", "a name to recognise it by")
-    .addOption(new Option("--role <role>", "role of an admin token").choices([...ROLES]).default("admin"))
-    .action(async (opts: { kind: string; name?: string; role: string }) => {
-      const t = await createApiToken({ db: database(), redis: redisClient(false) }, opts, actor());
-      out(`Created ${t.kind} token ${t.name}${t.kind === "admin" ? ` (role ${t.role})` : ""}, prefix ${t.prefix}. Shown once, store it now:`);
-      out(t.token);
-      if (t.kind === "service" && !currentEnv("REDIS_URL") && !currentEnv("REDIS_CLUSTER_NODES")) {
-        out("REDIS_URL is not set: the decision API accepts the token after the next publish.");
-      }
-    });
-
   const users = program.command("users").description("control-plane users");
   users
     .command("create")
@@ -253,6 +240,11 @@ export function buildProgram(): Command {
       }
     });
 
+  program.addCommand(tokensCommand({ database, redis: () => redisClient(false), actor, write: (text) => process.stdout.write(text) }));
+  program.addCommand(tenantsCommand({ database, editor, write: (text) => process.stdout.write(text) }));
+  program.addCommand(webhooksCommand({ database, actor, write: (text) => process.stdout.write(text) }));
+  program.addCommand(notificationsCommand({ database, actor, write: (text) => process.stdout.write(text) }));
+  program.addCommand(portalLinkCommand({ database, write: (text) => process.stdout.write(text), nowMs: () => Date.now() }));
   program.addCommand(migrateCommand({ databaseUrl, write: (text) => process.stdout.write(text), setExitCode: (code) => (process.exitCode = code) }));
   program.addCommand(nfrCommand({ database, write: (text) => process.stdout.write(text) }));
   program.addCommand(

@@ -21,12 +21,15 @@ import { downsampleMinutes } from "../lib/jobs/downsample";
 import { reconcileQuotas } from "../lib/jobs/reconcile";
 import { drainClosedMinutes } from "../lib/jobs/rollup";
 import { evaluateAlerts } from "../lib/jobs/alerts";
+import { deliverDueNotifications } from "../lib/jobs/quota-deliver";
+import { detectQuotaNotifications } from "../lib/jobs/quota-notify";
 import { RESTORE_CHECK_MS, restorePublishedState } from "../lib/jobs/restore-published";
 import { createRedisClient, type RedisClient } from "../lib/redis/client";
 
 const TICK_MS = 5_000;
-const EVERY: Record<"alerts" | "billing" | "reconcile" | "downsample", number> = {
+const EVERY: Record<"alerts" | "billing" | "reconcile" | "downsample" | "notify", number> = {
   alerts: 60_000,
+  notify: 30_000,
   billing: 60_000,
   reconcile: 300_000,
   downsample: 600_000,
@@ -46,6 +49,8 @@ export interface JobsDeps {
   downsampleAfterMs: number;
   webhookUrl?: string;
   allowPrivateWebhooks: boolean;
+  /** SLUICE_NOTIFY_ALLOW_PRIVATE: quota notification webhooks to private addresses (tests only). */
+  allowPrivateNotify?: boolean;
 }
 
 /** One pass of every job that is due (`last` remembers when each ran). */
@@ -72,6 +77,14 @@ export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Recor
     const diffs = (await reconcileQuotas(deps.db, deps.redis, { nowMs })).filter((d) => d.real);
     if (diffs.length > 0) log("warn", "quota counters differ from quota usage beyond what is in flight or degraded", { diffs: diffs.slice(0, 20), count: diffs.length });
   }
+  if (deps.redis && due("notify")) {
+    const found = await detectQuotaNotifications({ db: deps.db, redis: deps.redis }, { nowMs });
+    if (found.created > 0) log("info", "quota notifications", { created: found.created });
+  }
+  // Every tick: pending notifications, due retries, re-sends (single-node mode has no counters to
+  // watch, but re-sends and retries of earlier rows still go out).
+  const sent = await deliverDueNotifications(deps.db, { nowMs, allowPrivate: deps.allowPrivateNotify ?? false });
+  if (sent.delivered + sent.failed > 0) log(sent.failed > 0 ? "warn" : "info", "quota notifications sent", { ...sent });
   if (due("downsample")) {
     const deleted = await downsampleMinutes(deps.db, { nowMs, afterMs: deps.downsampleAfterMs });
     if (deleted > 0) log("info", "downsampled", { minuteRowsDeleted: deleted });
@@ -130,6 +143,7 @@ async function main(): Promise<void> {
     downsampleAfterMs: e.ROLLUP_DOWNSAMPLE_AFTER_MS,
     webhookUrl: e.ALERT_WEBHOOK_URL,
     allowPrivateWebhooks: e.ALERT_WEBHOOK_ALLOW_PRIVATE === "1",
+    allowPrivateNotify: e.SLUICE_NOTIFY_ALLOW_PRIVATE === "1",
   };
   let stopping = false;
   let wake: (() => void) | null = null;

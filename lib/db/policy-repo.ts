@@ -8,6 +8,7 @@ import { formatDurationMs } from "../policy/duration";
 import type { PolicySpec } from "../policy/compile";
 import { envoyDomainSchema, rateLimitServiceSchema } from "../policy/envoy/schema";
 import type { LimitSpec, OperationSpec, OverrideSpec, QuotaSpec } from "../policy/policy-file";
+import type { PlanChangeRule } from "../policy/plan-change";
 import { requirementsSchema } from "../policy/requirements";
 import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "../policy/types";
 import type { Tx } from "./client";
@@ -24,6 +25,7 @@ export const ID_PREFIXES = {
   apiKey: "key",
   apiToken: "tok",
   certificationReport: "cert",
+  webhookEndpoint: "whk",
   envoyDomain: "env",
 } as const;
 
@@ -115,6 +117,11 @@ export function requirementsRowToSpec(settings: PolicyRows["settings"]): PolicyS
   return parsed.data;
 }
 
+/** A stored thresholds column (written by apply, which validated it): a list of percents, or undefined. */
+function thresholdsOf(value: unknown): number[] | undefined {
+  return Array.isArray(value) && value.every((v) => Number.isSafeInteger(v)) ? (value as number[]) : undefined;
+}
+
 /**
  * The stored `rateLimitService` section (its settings and one document per domain, written by an
  * edit that validated them); undefined when there is none. Parsing also puts every document's
@@ -140,11 +147,15 @@ export function rowsToSpec(rows: PolicyRows): PolicySpec {
   const rateLimitService = rateLimitServiceRowsToSpec(rows);
   return {
     version: 1,
-    defaults: { failureMode: (rows.settings?.defaultFailureMode ?? "open") as FailureMode },
+    defaults: {
+      failureMode: (rows.settings?.defaultFailureMode ?? "open") as FailureMode,
+      ...(rows.settings?.planChange ? { planChange: rows.settings.planChange as PlanChangeRule } : {}),
+    },
     operations: rows.operations.map(operationRowToSpec),
     tiers: rows.tiers.map((t) => ({
       name: t.name,
       weight: t.weight,
+      ...(thresholdsOf(t.thresholds) ? { thresholds: thresholdsOf(t.thresholds) } : {}),
       limits: t.limits.map(limitRowToSpec),
       quotas: t.quotas.map(quotaRowToSpec),
     })),
@@ -159,6 +170,8 @@ export function rowsToSpec(rows: PolicyRows): PolicySpec {
       name: t.name,
       tier: t.tier.name,
       status: t.status as TenantStatus,
+      ...(t.billingAnchor && t.billingTimeZone ? { billing: { anchor: t.billingAnchor, timeZone: t.billingTimeZone } } : {}),
+      ...(thresholdsOf(t.thresholds) ? { thresholds: thresholdsOf(t.thresholds) } : {}),
       overrides: t.overrides.map(overrideRowToSpec),
     })),
     ...(requirements ? { requirements } : {}),
@@ -186,6 +199,12 @@ export async function listKeyIndexEntries(tx: Tx): Promise<{ keyHash: string; te
 export async function listServiceTokenHashes(tx: Tx): Promise<string[]> {
   const rows = await tx.apiToken.findMany({ where: { kind: "service", revokedAt: null }, select: { hash: true }, orderBy: { hash: "asc" } });
   return rows.map((r) => r.hash);
+}
+
+/** Every unrevoked tenant read token (never a service token: the decision API must refuse these). */
+export async function listTenantTokenHashes(tx: Tx): Promise<{ tokenHash: string; tenant: string }[]> {
+  const rows = await tx.apiToken.findMany({ where: { kind: "tenant", revokedAt: null }, select: { hash: true, tenant: true }, orderBy: { hash: "asc" } });
+  return rows.flatMap((r) => (r.tenant ? [{ tokenHash: r.hash, tenant: r.tenant }] : []));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -107,15 +107,20 @@ const overrideColumns = (r: PlanRecords["override"]) => ({
   windowMs: ms(r.window), burst: nul(r.burst), overage: nul(r.overage), expiresAt: r.expiresAt === undefined ? null : new Date(r.expiresAt),
   position: r.position,
 });
-const tenantColumns = (w: Writer, r: PlanRecords["tenant"]) => ({ name: r.name, tierId: w.ref("tier", r.tier), status: r.status });
+const json = (v: number[] | undefined) => (v === undefined ? Prisma.DbNull : v);
+const tenantColumns = (w: Writer, r: PlanRecords["tenant"]) => ({
+  name: r.name, tierId: w.ref("tier", r.tier), status: r.status,
+  billingAnchor: r.billing?.anchor ?? null, billingTimeZone: r.billing?.timeZone ?? null, thresholds: json(r.thresholds),
+});
+const settingsColumns = (r: PlanRecords["settings"]) => ({ defaultFailureMode: r.failureMode, planChange: r.planChange ?? null });
 const envoySettingsJson = (r: PlanRecords["envoySettings"]) => ({ unknownDomain: r.unknownDomain, shadowMode: r.shadowMode });
 const envoyDocumentJson = (r: PlanRecords["envoyDomain"]) => joinFailureModes(r.document, r.failureModes) as unknown as Prisma.InputJsonObject;
 
 const TABLES: { [E in PlanEntity]: EntityTable<E> } = {
   settings: {
     idKind: null,
-    create: (w, _id, r) => w.tx.policySettings.upsert({ where: { id: 1 }, create: { id: 1, defaultFailureMode: r.failureMode }, update: { defaultFailureMode: r.failureMode } }),
-    update: (w, _id, r) => w.tx.policySettings.update({ where: { id: 1 }, data: { defaultFailureMode: r.failureMode } }),
+    create: (w, _id, r) => w.tx.policySettings.upsert({ where: { id: 1 }, create: { id: 1, ...settingsColumns(r) }, update: settingsColumns(r) }),
+    update: (w, _id, r) => w.tx.policySettings.update({ where: { id: 1 }, data: settingsColumns(r) }),
     remove: (w) => w.tx.policySettings.deleteMany({ where: { id: 1 } }),
   },
   requirements: {
@@ -133,8 +138,8 @@ const TABLES: { [E in PlanEntity]: EntityTable<E> } = {
   },
   tier: {
     idKind: "tier",
-    create: (w, id, r) => w.tx.tier.create({ data: { id, name: r.name, weight: r.weight, position: r.position } }),
-    update: (w, id, r) => w.tx.tier.update({ where: { id }, data: { weight: r.weight, position: r.position } }),
+    create: (w, id, r) => w.tx.tier.create({ data: { id, name: r.name, weight: r.weight, thresholds: json(r.thresholds), position: r.position } }),
+    update: (w, id, r) => w.tx.tier.update({ where: { id }, data: { weight: r.weight, thresholds: json(r.thresholds), position: r.position } }),
     remove: (w, id) => w.tx.tier.delete({ where: { id } }),
   },
   limit: {

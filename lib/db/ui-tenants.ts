@@ -71,6 +71,9 @@ export interface TenantDetail {
   name: string;
   tier: string;
   status: string;
+  /** The draft's billing (null: the UTC calendar month) and own notification thresholds (null: the tier's). */
+  billing: { anchor: string; timeZone: string } | null;
+  thresholds: number[] | null;
   createdAt: Date;
   updatedAt: Date;
   overrides: {
@@ -105,6 +108,8 @@ export async function getTenantDetail(db: PrismaClient, slug: string): Promise<T
     name: tenant.name,
     tier: tenant.tier.name,
     status: tenant.status,
+    billing: tenant.billingAnchor && tenant.billingTimeZone ? { anchor: tenant.billingAnchor, timeZone: tenant.billingTimeZone } : null,
+    thresholds: Array.isArray(tenant.thresholds) ? (tenant.thresholds as number[]) : null,
     createdAt: tenant.createdAt,
     updatedAt: tenant.updatedAt,
     overrides: overrides.map((o) => ({

@@ -21,7 +21,7 @@
  * concurrency leases start empty.
  */
 import type { Db } from "../db/client";
-import { latestPolicyVersion, listKeyIndexEntries, listServiceTokenHashes, lockPolicy } from "../db/policy-repo";
+import { latestPolicyVersion, listKeyIndexEntries, listServiceTokenHashes, listTenantTokenHashes, lockPolicy } from "../db/policy-repo";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { quotaPeriod } from "../policy/quota-period";
 import type { RedisClient } from "../redis/client";
@@ -97,7 +97,7 @@ export async function restorePublishedState(
       const quotas = still.includes("policy") ? await raiseQuotaCounters(db, redis, nowMs) : { counters: 0, units: 0 };
       const keyIndex = await listKeyIndexEntries(tx);
       const serviceTokens = await listServiceTokenHashes(tx);
-      await writePublishedPolicy(redis, stored.value, { keyIndex, serviceTokens });
+      await writePublishedPolicy(redis, stored.value, { keyIndex, serviceTokens, tenantTokens: await listTenantTokenHashes(tx) });
       return {
         missing: still,
         restoredVersion: latest.version,

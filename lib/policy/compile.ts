@@ -202,6 +202,8 @@ function compileParsed(spec: PolicyFile): CompiledPolicyBody {
       weight: tier.weight,
       limits: tier.limits.map((l) => compileLimit(tier.name, l)),
       quotas: tier.quotas.map((q) => compileQuota(tier.name, q)),
+      // Optional fields appear only when set, so documents without them keep their checksums.
+      ...(tier.thresholds ? { thresholds: [...tier.thresholds] } : {}),
     };
   }
 
@@ -218,7 +220,15 @@ function compileParsed(spec: PolicyFile): CompiledPolicyBody {
       const compiled = compileOverride(tier, o, ["tenants", ti, "overrides", oi], issues);
       if (compiled) overrides.push(compiled);
     });
-    tenants[t.slug] = { slug: t.slug, name: t.name, tier: t.tier, status: t.status, overrides };
+    tenants[t.slug] = {
+      slug: t.slug,
+      name: t.name,
+      tier: t.tier,
+      status: t.status,
+      overrides,
+      ...(t.billing ? { billing: { anchor: t.billing.anchor, timeZone: t.billing.timeZone } } : {}),
+      ...(t.thresholds ? { thresholds: [...t.thresholds] } : {}),
+    };
   });
   if (issues.length > 0) {
     throw new PolicyCompileError(issues);
@@ -226,7 +236,7 @@ function compileParsed(spec: PolicyFile): CompiledPolicyBody {
 
   return {
     schemaVersion: COMPILED_SCHEMA_VERSION,
-    defaults: { failureMode: spec.defaults.failureMode },
+    defaults: { failureMode: spec.defaults.failureMode, ...(spec.defaults.planChange ? { planChange: spec.defaults.planChange } : {}) },
     operations,
     routes: compileRoutes(spec.operations),
     tiers,

@@ -8,6 +8,7 @@ import { policyChecksum } from "./compile";
 import { COMPILED_SCHEMA_VERSION, type CompiledPolicy } from "./compiled";
 import { compiledEnvoyServiceSchema } from "./envoy/compiled";
 import { issuesFromZod, type ParseResult } from "./policy-file";
+import { PLAN_CHANGE_RULES } from "./plan-change";
 import { BOUNDARY_BURSTS } from "./requirements";
 import { ALGORITHMS, FAILURE_MODES, MODES, OVERAGES, PERIODS, SCOPES, SHARES, TENANT_STATUSES } from "./types";
 
@@ -54,6 +55,16 @@ const compiledOverrideSchema = z.discriminatedUnion("kind", [
   }),
 ]);
 
+const thresholds = z.array(positive).max(10);
+const billing = z.strictObject({ anchor: z.string().regex(/^\d{4}-\d{2}-\d{2}$/), timeZone: z.string().min(1) });
+const billingChange = z.strictObject({ atMs: z.number().int(), previous: billing.nullable() });
+const planChange = z.strictObject({
+  atMs: z.number().int(),
+  fromTier: z.string(),
+  rule: z.enum(PLAN_CHANGE_RULES),
+  quotas: z.array(z.strictObject({ quotaId: z.string().min(1), operation: z.string(), period: z.enum(PERIODS), limit: positive })),
+});
+
 const fraction = z.number().min(0).max(1);
 const requirementFields = { accuracy: fraction.optional(), boundaryBurst: z.enum(BOUNDARY_BURSTS).optional() };
 const compiledRequirementsSchema = z.strictObject({
@@ -69,7 +80,7 @@ const compiledRequirementsSchema = z.strictObject({
 
 export const compiledPolicySchema = z.strictObject({
   schemaVersion: z.literal(COMPILED_SCHEMA_VERSION),
-  defaults: z.strictObject({ failureMode: z.enum(FAILURE_MODES) }),
+  defaults: z.strictObject({ failureMode: z.enum(FAILURE_MODES), planChange: z.enum(PLAN_CHANGE_RULES).optional() }),
   operations: z.record(
     z.string(),
     z.strictObject({ name: z.string(), cost: positive, failureMode: z.enum(FAILURE_MODES), match: z.array(z.string()) }),
@@ -82,6 +93,7 @@ export const compiledPolicySchema = z.strictObject({
       weight: positive,
       limits: z.array(compiledLimitSchema),
       quotas: z.array(compiledQuotaSchema),
+      thresholds: thresholds.optional(),
     }),
   ),
   globalCaps: z.array(
@@ -95,6 +107,10 @@ export const compiledPolicySchema = z.strictObject({
       tier: z.string(),
       status: z.enum(TENANT_STATUSES),
       overrides: z.array(compiledOverrideSchema),
+      billing: billing.optional(),
+      thresholds: thresholds.optional(),
+      billingChange: billingChange.optional(),
+      planChange: planChange.optional(),
     }),
   ),
   requirements: compiledRequirementsSchema.optional(),

@@ -3,6 +3,8 @@
  * decision server evaluates. Pure data (JSON), versioned and checksummed, indexed for the decision
  * path. It never contains API keys: those live in the Redis hash `keys` (sha256(key) → tenant).
  */
+import type { BillingChange, CompiledBilling } from "./billing-period";
+import type { CompiledPlanChange, PlanChangeRule } from "./plan-change";
 import type { CompiledEnvoyService } from "./envoy/compiled";
 import type { CompiledRequirements } from "./requirements";
 import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "./types";
@@ -57,6 +59,8 @@ export interface CompiledTier {
   weight: number;
   limits: CompiledLimit[];
   quotas: CompiledQuota[];
+  /** Notification thresholds in percent of each quota; absent: the default (80, 100). */
+  thresholds?: number[];
 }
 
 export type CompiledOverride =
@@ -69,6 +73,16 @@ export interface CompiledTenant {
   tier: string;
   status: TenantStatus;
   overrides: CompiledOverride[];
+  /** Absent: the UTC calendar month and day (lib/policy/billing-period.ts). */
+  billing?: CompiledBilling;
+  /** Overrides the tier's thresholds. */
+  thresholds?: number[];
+  /**
+   * Stamped by publish (lib/policy/publish-stamps.ts), never written in a policy file: the last
+   * change of `billing` and of `tier`, carried from version to version until the next one.
+   */
+  billingChange?: BillingChange;
+  planChange?: CompiledPlanChange;
 }
 
 /** A route pattern split for matching: `GET /v1/orders/*` → method GET, segments [v1, orders, *]. */
@@ -80,7 +94,8 @@ export interface CompiledRoute {
 
 export interface CompiledPolicyBody {
   schemaVersion: typeof COMPILED_SCHEMA_VERSION;
-  defaults: { failureMode: FailureMode };
+  /** `planChange` is there only when the policy names one (absent: full). */
+  defaults: { failureMode: FailureMode; planChange?: PlanChangeRule };
   operations: Record<string, CompiledOperation>;
   /** Routes, most specific first (exact segments before `*` before `**`, longer before shorter). */
   routes: CompiledRoute[];

@@ -81,6 +81,7 @@ function tierSpec(t: CompiledTier, hint: TierSpec | undefined): TierSpec {
   return {
     name: t.name,
     weight: t.weight,
+    ...(t.thresholds ? { thresholds: [...t.thresholds] } : {}),
     limits: t.limits.map((l) => prefer(hint?.limits.filter((h) => h.operation === l.operation && h.scope === l.scope), (h) => compileLimit(t.name, h), l, limitSpec(l))),
     quotas: t.quotas.map((q) =>
       prefer<QuotaSpec, unknown>(
@@ -134,7 +135,15 @@ export function specFromDocument(doc: CompiledPolicyBody, hint?: PolicySpec): Po
         overrideSpec(o),
       ),
     );
-    return { slug: t.slug, name: t.name, tier: t.tier, status: t.status, overrides };
+    return {
+      slug: t.slug,
+      name: t.name,
+      tier: t.tier,
+      status: t.status,
+      ...(t.billing ? { billing: { ...t.billing } } : {}),
+      ...(t.thresholds ? { thresholds: [...t.thresholds] } : {}),
+      overrides,
+    };
   });
 
   let requirements: RequirementsSpec | undefined;
@@ -145,7 +154,7 @@ export function specFromDocument(doc: CompiledPolicyBody, hint?: PolicySpec): Po
 
   return {
     version: 1,
-    defaults: { failureMode: defaultMode },
+    defaults: { failureMode: defaultMode, ...(doc.defaults.planChange ? { planChange: doc.defaults.planChange } : {}) },
     operations,
     tiers,
     globalCaps,

@@ -10,9 +10,11 @@
  * plan shows, and where the row sits in the file (`tiers[0].limits[3]`). A new section of the policy
  * file is one more entry, one more record type, and one more writer table in lib/db.
  */
+import type { CompiledBilling } from "./billing-period";
 import { canonicalJson } from "./checksum";
 import type { PolicySpec } from "./compile";
 import { formatDurationMs, parseDurationMs } from "./duration";
+import type { PlanChangeRule } from "./plan-change";
 import { splitFailureModes, type EnvoyFailureModes } from "./envoy/failure-modes";
 import type { EnvoyDomainSpec } from "./envoy/schema";
 import { formatPath, type PolicyIssue } from "./policy-file";
@@ -42,18 +44,18 @@ export interface Draft {
 
 /** The record the plan shows for each entity, in the file's notation (durations as `1m`). */
 export type PlanRecords = {
-  settings: { failureMode: FailureMode };
+  settings: { failureMode: FailureMode; planChange?: PlanChangeRule };
   /** The policy file's `requirements` block as written (lib/policy/requirements.ts). */
   requirements: NonNullable<PolicySpec["requirements"]>;
   operation: { name: string; match: string[]; cost: number; failureMode?: FailureMode; position: number };
-  tier: { name: string; weight: number; position: number };
+  tier: { name: string; weight: number; thresholds?: number[]; position: number };
   limit: {
     tier: string; operation: string; scope: Scope; algorithm: Algorithm; limit: number; window?: string; burst?: number;
     precision?: number; mode: Mode; maxDelay?: string; leaseTtl?: string; position: number;
   };
   quota: { tier: string; operation: string; period: Period; limit: number; overage: Overage; position: number };
   globalCap: { operation: string; limit: number; window: string; share: Share; position: number };
-  tenant: { slug: string; name: string; tier: string; status: TenantStatus };
+  tenant: { slug: string; name: string; tier: string; status: TenantStatus; billing?: CompiledBilling; thresholds?: number[] };
   override: {
     tenant: string; operation: string; scope?: Scope; period?: Period; limit: number; algorithm?: Algorithm;
     window?: string; burst?: number; overage?: Overage; expiresAt?: string; position: number;
@@ -138,7 +140,7 @@ const section = <E extends PlanEntity>(entity: E, rows: (draft: Draft) => Row<E>
 /** Parents before children: the writer creates in this order and deletes in the reverse one. */
 export const SECTIONS = [
   section("settings", (d) =>
-    d.settingsStored === false ? [] : [{ key: "defaults", path: ["defaults"], record: { failureMode: d.spec.defaults.failureMode } }],
+    d.settingsStored === false ? [] : [{ key: "defaults", path: ["defaults"], record: compact({ failureMode: d.spec.defaults.failureMode, planChange: d.spec.defaults.planChange }) }],
   ),
   section("requirements", (d) =>
     d.spec.requirements === undefined ? [] : [{ key: "block", path: ["requirements"], record: structuredClone(d.spec.requirements) }],
@@ -151,7 +153,7 @@ export const SECTIONS = [
     })),
   ),
   section("tier", (d) =>
-    d.spec.tiers.map((t, position) => ({ key: t.name, path: ["tiers", position], record: { name: t.name, weight: t.weight, position } })),
+    d.spec.tiers.map((t, position) => ({ key: t.name, path: ["tiers", position], record: compact({ name: t.name, weight: t.weight, thresholds: t.thresholds, position }) })),
   ),
   section("limit", (d) =>
     d.spec.tiers.flatMap((t, ti) =>
@@ -186,7 +188,7 @@ export const SECTIONS = [
     d.spec.tenants.map((t, ti) => ({
       key: t.slug,
       path: ["tenants", ti],
-      record: { slug: t.slug, name: t.name, tier: t.tier, status: t.status },
+      record: compact({ slug: t.slug, name: t.name, tier: t.tier, status: t.status, billing: t.billing, thresholds: t.thresholds }),
     })),
   ),
   section("override", (d) =>

@@ -5,8 +5,11 @@
  */
 import { z } from "zod";
 import { parseDurationMs } from "./duration";
+import { isBillingAnchor } from "./billing-period";
+import { PLAN_CHANGE_RULES } from "./plan-change";
 import { rateLimitServiceSchema } from "./envoy/schema";
 import { checkRequirementRefs, requirementsSchema } from "./requirements";
+import { isKnownTimeZone } from "./zoned-time";
 import {
   ALGORITHMS,
   ANY_OPERATION,
@@ -101,11 +104,21 @@ export const globalCapSchema = z.strictObject({
   share: z.enum(SHARES).default("none"),
 });
 
+/**
+ * Quota notification thresholds, in percent of each quota (a tier's, overridable per tenant;
+ * default 80 and 100): docs/billing-periods.md, "Threshold notifications".
+ */
+export const thresholdsSchema = z
+  .array(z.number().int("expected an integer percent").min(1, "expected a percent ≥ 1").max(1000, "expected a percent ≤ 1000"))
+  .max(10)
+  .refine((t) => new Set(t).size === t.length, "expected distinct percents");
+
 export const tierSchema = z.strictObject({
   name: name("tier name"),
   weight: z.number().int("expected an integer").min(1).max(1000).default(1),
   limits: z.array(limitSchema).max(200).default([]),
   quotas: z.array(quotaSchema).max(50).default([]),
+  thresholds: thresholdsSchema.optional(),
 });
 
 const isoInstant = z.iso.datetime({ offset: true, message: "expected an ISO 8601 instant like 2027-01-01T00:00:00Z" });
@@ -137,11 +150,23 @@ export const keySchema = z.strictObject({
   key: z.string().regex(API_KEY_PATTERN, "expected 16–128 characters of letters, digits, _ - .").optional(),
 });
 
+/**
+ * A tenant's billing period (docs/billing-periods.md): `month` quotas run from the anchor's day of
+ * month at local midnight in `timeZone`. YAML 1.1 readers turn an unquoted date into a Date: it
+ * is taken as the date it names (UTC).
+ */
+export const billingSchema = z.strictObject({
+  anchor: z.preprocess((v) => (v instanceof Date && !Number.isNaN(v.getTime()) ? v.toISOString().slice(0, 10) : v), z.string().max(40)),
+  timeZone: z.string().max(64),
+});
+
 export const tenantSchema = z.strictObject({
   slug: name("tenant slug"),
   name: z.string().min(1).max(200),
   tier: name("tier name"),
   status: z.enum(TENANT_STATUSES).default("active"),
+  billing: billingSchema.optional(),
+  thresholds: thresholdsSchema.optional(),
   overrides: z.array(overrideSchema).max(100).default([]),
   keys: z.array(keySchema).max(1000).default([]),
 });
@@ -149,7 +174,13 @@ export const tenantSchema = z.strictObject({
 export const policyFileSchema = z
   .strictObject({
     version: z.literal(1, "expected 1"),
-    defaults: z.strictObject({ failureMode: z.enum(FAILURE_MODES).default("open") }).default({ failureMode: "open" }),
+    defaults: z
+      .strictObject({
+        failureMode: z.enum(FAILURE_MODES).default("open"),
+        /** How a tier change mid-period treats quotas (lib/policy/plan-change.ts); absent: full. */
+        planChange: z.enum(PLAN_CHANGE_RULES).optional(),
+      })
+      .default({ failureMode: "open" }),
     operations: z.array(operationSchema).max(1000).default([]),
     tiers: z.array(tierSchema).max(100).default([]),
     globalCaps: z.array(globalCapSchema).max(100).default([]),
@@ -209,6 +240,11 @@ export const policyFileSchema = z
         ctx.addIssue({ code: "custom", path: ["tenants", t, "tier"], message: `unknown tier ${JSON.stringify(tenant.tier)}` });
       }
       tenant.overrides.forEach((o, i) => knownOperation(o.operation, ["tenants", t, "overrides", i]));
+      if (tenant.billing) {
+        const at = (field: string, message: string) => ctx.addIssue({ code: "custom", path: ["tenants", t, "billing", field], message: `tenant ${tenant.slug}: ${message}` });
+        if (!isBillingAnchor(tenant.billing.anchor)) at("anchor", `expected a date YYYY-MM-DD, got ${JSON.stringify(tenant.billing.anchor)}`);
+        if (!isKnownTimeZone(tenant.billing.timeZone)) at("timeZone", `unknown time zone ${JSON.stringify(tenant.billing.timeZone)} (expected an IANA name like America/Los_Angeles or UTC)`);
+      }
       unique(tenant.keys, (k) => k.name, ["tenants", t, "keys"], "name");
     });
     if (file.requirements) for (const issue of checkRequirementRefs(file.requirements, file)) ctx.addIssue({ code: "custom", ...issue });

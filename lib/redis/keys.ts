@@ -42,6 +42,11 @@ export const keys = {
   usageMinute: (minuteStartMs: number, p = redisPrefix()) => `${p}{u:${minuteStartMs}}:usage`,
   /** <p>{policy}:service-tokens — set of sha256(service token) hex the decision API accepts, plus PUBLISHED_MARKER (written by publish). */
   serviceTokens: (p = redisPrefix()) => `${p}{policy}:service-tokens`,
+  /**
+   * <p>{policy}:tenant-tokens — hash sha256(tenant read token) → tenant slug, plus PUBLISHED_MARKER:
+   * the tokens `GET /v1/usage` accepts, each for its one tenant. Never a service token.
+   */
+  tenantTokens: (p = redisPrefix()) => `${p}{policy}:tenant-tokens`,
   /** <p>{u}:usage-minutes — set of minute starts (ms) with usage hashes not yet drained into Postgres. */
   usageMinutes: (p = redisPrefix()) => `${p}{u}:usage-minutes`,
   /** <p>{u:<minute>}:usage:claimed — a minute's hash renamed by the rollup worker while it drains it (TTL 30 d). */

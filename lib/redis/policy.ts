@@ -28,6 +28,8 @@ export interface PublishedExtras {
   keyIndex: { keyHash: string; tenant: string }[];
   /** sha256 hex of every unrevoked service token; omitted: the set is left as it is. */
   serviceTokens?: string[];
+  /** Every unrevoked tenant read token (sha256 hex → slug); omitted: the hash is left as it is. */
+  tenantTokens?: { tokenHash: string; tenant: string }[];
 }
 
 /**
@@ -49,6 +51,13 @@ export async function writePublishedPolicy(redis: RedisLike, doc: CompiledPolicy
     multi.sadd(keys.serviceTokens(), PUBLISHED_MARKER);
     for (let i = 0; i < extras.serviceTokens.length; i += CHUNK) {
       multi.sadd(keys.serviceTokens(), ...extras.serviceTokens.slice(i, i + CHUNK));
+    }
+  }
+  if (extras.tenantTokens) {
+    multi.del(keys.tenantTokens());
+    multi.hset(keys.tenantTokens(), PUBLISHED_MARKER, String(doc.version));
+    for (let i = 0; i < extras.tenantTokens.length; i += CHUNK) {
+      multi.hset(keys.tenantTokens(), Object.fromEntries(extras.tenantTokens.slice(i, i + CHUNK).map((e) => [e.tokenHash, e.tenant])));
     }
   }
   multi.publish(keys.policyChannel(), String(doc.version));
@@ -141,4 +150,16 @@ export async function unindexApiKeys(redis: RedisLike, keyHashes: string[]): Pro
 export async function setServiceToken(redis: RedisLike, tokenHash: string, active: boolean): Promise<void> {
   if (active) await redis.sadd(keys.serviceTokens(), tokenHash);
   else await redis.srem(keys.serviceTokens(), tokenHash);
+}
+
+/** Adds (tenant: its slug) or removes (null) one tenant read token, at once. */
+export async function setTenantToken(redis: RedisLike, tokenHash: string, tenant: string | null): Promise<void> {
+  if (tenant !== null) await redis.hset(keys.tenantTokens(), tokenHash, tenant);
+  else await redis.hdel(keys.tenantTokens(), tokenHash);
+}
+
+/** The tenant a read token (its sha256 hex) may read, or null: unknown, revoked, or the marker. */
+export async function tenantOfToken(redis: RedisLike, tokenHash: string): Promise<string | null> {
+  if (!/^[0-9a-f]{64}$/.test(tokenHash)) return null;
+  return redis.hget(keys.tenantTokens(), tokenHash);
 }

@@ -68,7 +68,7 @@ export interface DeliveryResult {
 class RefusedPeer extends Error {}
 
 /** One POST to the checked address; resolves with the status (redirects are answers, never followed). */
-function postOnce(dest: Destination, payload: string, allowPrivate: boolean, timeoutMs: number): Promise<number> {
+function postOnce(dest: Destination, payload: string, allowPrivate: boolean, timeoutMs: number, extraHeaders: Record<string, string> = {}): Promise<number> {
   const { url, address } = dest;
   const client = url.protocol === "https:" ? https : http;
   const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
@@ -82,7 +82,7 @@ function postOnce(dest: Destination, payload: string, allowPrivate: boolean, tim
         // TLS checks the certificate against the name, SNI carries it, Host names it: only the
         // socket goes to the checked address. (No SNI for an IP literal.)
         servername: parseIpAddress(hostname) ? undefined : hostname,
-        headers: { host: url.host, "content-type": "application/json", "content-length": Buffer.byteLength(payload), "user-agent": "sluice-alerts/1" },
+        headers: { host: url.host, "content-type": "application/json", "content-length": Buffer.byteLength(payload), "user-agent": "sluice-alerts/1", ...extraHeaders },
         signal: AbortSignal.timeout(timeoutMs),
         agent: false,
       },
@@ -112,7 +112,16 @@ export async function deliverWebhook(
     baseDelayMs = 500,
     timeoutMs = 5_000,
     resolve,
-  }: { allowPrivate: boolean; attempts?: number; baseDelayMs?: number; timeoutMs?: number; resolve?: Resolver },
+    headers,
+  }: {
+    allowPrivate: boolean;
+    attempts?: number;
+    baseDelayMs?: number;
+    timeoutMs?: number;
+    resolve?: Resolver;
+    /** Sent with every attempt (a signature, its timestamp); they may replace content-type and user-agent. */
+    headers?: (payload: string) => Record<string, string>;
+  },
 ): Promise<DeliveryResult> {
   let dest: Destination;
   try {
@@ -120,11 +129,12 @@ export async function deliverWebhook(
   } catch (error) {
     return { ok: false, attempts: 0, status: null, error: error instanceof Error ? error.message : String(error) };
   }
-  const payload = JSON.stringify(body);
+  // A string body is sent as is (bytes a signature covers); anything else as its JSON.
+  const payload = typeof body === "string" ? body : JSON.stringify(body);
   let last: DeliveryResult = { ok: false, attempts: 0, status: null, error: null };
   for (let i = 1; i <= attempts; i++) {
     try {
-      const status = await postOnce(dest, payload, allowPrivate, timeoutMs);
+      const status = await postOnce(dest, payload, allowPrivate, timeoutMs, headers?.(payload));
       if (status >= 200 && status < 300) return { ok: true, attempts: i, status, error: null };
       last = { ok: false, attempts: i, status, error: `HTTP ${status}` };
       if (status >= 300 && status < 500 && status !== 429) return last; // redirects and client errors are not retried

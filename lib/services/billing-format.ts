@@ -30,8 +30,10 @@
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { METER_CONTENT_TYPES, METER_FORMATS, METER_RENDERERS } from "./billing-meter-formats";
 
-export const BILLING_FORMATS = ["csv", "json", "cloudevents"] as const;
+// The billing systems' event formats (OpenMeter, Lago, Orb) live in ./billing-meter-formats.ts.
+export const BILLING_FORMATS = ["csv", "json", "cloudevents", ...METER_FORMATS] as const;
 export type BillingFormat = (typeof BILLING_FORMATS)[number];
 
 export interface TierSpanOut {
@@ -211,9 +213,11 @@ export const CONTENT_TYPES: Record<BillingFormat, string> = {
   csv: "text/csv; charset=utf-8; header=present",
   json: "application/json; charset=utf-8",
   cloudevents: "application/cloudevents-batch+json; charset=utf-8",
+  ...METER_CONTENT_TYPES,
 };
 
 export function renderStatement(s: Statement, format: BillingFormat): string {
+  if (format === "openmeter" || format === "lago" || format === "orb") return METER_RENDERERS[format](s);
   return format === "csv" ? renderCsv(s) : format === "json" ? renderJson(s) : renderCloudEvents(s);
 }
 

@@ -1,6 +1,8 @@
 /**
  * `sluice tokens create` and the settings page: bearer tokens for machines. `service` tokens let
  * gateways call the decision API; `admin` tokens call the admin REST API with the token's role.
+ * `tenant` tokens read one tenant's usage (`GET /v1/usage`, phase 2 of issue #26) and can make no
+ * decision: they go to their own Redis hash, never to the service-token set.
  * Stored as SHA-256 with a display prefix; the plaintext is returned once. A service token is added
  * to the Redis set the decision API checks right away.
  */
@@ -9,19 +11,28 @@ import type { PrismaClient } from "../generated/prisma/client";
 import { writeAudit } from "../db/audit";
 import { newId } from "../db/policy-repo";
 import { ROLES, type Role } from "../policy/types";
-import { setServiceToken, type RedisLike } from "../redis/policy";
+import { setServiceToken, setTenantToken, type RedisLike } from "../redis/policy";
 import { redisStep, ServiceError } from "./errors";
 import { displayPrefix, generateSecret, hashSecret } from "./secrets";
 
-const inputSchema = z.strictObject({
-  kind: z.enum(["service", "admin"], "expected service or admin"),
-  name: z.string().trim().min(1).max(100).optional(),
-  role: z.enum(ROLES, `expected one of ${ROLES.join(", ")}`).optional(),
-});
+const inputSchema = z
+  .strictObject({
+    kind: z.enum(["service", "admin", "tenant"], "expected service, admin or tenant"),
+    name: z.string().trim().min(1).max(100).optional(),
+    role: z.enum(ROLES, `expected one of ${ROLES.join(", ")}`).optional(),
+    /** The one tenant a `tenant` token may read (its usage, never a decision). */
+    tenant: z.string().min(1).max(63).optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.kind === "tenant" && v.tenant === undefined) ctx.addIssue({ code: "custom", path: ["tenant"], message: "required for a tenant token" });
+    if (v.kind !== "tenant" && v.tenant !== undefined) ctx.addIssue({ code: "custom", path: ["tenant"], message: "only for a tenant token" });
+  });
 
 export interface CreatedApiToken {
   id: string;
-  kind: "service" | "admin";
+  kind: "service" | "admin" | "tenant";
+  /** The tenant of a tenant token; null otherwise. */
+  tenant: string | null;
   name: string;
   role: Role;
   prefix: string;
@@ -29,11 +40,11 @@ export interface CreatedApiToken {
   token: string;
 }
 
-export const TOKEN_KIND_PREFIX = { service: "sl_svc", admin: "sl_adm" } as const;
+export const TOKEN_KIND_PREFIX = { service: "sl_svc", admin: "sl_adm", tenant: "sl_ten" } as const;
 
 export async function createApiToken(
   deps: { db: PrismaClient; redis?: RedisLike | null },
-  input: { kind: string; name?: string; role?: string },
+  input: { kind: string; name?: string; role?: string; tenant?: string },
   actor: string,
 ): Promise<CreatedApiToken> {
   const parsed = inputSchema.safeParse(input);
@@ -42,18 +53,24 @@ export async function createApiToken(
     throw new ServiceError("invalid_request", `${String(issue.path[0])}: ${issue.message}`, { field: String(issue.path[0]) });
   }
   const { kind } = parsed.data;
-  const role: Role = parsed.data.role ?? "admin";
+  const tenant = parsed.data.tenant ?? null;
+  // A tenant token's holder reads one tenant's usage; the role is never used, and says the least.
+  const role: Role = kind === "tenant" ? "billing" : (parsed.data.role ?? "admin");
   const token = generateSecret(TOKEN_KIND_PREFIX[kind]);
   const hash = hashSecret(token);
   const prefix = displayPrefix(token);
-  const name = parsed.data.name ?? `${kind}-${token.slice(-6).toLowerCase()}`;
+  const name = parsed.data.name ?? `${tenant ?? kind}-${token.slice(-6).toLowerCase()}`;
   const id = newId("apiToken");
   await deps.db.$transaction(async (tx) => {
-    await tx.apiToken.create({ data: { id, kind, name, hash, prefix, role, createdBy: actor } });
-    await writeAudit(tx, { actor, action: "token.create", entity: "token", entityId: id, after: { kind, name, role, prefix } });
+    if (tenant !== null && !(await tx.tenant.findUnique({ where: { slug: tenant }, select: { id: true } }))) {
+      throw new ServiceError("not_found", `tenant: no tenant ${JSON.stringify(tenant)}`, { field: "tenant" });
+    }
+    await tx.apiToken.create({ data: { id, kind, tenant, name, hash, prefix, role, createdBy: actor } });
+    await writeAudit(tx, { actor, action: "token.create", entity: "token", entityId: id, after: { kind, name, role, prefix, ...(tenant ? { tenant } : {}) } });
     if (kind === "service" && deps.redis) await redisStep("adding the service token", () => setServiceToken(deps.redis!, hash, true));
+    if (kind === "tenant" && deps.redis) await redisStep("adding the tenant token", () => setTenantToken(deps.redis!, hash, tenant));
   });
-  return { id, kind, name, role, prefix, token };
+  return { id, kind, tenant, name, role, prefix, token };
 }
 
 /** Kept here too: app/settings/actions.ts imports it from this module. */

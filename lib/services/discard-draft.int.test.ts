@@ -5,6 +5,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { policyChecksum } from "@/lib/policy/compile";
+import { parseCompiledPolicy } from "@/lib/policy/compiled-schema";
+import { withoutStamps } from "@/lib/policy/publish-stamps";
 import { applyPolicyFile } from "./apply-policy-file";
 import { createApiKey } from "./create-api-key";
 import { discardDraft } from "./discard-draft";
@@ -105,7 +107,13 @@ describe("rollback resets the draft", () => {
     await setTenantTier(db, { tenant: "acme", tier: "pro" }, product);
 
     const back = await rollbackPolicy({ db, redis }, { actor: product.actor, toVersion: 1 });
-    expect(back).toMatchObject({ version: 3, checksum: v1.checksum });
+    expect(back).toMatchObject({ version: 3 });
+    // v1's document, plus the one change the rollback itself makes: wonka leaves tier startup at
+    // the rollback, a plan change mid-period stamped on it (issue #26); nothing else differs.
+    const v3 = parseCompiledPolicy((await db.policyVersion.findUniqueOrThrow({ where: { version: 3 } })).document);
+    if (!v3.ok) throw new Error("v3 does not validate");
+    expect(v3.value.tenants.wonka?.planChange).toMatchObject({ fromTier: "startup", rule: "full" });
+    expect(policyChecksum(withoutStamps(v3.value))).toBe(v1.checksum);
     expect(back.draftReset).toBeGreaterThanOrEqual(5);
     expect(await draftChecksum()).toBe(v1.checksum);
     expect((await db.tenant.findUniqueOrThrow({ where: { slug: "acme" }, include: { tier: true } })).tier.name).toBe("free");

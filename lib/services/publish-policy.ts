@@ -23,6 +23,7 @@ import {
   latestPolicyVersion,
   listKeyIndexEntries,
   listServiceTokenHashes,
+  listTenantTokenHashes,
   loadPolicyRows,
   lockPolicy,
   rowsToSpec,
@@ -30,6 +31,7 @@ import {
 import { compilePolicy, finalizePolicy, PolicyCompileError, policyChecksum } from "../policy/compile";
 import type { CompiledPolicy, CompiledPolicyBody } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
+import { stampChanges } from "../policy/publish-stamps";
 import { writePublishedPolicy, type RedisLike } from "../redis/policy";
 import { invalidPolicy, redisStep } from "./errors";
 
@@ -61,6 +63,12 @@ export async function compileDraft(db: PrismaClient | Tx): Promise<CompiledPolic
   }
 }
 
+/** The live version's body, or null (none yet, or a stored document that no longer validates). */
+function liveBody(latest: { document: unknown } | null): CompiledPolicyBody | null {
+  const parsed = latest ? parseCompiledPolicy(latest.document) : null;
+  return parsed?.ok ? parsed.value : null;
+}
+
 /**
  * Stamps `body` as the next version and makes it live. Shared by publish and rollback; runs inside
  * the caller's transaction, which must hold the policy lock.
@@ -73,7 +81,8 @@ export async function publishBody(
 ): Promise<{ doc: CompiledPolicy; previousVersion: number | null }> {
   const latest = await latestPolicyVersion(tx);
   const version = (latest?.version ?? 0) + 1;
-  const doc = finalizePolicy(body, version, new Date(meta.nowMs));
+  // A tenant whose billing or tier differs from the live version's changes at this publish.
+  const doc = finalizePolicy(stampChanges(body, liveBody(latest), meta.nowMs), version, new Date(meta.nowMs));
   // The document must pass the same schema every reader applies; never publish what readers refuse.
   const check = parseCompiledPolicy(JSON.parse(JSON.stringify(doc)));
   if (!check.ok) throw invalidPolicy(check.issues);
@@ -99,7 +108,8 @@ export async function publishBody(
   if (redis) {
     const keyIndex = await listKeyIndexEntries(tx);
     const serviceTokens = await listServiceTokenHashes(tx);
-    await redisStep(`publishing v${version}`, () => writePublishedPolicy(redis, doc, { keyIndex, serviceTokens }));
+    const tenantTokens = await listTenantTokenHashes(tx);
+    await redisStep(`publishing v${version}`, () => writePublishedPolicy(redis, doc, { keyIndex, serviceTokens, tenantTokens }));
   }
   return { doc, previousVersion: latest?.version ?? null };
 }
@@ -112,8 +122,8 @@ export async function publishPolicy(
   return deps.db.$transaction(
     async (tx) => {
       await lockPolicy(tx);
-      const body = await compileDraft(tx);
       const latest = await latestPolicyVersion(tx);
+      const body = stampChanges(await compileDraft(tx), liveBody(latest), nowMs);
       // A live row that does not validate (its body no longer matches its checksum) is never
       // "unchanged": the draft is published over it as a new version.
       const stored = latest && latest.checksum === policyChecksum(body) ? parseCompiledPolicy(latest.document) : null;
@@ -124,7 +134,8 @@ export async function publishPolicy(
         if (redis) {
           const keyIndex = await listKeyIndexEntries(tx);
           const serviceTokens = await listServiceTokenHashes(tx);
-          await redisStep(`rewriting v${latest.version}`, () => writePublishedPolicy(redis, stored.value, { keyIndex, serviceTokens }));
+          const tenantTokens = await listTenantTokenHashes(tx);
+          await redisStep(`rewriting v${latest.version}`, () => writePublishedPolicy(redis, stored.value, { keyIndex, serviceTokens, tenantTokens }));
         }
         return { status: "unchanged" as const, version: latest.version, checksum: latest.checksum, previousVersion: latest.version };
       }

@@ -1,10 +1,10 @@
 /**
- * Revoke a service or admin token. A revoked admin token answers 401 on its next call (the admin
+ * Revoke a service, admin or tenant token (a tenant token leaves the Redis hash of read tokens at once). A revoked admin token answers 401 on its next call (the admin
  * API looks tokens up on every request); a service token leaves the decision API's Redis set at once.
  */
 import type { PrismaClient } from "../generated/prisma/client";
 import { writeAudit } from "../db/audit";
-import { setServiceToken, type RedisLike } from "../redis/policy";
+import { setServiceToken, setTenantToken, type RedisLike } from "../redis/policy";
 import { redisStep, ServiceError } from "./errors";
 
 /** Revokes a token by id; a service token leaves the decision API's set at once. */
@@ -26,6 +26,7 @@ export async function revokeApiToken(
       });
     }
     if (row.kind === "service" && deps.redis) await redisStep("removing the service token", () => setServiceToken(deps.redis!, row.hash, false));
+    if (row.kind === "tenant" && deps.redis) await redisStep("removing the tenant token", () => setTenantToken(deps.redis!, row.hash, null));
     return { id: row.id, alreadyRevoked: row.revokedAt !== null };
   });
 }

@@ -1,6 +1,7 @@
 /**
  * `sluice rollback --to N`: republish the document of version N as a new version N' (versions only
- * grow, so every decision server moves forward to it and the history says what happened), and
+ * grow, so every decision server moves forward to it and the history says what happened), with the
+ * billing and plan-change stamps of what the rollback itself changes (lib/policy/publish-stamps.ts), and
  * reset the draft to it in the same transaction: the rolled-back state is where you end up, so the
  * next publish cannot re-ship what was rolled back (docs/architecture.md, "Draft and live").
  * Unpublished draft changes are discarded by a rollback; each reset row has its audit entry. In

@@ -8,6 +8,8 @@ import { TENANT_STATUSES } from "@/lib/policy/types";
 import { createApiKey } from "@/lib/services/create-api-key";
 import { deleteTenantOverride } from "@/lib/services/delete-tenant-override";
 import { revokeApiKey } from "@/lib/services/revoke-api-key";
+import { resendNotification } from "@/lib/services/quota-notifications";
+import { setTenantBilling, setTenantThresholds } from "@/lib/services/set-tenant-billing";
 import { setTenantStatus } from "@/lib/services/set-tenant-status";
 import { setTenantTier } from "@/lib/services/set-tenant-tier";
 import { upsertTenantOverride } from "@/lib/services/upsert-tenant-override";
@@ -85,6 +87,48 @@ export async function revokeKeyAction(input: unknown): Promise<ActionResult> {
     const r = await actionResult(
       () => revokeApiKey({ db: db(), redis: appRedis() }, { tenant: p.data.slug, name: p.data.name }, editorOf(principal)),
       (v) => ({ message: v.alreadyRevoked ? `Key ${v.name} was already revoked.` : `Key ${v.name} (${v.prefix}…) revoked.` }),
+    );
+    revalidatePath(`/tenants/${p.data.slug}`);
+    return r;
+  });
+}
+
+/** Sets the tenant's billing anchor and time zone, or (billing null) the UTC calendar month (draft). */
+export async function setTenantBillingAction(input: unknown): Promise<ActionResult> {
+  return guardAction("policy.edit", async (principal) => {
+    const p = z.strictObject({ slug, billing: z.strictObject({ anchor: z.string().max(40), timeZone: z.string().max(64) }).nullable() }).safeParse(input);
+    if (!p.success) return malformed(p.error);
+    const r = await actionResult(
+      () => setTenantBilling(db(), { tenant: p.data.slug, billing: p.data.billing }, editorOf(principal)),
+      (v) => ({ message: v.changed ? "Billing saved to the draft; the new period starts when it is published." : "Billing unchanged." }),
+    );
+    revalidatePath(`/tenants/${p.data.slug}`);
+    return r;
+  });
+}
+
+/** Sets the tenant's notification thresholds, or (null) its tier's (draft). */
+export async function setTenantThresholdsAction(input: unknown): Promise<ActionResult> {
+  return guardAction("policy.edit", async (principal) => {
+    const p = z.strictObject({ slug, thresholds: z.array(z.number()).max(10).nullable() }).safeParse(input);
+    if (!p.success) return malformed(p.error);
+    const r = await actionResult(
+      () => setTenantThresholds(db(), { tenant: p.data.slug, thresholds: p.data.thresholds }, editorOf(principal)),
+      (v) => ({ message: v.changed ? "Thresholds saved to the draft; publish to apply them." : "Thresholds unchanged." }),
+    );
+    revalidatePath(`/tenants/${p.data.slug}`);
+    return r;
+  });
+}
+
+/** Queues a quota notification of this tenant again (the same event and id). */
+export async function resendNotificationAction(input: unknown): Promise<ActionResult> {
+  return guardAction("policy.edit", async (principal) => {
+    const p = z.strictObject({ slug, id: z.string().regex(/^ntf_[0-9a-f]{32}$/) }).safeParse(input);
+    if (!p.success) return malformed(p.error);
+    const r = await actionResult(
+      () => resendNotification(db(), { tenant: p.data.slug, id: p.data.id }, editorOf(principal).actor, Date.now()),
+      () => ({ message: "Queued again; the worker sends it within seconds." }),
     );
     revalidatePath(`/tenants/${p.data.slug}`);
     return r;

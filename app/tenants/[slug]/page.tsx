@@ -2,6 +2,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { KeysPanel } from "@/components/keys-panel";
 import { OverridesEditor } from "@/components/overrides-editor";
+import { NotificationsPanel, TenantBilling } from "@/components/tenant-billing";
 import { TenantTierStatus } from "@/components/tenant-controls";
 import { TenantUsage } from "@/components/tenant-usage";
 import { Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
@@ -11,9 +12,20 @@ import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { getTenantDetail, listTierNames } from "@/lib/db/ui-tenants";
 import { formatDurationMs } from "@/lib/policy/duration";
+import { DEFAULT_THRESHOLDS } from "@/lib/policy/tenant-usage-answer";
 import { readLivePolicy } from "@/lib/services/draft-view";
+import { listTenantNotifications } from "@/lib/services/quota-notifications";
 import { tenantUsage } from "@/lib/services/tenant-usage";
-import { createKeyAction, revokeKeyAction, saveOverrideAction, setTenantStatusAction, setTenantTierAction } from "./actions";
+import {
+  createKeyAction,
+  resendNotificationAction,
+  revokeKeyAction,
+  saveOverrideAction,
+  setTenantBillingAction,
+  setTenantStatusAction,
+  setTenantThresholdsAction,
+  setTenantTierAction,
+} from "./actions";
 
 /** The time of this request (outside render, so the page stays pure). */
 async function requestTime(): Promise<number> {
@@ -32,10 +44,14 @@ export default async function TenantPage({ params }: { params: Promise<{ slug: s
   if (!tenant) notFound();
   const canEdit = can(principal.role, "policy.edit");
   const canKeys = can(principal.role, "keys.manage");
-  const [usage, live] = await Promise.all([
-    can(principal.role, "usage.read") ? tenantUsage(db(), tenant.slug, await requestTime()) : Promise.resolve(null),
+  const nowMs = await requestTime();
+  const [usage, live, notifications, tierRow] = await Promise.all([
+    can(principal.role, "usage.read") ? tenantUsage(db(), tenant.slug, nowMs) : Promise.resolve(null),
     readLivePolicy(db()),
+    listTenantNotifications(db(), tenant.slug),
+    db().tier.findUnique({ where: { name: tenant.tier }, select: { thresholds: true } }),
   ]);
+  const tierThresholds = Array.isArray(tierRow?.thresholds) ? (tierRow.thresholds as number[]) : [...DEFAULT_THRESHOLDS];
   const liveTenant = live?.tenants[tenant.slug] ?? null;
   return (
     <>
@@ -62,6 +78,23 @@ export default async function TenantPage({ params }: { params: Promise<{ slug: s
         }
       >
         <TenantTierStatus slug={tenant.slug} tier={tenant.tier} status={tenant.status} tiers={tiers} canEdit={canEdit} setTier={setTenantTierAction} setStatus={setTenantStatusAction} />
+      </Section>
+      <Section
+        title="Billing period and notifications"
+        description="Month quotas follow the customer's bill: from the anchor's day of month at local midnight (the 29th–31st fall on the last day of shorter months). Thresholds send one signed webhook per quota and period."
+      >
+        <TenantBilling
+          slug={tenant.slug}
+          billing={tenant.billing}
+          thresholds={tenant.thresholds}
+          tierThresholds={tierThresholds}
+          nowMs={nowMs}
+          canEdit={canEdit}
+          setBilling={setTenantBillingAction}
+          setThresholds={setTenantThresholdsAction}
+        />
+        <h3 className="mt-4 mb-2 text-sm font-semibold">Quota notifications</h3>
+        <NotificationsPanel slug={tenant.slug} rows={notifications} canResend={canEdit} resend={resendNotificationAction} />
       </Section>
       <Section title="API keys" description="Stored as SHA-256 hashes and listed by prefix. A new key is shown once. Keys and revocations take effect on the decision path immediately.">
         <KeysPanel
