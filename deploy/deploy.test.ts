@@ -49,6 +49,7 @@ const NOT_FOR_PRODUCTION: Record<string, string> = {
   TRAFFIC_RPS: "the traffic generator",
   TRAFFIC_SECONDS: "the traffic generator",
   ALERT_WEBHOOK_ALLOW_PRIVATE: "tests only: alert webhooks to private addresses",
+  SLUICE_NOTIFY_ALLOW_PRIVATE: "tests only: quota notification webhooks to private addresses",
   USER: "the operating system's",
 };
 
