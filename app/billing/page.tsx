@@ -7,7 +7,8 @@ import { can } from "@/lib/auth/permissions";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
-import { listBilling, periodSchema } from "@/lib/services/billing-export";
+import { checkBillingPeriod, listBilling, periodSchema } from "@/lib/services/billing-export";
+import { ServiceError } from "@/lib/services/errors";
 import { BILLING_DICTIONARY } from "@/lib/services/billing-format";
 import { billingOverview } from "@/lib/services/billing-overview";
 import { reconcileBilling } from "@/lib/services/billing-reconcile";
@@ -28,7 +29,7 @@ const PERIOD_COLUMNS: Column[] = [
   { key: "status", label: "status" },
   { key: "revision", label: "adjustments", align: "right", className: "tabular-nums" },
   { key: "download", label: "download", sortable: false },
-  { key: "checksums", label: "checksum (sha256, last export)", className: "font-mono text-xs", sortable: false },
+  { key: "checksums", label: "checksum (sha256, at close)", className: "font-mono text-xs", sortable: false },
   { key: "reconciliation", label: "reconciliation", sortable: false },
 ];
 
@@ -49,8 +50,23 @@ const LINE_COLUMNS: Column[] = [
   { key: "denied", label: "denied by this quota", align: "right", className: "tabular-nums", firstDir: "desc" },
 ];
 
-function currentMonth(): string {
-  return new Date().toISOString().slice(0, 7);
+/** The time of this request (outside render, so the page stays pure). */
+async function requestTime(): Promise<number> {
+  return Date.now();
+}
+
+/** The month to show: the one asked for if it is a month billing has, else why not. Reads only. */
+async function resolvePeriod(asked: string | undefined, nowMs: number): Promise<{ period: string } | { error: string }> {
+  if (asked === undefined) return { period: new Date(nowMs).toISOString().slice(0, 7) };
+  const parsed = periodSchema.safeParse(asked);
+  if (!parsed.success) return { error: `Unknown period “${asked}”: ${parsed.error.issues[0]!.message}.` };
+  try {
+    await checkBillingPeriod(db(), parsed.data, { nowMs });
+    return { period: parsed.data };
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === "not_found") return { error: `No ${error.message}.` };
+    throw error;
+  }
 }
 
 export default async function BillingPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
@@ -59,19 +75,19 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
   const canExport = can(principal.role, "billing.export");
   const sp = await searchParams;
   const asked = typeof sp.period === "string" ? sp.period : undefined;
-  const parsedPeriod = asked === undefined ? { success: true as const, data: currentMonth() } : periodSchema.safeParse(asked);
+  const resolved = await resolvePeriod(asked, await requestTime());
   const periods = (await listBilling(db())).slice(0, 24);
   const reports = await Promise.all(periods.slice(0, 12).map((p) => reconcileBilling(db(), p.period)));
-  const overview = parsedPeriod.success ? await billingOverview(db(), parsedPeriod.data, { graceMs: env().BILLING_GRACE_MS }) : null;
+  const overview = "period" in resolved ? await billingOverview(db(), resolved.period, { graceMs: env().BILLING_GRACE_MS }) : null;
   return (
     <>
       <PageHeader
         title="Billing"
         description="Quota usage per tenant and month, as the billing export reports it. Units: a request takes its cost from every quota that covers it (1 unless its operation or the request sets a cost)."
       />
-      {!parsedPeriod.success && (
+      {"error" in resolved && (
         <p role="alert" className="card mb-4 border-red-300 bg-red-50 text-sm text-red-800" data-testid="period-error">
-          Unknown period “{asked}”: {parsedPeriod.error.issues[0]!.message}.
+          {resolved.error}
         </p>
       )}
       {overview && (

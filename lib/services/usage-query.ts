@@ -1,13 +1,16 @@
 /**
- * The usage API's use cases (docs/observability-and-billing.md): time series by outcome, top consumers and quota burn
+ * The usage API's use cases (docs/observability-and-billing.md): time series by outcome and by the
+ * decision API's denial reason, top consumers and quota burn
  * with a projection to period end. Query schemas live here so the routes, the dashboards and the
  * tests validate the same way.
  */
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { monthRangeMs, quotaUsageOfMonth } from "../db/billing-repo";
+import { denialsByReason, sumDenials } from "../db/denial-repo";
 import { GRANULARITY_MS, topConsumers, usageSeries, type TopKey, type TopTenant } from "../db/usage-repo";
 import { effectiveQuotas, PolicyHistory, type QuotaDef } from "../jobs/quota-defs";
+import { count429, emptyDenials, type DenialsByReason } from "../policy/denial-reasons";
 import { periodSchema } from "./billing-export";
 import { quotaCatalog } from "./billing-statement";
 
@@ -50,24 +53,58 @@ export interface UsagePoint {
   denied: number;
   shadowDenied: number;
   degraded: number;
-  /** denied / all decisions of the bucket (0 when none). */
+  /** denied / all decisions of the bucket (0 when none): every denial, 401, 403, 429 and 503. */
   denyShare: number;
+  /** The denials by the decision API's reason; `not_recorded`: recorded before reasons were. */
+  deniedByReason: DenialsByReason;
+  /** 429s (rate_limited, quota_exhausted, concurrency_limited, cost_exceeds_limit) / all decisions (0 when none). */
+  share429: number;
 }
 
-export async function getUsage(db: Db, q: UsageQuery): Promise<{ from: string; to: string; granularity: string; tenant: string | null; tier: string | null; points: UsagePoint[] }> {
+export interface UsageTotals {
+  decisions: number;
+  denied: number;
+  deniedByReason: DenialsByReason;
+  share429: number;
+}
+
+const share = (part: number, all: number) => (all > 0 ? part / all : 0);
+
+export async function getUsage(
+  db: Db,
+  q: UsageQuery,
+): Promise<{ from: string; to: string; granularity: string; tenant: string | null; tier: string | null; points: UsagePoint[]; totals: UsageTotals }> {
   const fromMs = Date.parse(q.from);
   const toMs = Date.parse(q.to);
-  const points = await usageSeries(db, { fromMs, toMs, granularity: q.granularity, tenant: q.tenant, tier: q.tier });
+  const f = { fromMs, toMs, granularity: q.granularity, tenant: q.tenant, tier: q.tier };
+  const points = await usageSeries(db, f);
+  const deniedAt = new Map(points.map((p) => [p.bucketStartMs, p.denied]));
+  const reasons = await denialsByReason(db, f, (t) => deniedAt.get(t) ?? 0);
+  let decisions = 0;
+  const out = points.map((p) => {
+    const total = p.allowed + p.denied + p.shadowDenied + p.degraded;
+    decisions += total;
+    const deniedByReason = reasons.get(p.bucketStartMs) ?? emptyDenials();
+    return {
+      t: new Date(p.bucketStartMs).toISOString(),
+      allowed: p.allowed,
+      denied: p.denied,
+      shadowDenied: p.shadowDenied,
+      degraded: p.degraded,
+      denyShare: share(p.denied, total),
+      deniedByReason,
+      share429: share(count429(deniedByReason), total),
+    };
+  });
+  const deniedByReason = sumDenials(out.map((p) => p.deniedByReason));
   return {
     from: new Date(fromMs).toISOString(),
     to: new Date(toMs).toISOString(),
     granularity: q.granularity,
     tenant: q.tenant ?? null,
     tier: q.tier ?? null,
-    points: points.map((p) => {
-      const total = p.allowed + p.denied + p.shadowDenied + p.degraded;
-      return { t: new Date(p.bucketStartMs).toISOString(), allowed: p.allowed, denied: p.denied, shadowDenied: p.shadowDenied, degraded: p.degraded, denyShare: total ? p.denied / total : 0 };
-    }),
+    points: out,
+    totals: { decisions, denied: out.reduce((s, p) => s + p.denied, 0), deniedByReason, share429: share(count429(deniedByReason), decisions) },
   };
 }
 
