@@ -209,7 +209,7 @@ describe("GET /api/v1/billing/exports", () => {
 describe("dashboard data", () => {
   it("draws the same totals, top consumers, latency percentiles and quota burn as the API", async () => {
     const d = await loadDashboard(db(), { range: "30d", nowMs: Date.UTC(2026, 10, 11) });
-    expect(d.totals).toEqual({ decisions: 310, denied: 50, denySharePct: 16.1 });
+    expect(d.totals).toMatchObject({ decisions: 310, denied: 50, denySharePct: 16.1 });
     expect(d.topByRequests.tenants.map((t) => t.tenant)).toEqual(["globex", "acme"]);
     expect(d.topByDenied.tenants.map((t) => t.tenant)).toEqual(["acme", "globex"]);
     // Every decision was recorded at 1.5 ms: bucket ≤ 2 ms, so every percentile says 2.
@@ -220,6 +220,18 @@ describe("dashboard data", () => {
     const tenant = await loadDashboard(db(), { range: "30d", tenant: "acme", nowMs: Date.UTC(2026, 10, 11) });
     expect(tenant.totals.decisions).toBe(90);
     expect(tenant.quotas.map((q) => q.tenant)).toEqual(["acme"]);
+  });
+});
+
+describe("dashboard denials by reason", () => {
+  it("draws 429s, 401s, 403s and 503s as their own series, and the 429 share counts 429s only", async () => {
+    const d = await loadDashboard(db(), { range: "24h", nowMs: Date.UTC(2026, 10, 20, 12) });
+    expect(d.totals).toMatchObject({ decisions: 54, denied: 54, denySharePct: 100, share429Pct: 31.5 });
+    expect(d.totals.byReason).toMatchObject({ rate_limited: 12, unknown_key: 8, tenant_suspended: 25, not_recorded: 4 });
+    const hour = d.decisions.find((p) => p.t === Date.UTC(2026, 10, 20, 10))!;
+    expect(hour).toMatchObject({ denied429: 17, denied401: 8, denied403: 25, denied503: 0, not_recorded: 4, share429Pct: 31.5, quota_exhausted: 3 });
+    const suspended = await loadDashboard(db(), { range: "24h", tenant: "globex", nowMs: Date.UTC(2026, 10, 20, 12) });
+    expect(suspended.totals).toMatchObject({ denied: 25, share429Pct: 0 });
   });
 });
 
