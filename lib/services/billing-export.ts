@@ -18,6 +18,11 @@ export const periodSchema = z
 export const billingExportQuerySchema = z.object({
   period: periodSchema,
   format: z.enum(BILLING_FORMATS).default("csv"),
+  /** One tenant's lines only (its slug); absent: every tenant. */
+  tenant: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "expected a tenant slug (lowercase letters, digits, - and _)")
+    .optional(),
 });
 export type BillingExportQuery = z.infer<typeof billingExportQuerySchema>;
 
@@ -65,10 +70,18 @@ export async function checkBillingPeriod(db: Db, period: string, { nowMs }: { no
   return months;
 }
 
-export async function exportBilling(db: Db, query: { period: string; format: BillingFormat }, { nowMs = Date.now() }: { nowMs?: number } = {}): Promise<BillingExport> {
-  const { period, format } = billingExportQuerySchema.parse(query);
+export async function exportBilling(
+  db: Db,
+  query: { period: string; format: BillingFormat; tenant?: string },
+  { nowMs = Date.now() }: { nowMs?: number } = {},
+): Promise<BillingExport> {
+  const { period, format, tenant } = billingExportQuerySchema.parse(query);
   await checkBillingPeriod(db, period, { nowMs });
-  const statement = await buildStatement(db, period);
+  const whole = await buildStatement(db, period);
+  const statement = tenant === undefined ? whole : { ...whole, lines: whole.lines.filter((l) => l.tenant === tenant), adjustments: whole.adjustments.filter((a) => a.tenant === tenant) };
+  if (tenant !== undefined && statement.lines.length === 0 && statement.adjustments.length === 0) {
+    throw new ServiceError("not_found", `tenant ${tenant} has no billing lines in ${period}`, { field: "tenant" });
+  }
   const body = renderStatement(statement, format);
   const checksum = sha256Hex(body);
   const ext = format === "csv" ? "csv" : "json";
@@ -80,7 +93,7 @@ export async function exportBilling(db: Db, query: { period: string; format: Bil
     body,
     contentType: CONTENT_TYPES[format],
     checksum,
-    filename: `sluice-billing-${period}${statement.status === "provisional" ? "-provisional" : ""}${format === "cloudevents" ? "-cloudevents" : ""}.${ext}`,
+    filename: `sluice-billing-${period}${tenant === undefined ? "" : `-${tenant}`}${statement.status === "provisional" ? "-provisional" : ""}${format === "cloudevents" ? "-cloudevents" : ""}.${ext}`,
   };
 }
 

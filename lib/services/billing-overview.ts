@@ -8,7 +8,6 @@
  */
 import type { Db } from "../db/client";
 import { monthRangeMs } from "../db/billing-repo";
-import { PolicyHistory } from "../jobs/quota-defs";
 import { quotaLabel } from "../policy/labels";
 import type { StatementLine } from "./billing-format";
 import { closeStatus, type CloseStatus } from "./billing-close-status";
@@ -56,13 +55,11 @@ export interface BillingOverview {
 export async function billingOverview(db: Db, period: string, { graceMs, nowMs }: { graceMs: number; nowMs: number }): Promise<BillingOverview> {
   const statement = await buildStatement(db, period);
   const drift = await quotaDrift(db, period, { nowMs });
-  const latest = (await new PolicyHistory(db).load())[0]?.doc;
-  const isOverride = (tenant: string, quotaId: string) =>
-    (latest?.tenants[tenant]?.overrides ?? []).some((o) => o.kind === "quota" && "quota" in o && (o.quota as { id: string }).id === quotaId);
   const named = (l: StatementLine, lineType: OverviewLine["lineType"]): OverviewLine => ({
     ...l,
     quotaName: quotaLabel({ operation: l.operation, period: l.quotaPeriod, limit: l.limit, overage: l.overage }),
-    override: isOverride(l.tenant, l.quotaId),
+    // The same mark as the export's tenant_override: the override was in force during the month.
+    override: l.tenantOverride,
     lineType,
     drift: lineType === "usage" ? drift.differences.filter((d) => d.tenant === l.tenant && d.quotaId === l.quotaId) : [],
   });

@@ -254,4 +254,24 @@ describe("tenant quota overrides", () => {
     const { quotas } = await getQuotas(db(), { period: "2026-11", tenant: "acme", nowMs: Date.UTC(2026, 10, 11) });
     expect(quotas.map((q) => [q.quotaId, q.limit, q.overage, q.used])).toEqual([["q_free_all_m", 1000, "bill", 60]]);
   });
+
+  it("are marked in the billing CSV, and one tenant's lines export on their own", async () => {
+    const res = await getBillingExport(req("/api/v1/billing/exports?period=2026-11&format=csv&tenant=acme", TOKENS.billing));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-disposition")).toContain("sluice-billing-2026-11-acme-provisional.csv");
+    const [header, ...rows] = (await res.text()).trim().split("\r\n");
+    const col = header!.split(",");
+    // RFC 4180 fields: a quoted one may hold commas ("Acme, Inc.").
+    const fields = (row: string) => [...row.matchAll(/(?:^|,)("(?:[^"]|"")*"|[^,]*)/g)].map((m) => m[1]!);
+    const cell = (row: string, name: string) => fields(row)[col.indexOf(name)];
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((r) => cell(r, "tenant") === "acme")).toBe(true);
+    expect(rows.map((r) => [cell(r, "quota_id"), cell(r, "limit"), cell(r, "tenant_override")])).toEqual([["q_free_all_m", "1000", "true"]]);
+    // The whole month: globex's lines are there, not overridden.
+    const all = (await (await getBillingExport(req("/api/v1/billing/exports?period=2026-11&format=csv", TOKENS.billing))).text()).trim().split("\r\n");
+    expect(all.filter((r) => cell(r, "tenant") === "globex").map((r) => cell(r, "tenant_override"))).toEqual(["false", "false"]);
+    const unknown = await getBillingExport(req("/api/v1/billing/exports?period=2026-11&format=csv&tenant=nosuch", TOKENS.billing));
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { field: string } }).error.field).toBe("tenant");
+  });
 });
