@@ -146,7 +146,7 @@ export function buildProgram(): Command {
     .action(async (opts: { to: number }) => {
       const r = await rollbackPolicy({ db: database(), redis: redisClient(true) }, { actor: actor(), toVersion: opts.to });
       out(`Rolled back: v${r.version} is live with the document of v${opts.to}.`);
-      out(r.draftReset === null ? `Warning: ${r.draftNote}.` : `The draft was reset to it (${r.draftReset} row(s) changed).`);
+      out(r.draftReset === null ? `Warning: ${r.draftNote}.` : `The draft was reset to it (${r.pendingDiscarded} unpublished change(s) discarded).`);
     });
 
   program

@@ -240,9 +240,15 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
               values: { tenant: q.tenant, used: q.limit > 0 ? q.used / q.limit : null, projected: q.projected, runsOutAt: q.runsOutAt },
               cells: {
                 tenant: tenantLink(q.tenant),
-                operation: q.operation,
+                operation: q.retired ? (
+                  <>
+                    {q.operation} <span className="badge">retired</span>
+                  </>
+                ) : (
+                  q.operation
+                ),
                 used: `${q.used.toLocaleString("en-US")} / ${q.limit.toLocaleString("en-US")}`,
-                projected: q.projected.toLocaleString("en-US"),
+                projected: q.retired ? <span className="text-slate-400">not projected (retired)</span> : q.projected.toLocaleString("en-US"),
                 runsOutAt: q.runsOutAt ? <span className="text-red-700">{q.runsOutAt.slice(0, 10)}</span> : <span className="text-slate-400">—</span>,
               },
             }))}

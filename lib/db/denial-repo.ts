@@ -6,7 +6,7 @@
  */
 import { DENIAL_REASONS, emptyDenials, isDenialReason, UNRECORDED_REASON, type DenialsByReason } from "../policy/denial-reasons";
 import type { Db } from "./client";
-import { GRANULARITY_MS, pgTs, type Granularity } from "./usage-repo";
+import { decompose, GRANULARITY_MS, pgTs, spansSql, type Granularity } from "./usage-repo";
 
 /** Operation prefix of the reason rows. */
 export const DENIAL_REASON_PREFIX = "reason:";
@@ -57,4 +57,20 @@ export function sumDenials(all: Iterable<DenialsByReason>): DenialsByReason {
   const total = emptyDenials();
   for (const d of all) for (const k of Object.keys(total) as (keyof DenialsByReason)[]) total[k] += d[k];
   return total;
+}
+
+/** Denials by reason over [fromMs, toMs) (whole days, hours and minutes, exact); `denied` is the range's denied decisions. */
+export async function denialTotals(db: Db, f: { fromMs: number; toMs: number; tenant?: string; denied: number }): Promise<DenialsByReason> {
+  const spans = spansSql(decompose(f.fromMs, f.toMs), 2);
+  const rows = await db.$queryRawUnsafe<{ reason: string; n: bigint }[]>(
+    `SELECT split_part("operation", '|', 2) AS reason, sum("count")::bigint AS n FROM "UsageRollup"
+      WHERE "tenant" = '' AND starts_with("operation", $1) AND ${spans.sql}
+      GROUP BY 1`,
+    f.tenant ? `${DENIAL_REASON_PREFIX}${f.tenant}|` : DENIAL_REASON_PREFIX,
+    ...spans.params,
+  );
+  const out = emptyDenials();
+  for (const r of rows) if (isDenialReason(r.reason)) out[r.reason] += Number(r.n);
+  out[UNRECORDED_REASON] = Math.max(0, f.denied - DENIAL_REASONS.reduce((s, r) => s + out[r], 0));
+  return out;
 }

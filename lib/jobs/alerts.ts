@@ -122,6 +122,8 @@ export async function currentConditions(db: Db, nowMs: number, openThresholds: R
 
   const month = new Date(nowMs).toISOString().slice(0, 7);
   for (const q of (await getQuotas(db, { period: month, nowMs })).quotas) {
+    // A retired quota enforces nothing any more: no alert on it.
+    if (q.retired) continue;
     if (q.usedShare >= 1) out.push({ kind: "quota_100", subject: `${q.tenant}/${q.quotaId}`, value: q.usedShare, threshold: 1, message: `${q.tenant} used ${pct(q.usedShare)} of its ${q.operation} monthly quota (${q.used}/${q.limit})` });
     else if (q.usedShare >= 0.8) out.push({ kind: "quota_80", subject: `${q.tenant}/${q.quotaId}`, value: q.usedShare, threshold: 0.8, message: `${q.tenant} used ${pct(q.usedShare)} of its ${q.operation} monthly quota (${q.used}/${q.limit})` });
   }

@@ -87,6 +87,7 @@ export const quotaBurnSchema = z.object({
   projected: count,
   runsOutAt: isoDate.nullable(),
   usedShare: z.number().min(0),
+  retired: z.boolean().meta({ description: "the live policy no longer gives the tenant this quota (retired by a publish or rollback): its usage stays, with the limit it had; not projected" }),
 });
 export const quotasAnswerSchema = z.object({ period: z.string(), quotas: z.array(quotaBurnSchema) });
 
@@ -106,6 +107,7 @@ export const publishAnswerSchema = z.object({
 });
 export const rollbackAnswerSchema = publishAnswerSchema.extend({
   draftReset: count.nullable().meta({ description: "Draft rows the rollback reset to the rolled-back document; null when it no longer validates" }),
+  pendingDiscarded: count.meta({ description: "Unpublished draft changes the rollback discarded (rows that differed from the version live before it)" }),
   draftNote: z.string().optional().meta({ description: "Why the draft was not reset" }),
 });
 export const discardAnswerSchema = z.object({ version: count, changes: count });

@@ -12,6 +12,7 @@ import { recordJobRun } from "../db/job-runs";
 import { closeDuePeriods } from "../jobs/billing-close";
 import { publishTestPolicy, seedTenants, testPolicyDocument } from "../jobs/testing/fixtures";
 import { billingOverview } from "./billing-overview";
+import { getQuotas } from "./usage-query";
 
 const GRACE = 3_600_000;
 const DEC_5 = Date.UTC(2026, 11, 5, 9, 0);
@@ -22,9 +23,13 @@ beforeAll(async () => {
   fresh = await freshDatabase();
   db = fresh.db;
   await seedTenants(db);
-  // v1: globex on free; v2 moves it to pro; v3 rolls back to v1, which retires globex's pro quota lines.
+  // v1: globex on free; v2 moves it to pro with its own month quota of 60,000 (an override of the
+  // tier's 500); v3 rolls back to v1, which retires globex's pro quota lines.
   await publishTestPolicy(db, 1, new Date(Date.UTC(2026, 10, 1)), { globex: "free" });
-  await publishTestPolicy(db, 2, new Date(Date.UTC(2026, 11, 2, 10)), { globex: "pro" });
+  const v2 = testPolicyDocument({ globex: "pro" });
+  const override = { id: "q_pro_all_m", operation: "*", period: "month", limit: 60_000, overage: "bill" };
+  v2.tenants.globex = { ...v2.tenants.globex!, overrides: [{ kind: "quota", operation: "*", period: "month", expiresAtMs: null, quota: override }] as never[] };
+  await db.policyVersion.create({ data: { version: 2, document: v2, checksum: "test2", author: "test", createdAt: new Date(Date.UTC(2026, 11, 2, 10)) } });
   await db.policyVersion.create({
     data: { version: 3, document: testPolicyDocument({ globex: "free" }), checksum: "test3", author: "test", note: "rollback to v1", rolledBackFrom: 1, createdAt: new Date(Date.UTC(2026, 11, 3, 14)) },
   });
@@ -77,6 +82,13 @@ describe("enforcement and export disagreeing", () => {
     expect(line.drift.map((x) => x.redis)).toEqual([1_005]);
     expect(o.tenants.find((t) => t.tenant === "globex")!.drifted).toBe(1);
     expect(o.tenants.find((t) => t.tenant === "acme")!.drifted).toBe(0);
+    // The retired line keeps the limit it had while in force (globex's override, 60,000): the tenant
+    // page and the dashboards show what billing shows, marked retired and not projected.
+    expect(line.limit).toBe(60_000);
+    expect(line.override).toBe(true);
+    const burn = (await getQuotas(db, { period: "2026-12", tenant: "globex", nowMs: DEC_5 })).quotas.find((q) => q.quotaId === "q_pro_all_m")!;
+    expect(burn).toMatchObject({ limit: 60_000, used: 907, retired: true, projected: 907, runsOutAt: null });
+    expect((await getQuotas(db, { period: "2026-12", tenant: "globex", nowMs: DEC_5 })).quotas.find((q) => q.quotaId === "q_free_all_m")).toMatchObject({ retired: false });
     // November is not concerned by December's counters.
     expect((await billingOverview(db, "2026-11", { graceMs: GRACE, nowMs: DEC_5 })).drift.differences).toEqual([]);
   });

@@ -82,7 +82,7 @@ export function versionsInForce(all: readonly PolicyAt[], startMs: number, endMs
  * own override wins over the tier's quota: they share an id but not the limit) and the policy
  * document the tenant was last seen in (for its name once it is deleted).
  */
-function quotasInForce(all: readonly PolicyAt[], startMs: number, endMs: number) {
+export function quotasInForce(all: readonly PolicyAt[], startMs: number, endMs: number) {
   const defs = new Map<string, QuotaDef>();
   const lastDoc = new Map<string, PolicyQuotaDoc>();
   for (const { version, untilMs } of versionsInForce(all, startMs, endMs)) {

@@ -12,7 +12,7 @@ import { GRANULARITY_MS, topConsumers, usageSeries, type TopKey, type TopTenant 
 import { effectiveQuotas, PolicyHistory, type QuotaDef } from "../jobs/quota-defs";
 import { count429, emptyDenials, type DenialsByReason } from "../policy/denial-reasons";
 import { periodSchema } from "./billing-export";
-import { quotaCatalog } from "./billing-statement";
+import { quotaCatalog, quotasInForce } from "./billing-statement";
 
 /** Most points one series request may return (7 days of minutes). */
 export const MAX_POINTS = 10_080;
@@ -131,6 +131,12 @@ export interface QuotaBurn {
   runsOutAt: string | null;
   /** used / limit. */
   usedShare: number;
+  /**
+   * The live policy no longer gives the tenant this quota (a publish or a rollback retired it):
+   * its usage this month stays, with the limit it had while in force (as billing shows it), and it
+   * is not projected: nothing counts against it any more.
+   */
+  retired: boolean;
 }
 
 /** Pure projection: used so far over elapsed time, extrapolated to the period's end. */
@@ -149,6 +155,8 @@ export async function getQuotas(db: Db, q: QuotasQuery & { nowMs: number }): Pro
   const policies = new PolicyHistory(db);
   const policy = await policies.at(Math.min(q.nowMs, endMs - 1));
   const catalog = await quotaCatalog(policies);
+  // The definition each tenant's quota had while in force this month, as the billing export names it.
+  const inForce = quotasInForce(await policies.load(), startMs, endMs).defs;
   const usage = new Map<string, number>();
   for (const r of await quotaUsageOfMonth(db, q.period)) {
     if (r.period !== q.period) continue; // day quotas are not projected to month end
@@ -172,12 +180,13 @@ export async function getQuotas(db: Db, q: QuotasQuery & { nowMs: number }): Pro
     const [tenant, quotaId] = k.split("\u0000") as [string, string];
     const fromCatalog = catalog.get(quotaId);
     // An override shares its quota id with the tier's quota it replaces but has its own limit.
-    const own = effective.get(k);
+    const own = effective.get(k) ?? inForce.get(k);
     const info = own ? { def: own, tier: fromCatalog?.tier ?? "" } : fromCatalog;
     if (!info) continue;
+    const retired = !effective.has(k);
     const used = usage.get(k) ?? 0;
     const limit = info.def.limit;
-    const { projected, runsOutAt } = projectQuota(used, limit, startMs, endMs, q.nowMs);
+    const { projected, runsOutAt } = retired ? { projected: used, runsOutAt: null } : projectQuota(used, limit, startMs, endMs, q.nowMs);
     out.push({
       tenant,
       tier: info.tier,
@@ -191,6 +200,7 @@ export async function getQuotas(db: Db, q: QuotasQuery & { nowMs: number }): Pro
       projected,
       runsOutAt: runsOutAt === null ? null : new Date(runsOutAt).toISOString(),
       usedShare: limit > 0 ? used / limit : 1,
+      retired,
     });
   }
   out.sort((a, b) => {
