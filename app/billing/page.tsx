@@ -165,14 +165,23 @@ export default async function BillingPage({ searchParams }: { searchParams: Prom
                       {f}: {c.slice(0, 16)}…
                     </div>
                   )),
-                reconciliation: !report ? (
-                  <span className="text-slate-400">—</span>
-                ) : report.ok ? (
+                reconciliation: (
+                  <>
+                    {!report ? (
+                      <span className="text-slate-400">—</span>
+                    ) : report.ok ? (
                   <span className="text-green-700" data-testid="reconcile-ok">rollups → quota usage = export; quota denials = export</span>
                 ) : (
                   <span className="text-red-700" data-testid="reconcile-failed">
                     {bad.length} tenant(s) differ: {bad.slice(0, 3).map((r) => `${r.tenant} (rollups ${r.rollups}, quota ${r.quotaUsage ?? "—"}, export ${r.exported ?? "—"}, quota denials ${r.quotaDenials ?? "—"}, exported denied ${r.exportedDenied ?? "—"})`).join("; ")}
                   </span>
+                    )}
+                    {overview?.period === p.period && overview.drift.differences.length > 0 && (
+                      <div className="text-red-700" data-testid="period-drift">
+                        but enforcement’s counters differ from the export on {overview.drift.differences.length} line{overview.drift.differences.length === 1 ? "" : "s"} (see the month above)
+                      </div>
+                    )}
+                  </>
                 ),
               },
             };
