@@ -4,7 +4,7 @@
  *   "as of" time, enforcement's counter differing from the export shown on the month with both
  *   numbers and what to do; a month before any usage is a message, and reading it writes nothing.
  * - Dashboards: denials named by reason in words; the 429 share counts 429s only (a suspended
- *   tenant's 403s and unknown keys' 401s are not in it).
+ *   tenant's 403s and unknown keys' 401s are not in it); a custom time range.
  * Usage is recorded through the decision servers' recorder and drained by the worker's rollup.
  * Screenshots: docs/screenshots/numbers-billing-<width>.png, numbers-dashboards-<width>.png.
  */
@@ -112,6 +112,12 @@ for (const width of WIDTHS) {
     const share = Number((await page.getByTestId("total-deny-share").innerText()).match(/([\d.]+)%/)![1]);
     const total = Number((await page.getByTestId("total-decisions").innerText()).replace(/[^\d]/g, ""));
     expect(share).toBeLessThan((53 / total) * 100);
+    // A custom range (UTC) holding the recorded minute: the same denials, by the minute.
+    const utc = (ms: number) => new Date(ms).toISOString().slice(0, 16);
+    await page.goto(`/dashboards?from=${utc(Date.now() - 30 * 60_000)}&to=${utc(Date.now())}`);
+    await expect(page.getByTestId("range-note")).toContainText("by the minute");
+    await expect(page.getByTestId("denials-by-reason")).toContainText("25 tenant suspended (403)");
+    await expect(page.getByTestId("custom-range").locator('input[name="from"]')).toHaveValue(/T/);
     await docShot(page, `numbers-dashboards-${width}`);
   });
 }

@@ -4,7 +4,7 @@ import { db } from "@/lib/db/client";
 import { accuracyForRange } from "@/lib/services/accuracy-dashboard";
 import type { DashboardRange } from "@/lib/services/usage-dashboard";
 
-export async function DashboardAccuracy({ range }: { range: DashboardRange }) {
-  const { rows } = await accuracyForRange(db(), range);
+export async function DashboardAccuracy({ range, custom }: { range: DashboardRange; custom?: { fromMs: number; toMs: number } }) {
+  const { rows } = await accuracyForRange(db(), range, undefined, custom);
   return <AccuracyPanel rows={rows} />;
 }

@@ -3,12 +3,13 @@ import { db } from "@/lib/db/client";
 import { DASHBOARD_RANGES, type DashboardRange } from "@/lib/services/usage-dashboard";
 import { deniedByLimitForRange } from "@/lib/services/tenant-usage";
 
-export async function DeniedByLimit({ range, nowMs }: { range: DashboardRange; nowMs: number }) {
-  const toMs = Math.floor(nowMs / 60_000) * 60_000;
-  const rows = await deniedByLimitForRange(db(), { fromMs: toMs - DASHBOARD_RANGES[range].ms, toMs });
+export async function DeniedByLimit({ range, nowMs, custom }: { range: DashboardRange; nowMs: number; custom?: { fromMs: number; toMs: number } }) {
+  const toMs = Math.floor((custom?.toMs ?? nowMs) / 60_000) * 60_000;
+  const fromMs = custom ? custom.fromMs : toMs - DASHBOARD_RANGES[range].ms;
+  const rows = await deniedByLimitForRange(db(), { fromMs, toMs });
   return (
     <div className="card" data-testid="denied-by-limit-panel">
-      <h3 className="mb-2 text-sm font-semibold">429s by the limit that denied them ({range})</h3>
+      <h3 className="mb-2 text-sm font-semibold">429s by the limit that denied them ({custom ? "custom range" : range})</h3>
       {rows.length === 0 ? (
         <p className="text-sm text-slate-600">No request was denied by a limit in this range.</p>
       ) : (

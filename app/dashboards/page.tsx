@@ -1,7 +1,7 @@
 import { Forbidden, PageHeader } from "@/components/ui";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
-import { parseDashboardRange } from "@/lib/services/usage-dashboard";
+import { parseCustomRange, parseDashboardRange } from "@/lib/services/usage-dashboard";
 import { DashboardAccuracy } from "./accuracy";
 import { DeniedByLimit } from "./denied-by-limit";
 import { RangeError, UsagePanels } from "./panels";
@@ -19,20 +19,28 @@ export default async function DashboardsPage({ searchParams }: { searchParams: P
   if (!allowed) return <Forbidden role={principal.role} what="see dashboards" />;
   const params = await searchParams;
   const range = parseDashboardRange(params.range);
+  const nowMs = await requestTime();
+  const asked = (k: string) => (typeof params[k] === "string" ? (params[k] as string) : null);
+  const from = asked("from");
+  const to = asked("to");
+  const custom = from !== null || to !== null ? parseCustomRange(from ?? "", to ?? "", nowMs) : null;
+  const window = custom?.ok ? { fromMs: custom.fromMs, toMs: custom.toMs } : undefined;
   return (
     <>
       <PageHeader
         title="Dashboards"
         description="Decisions from the decision servers' per-minute aggregates, drained exactly once by the worker. Purple markers are policy versions."
       />
-      {range.ok ? (
+      {custom && !custom.ok ? (
+        <RangeError message={custom.message} value={custom.value} basePath="/dashboards" />
+      ) : range.ok ? (
         <>
-          <UsagePanels range={range.range} basePath="/dashboards" />
+          <UsagePanels range={range.range} basePath="/dashboards" custom={window} />
           <div className="mt-4">
-            <DeniedByLimit range={range.range} nowMs={await requestTime()} />
+            <DeniedByLimit range={range.range} nowMs={nowMs} custom={window} />
           </div>
           <div className="mt-4">
-            <DashboardAccuracy range={range.range} />
+            <DashboardAccuracy range={range.range} custom={window} />
           </div>
         </>
       ) : (

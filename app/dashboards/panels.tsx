@@ -62,7 +62,29 @@ function tenantLink(tenant: string) {
   );
 }
 
-function RangePicker({ range, basePath }: { range: DashboardRange | null; basePath: string }) {
+const localUtc = (ms: number) => new Date(ms).toISOString().slice(0, 16);
+
+/** A custom range (UTC): a plain GET form, so the URL is the state and it works without script. */
+function CustomRange({ basePath, fromMs, toMs }: { basePath: string; fromMs: number; toMs: number }) {
+  return (
+    <form method="get" action={basePath} className="flex flex-wrap items-center gap-1 text-xs" data-testid="custom-range">
+      <label className="flex items-center gap-1">
+        from
+        <input type="datetime-local" name="from" defaultValue={localUtc(fromMs)} className="input py-0.5 text-xs" required />
+      </label>
+      <label className="flex items-center gap-1">
+        to
+        <input type="datetime-local" name="to" defaultValue={localUtc(toMs)} className="input py-0.5 text-xs" required />
+      </label>
+      <span className="text-slate-500">UTC</span>
+      <button type="submit" className="btn py-0.5 text-xs">
+        Apply
+      </button>
+    </form>
+  );
+}
+
+function RangePicker({ range, basePath }: { range: DashboardRange | "custom" | null; basePath: string }) {
   return (
     <nav aria-label="Time range" className="flex flex-wrap gap-1" data-testid="range-picker">
       {(Object.keys(DASHBOARD_RANGES) as DashboardRange[]).map((r) => (
@@ -100,25 +122,30 @@ function policyLink(version: number | null) {
   );
 }
 
-export async function UsagePanels({ tenant, range, basePath }: { tenant?: string; range: DashboardRange; basePath: string }) {
-  const d = await loadDashboard(db(), { range, tenant });
+export async function UsagePanels({ tenant, range, basePath, custom }: { tenant?: string; range: DashboardRange; basePath: string; custom?: { fromMs: number; toMs: number } }) {
+  const d = await loadDashboard(db(), { range, tenant, custom });
   const scope = tenant ? `tenant ${tenant}` : "all tenants";
   const latencyData = d.latency.map((l) => ({ ...l }));
   return (
     <div className="flex flex-col gap-4" data-testid="usage-panels">
       <div className="flex flex-wrap items-center justify-between gap-2">
-        <RangePicker range={range} basePath={basePath} />
+        <div className="flex flex-col gap-2">
+          <RangePicker range={d.range} basePath={basePath} />
+          <CustomRange basePath={basePath} fromMs={d.fromMs} toMs={d.toMs} />
+        </div>
         <div className="flex items-center gap-4 text-sm text-slate-700">
           <span data-testid="total-decisions">{d.totals.decisions.toLocaleString("en-US")} decisions</span>
           <span data-testid="total-deny-share" title="429s (rate_limited, quota_exhausted, concurrency_limited, cost_exceeds_limit) over all decisions">
             429 share {d.totals.share429Pct}%
           </span>
           <DenialSummary byReason={d.totals.byReason} />
-          <AutoRefresh seconds={30} />
+          {d.range !== "custom" && <AutoRefresh seconds={30} />}
         </div>
       </div>
       <p className="text-xs text-slate-500" data-testid="range-note">
-        Up to {new Date(d.toMs).toISOString().slice(11, 16)} UTC, the last finished minute; the running minute is left out until its counts arrive.
+        {d.range === "custom"
+          ? `From ${localUtc(d.fromMs).replace("T", " ")} to ${localUtc(d.toMs).replace("T", " ")} UTC, by the ${d.granularity}; the running minute is left out until its counts arrive.`
+          : `Up to ${new Date(d.toMs).toISOString().slice(11, 16)} UTC, the last finished minute; the running minute is left out until its counts arrive.`}
         {d.partial && ` The last point is the current hour so far (${d.partial.minutes} of 60 minutes): its counts are partial, its requests per second are over those minutes.`}
       </p>
 

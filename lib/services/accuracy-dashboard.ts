@@ -8,7 +8,16 @@ import { DASHBOARD_RANGES, type DashboardRange } from "./usage-dashboard";
 
 const SIZE_MS = { minute: 60_000, hour: 3_600_000 } as const;
 
-export async function accuracyForRange(db: Db, range: DashboardRange, nowMs: number = Date.now()): Promise<{ fromMs: number; toMs: number; rows: AccuracyRow[] }> {
+export async function accuracyForRange(
+  db: Db,
+  range: DashboardRange,
+  nowMs: number = Date.now(),
+  custom?: { fromMs: number; toMs: number },
+): Promise<{ fromMs: number; toMs: number; rows: AccuracyRow[] }> {
+  if (custom) {
+    const g = custom.toMs - custom.fromMs <= 6 * 3_600_000 ? "minute" : "hour";
+    return { ...custom, rows: await accuracyByLimit(db, { ...custom, granularity: g }) };
+  }
   const { ms, granularity } = DASHBOARD_RANGES[range];
   const g = granularity === "minute" ? "minute" : "hour";
   const toMs = Math.floor(nowMs / SIZE_MS[g]) * SIZE_MS[g] + SIZE_MS[g];

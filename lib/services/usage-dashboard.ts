@@ -51,8 +51,42 @@ export function parseDashboardRange(value: string | string[] | undefined): { ok:
   return parsed.success ? { ok: true, range: parsed.data } : { ok: false, message: parsed.error.issues[0]!.message, value: String(raw) };
 }
 
+/** A custom range: at most this long. */
+export const MAX_CUSTOM_RANGE_MS = 90 * 86_400_000;
+/** A time without a zone (a datetime-local input) is UTC. */
+const utcMs = (v: string) => Date.parse(/(Z|[+-]\d{2}:\d{2})$/.test(v) ? v : `${v}Z`);
+/** `YYYY-MM-DDTHH:MM` (a datetime-local input, read as UTC) or a full ISO 8601 time. */
+const customTime = z.string().refine((v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/.test(v) && Number.isFinite(utcMs(v)), {
+  message: "expected a UTC time like 2026-12-05T09:30",
+});
+
+/** The buckets a custom range is drawn in: minutes up to 6 hours, hours up to 14 days, days beyond. */
+export function granularityForSpan(ms: number): Granularity {
+  return ms <= 6 * 3_600_000 ? "minute" : ms <= 14 * 86_400_000 ? "hour" : "day";
+}
+
+/**
+ * `?from=&to=` of the dashboards: a custom range (UTC), or the message to show instead of the charts
+ * (naming the field). `to` may not be in the future; the range is at most 90 days.
+ */
+export function parseCustomRange(from: string, to: string, nowMs: number): { ok: true; fromMs: number; toMs: number } | { ok: false; message: string; value: string } {
+  const parsed = z.object({ from: customTime, to: customTime }).safeParse({ from, to });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { ok: false, message: `${String(issue.path[0])}: ${issue.message}`, value: `${from} – ${to}` };
+  }
+  const fromMs = utcMs(from);
+  const toMs = utcMs(to);
+  const value = `${from} – ${to}`;
+  if (toMs <= fromMs) return { ok: false, message: "to: must be after from", value };
+  if (toMs - fromMs > MAX_CUSTOM_RANGE_MS) return { ok: false, message: "to: a custom range is at most 90 days", value };
+  if (fromMs >= nowMs) return { ok: false, message: "from: must be in the past", value };
+  return { ok: true, fromMs, toMs: Math.min(toMs, nowMs) };
+}
+
 export interface DashboardData {
-  range: DashboardRange;
+  /** A named range, or "custom" (`?from=&to=`). */
+  range: DashboardRange | "custom";
   granularity: Granularity;
   fromMs: number;
   toMs: number;
@@ -127,14 +161,18 @@ export function histogramQuantile(counts: readonly number[], q: number): number 
 }
 
 /** `nowMs` defaults to the clock: pages are adapters, tests pass a fixed time. */
-export async function loadDashboard(db: Db, { range, tenant, nowMs = Date.now() }: { range: DashboardRange; tenant?: string; nowMs?: number }): Promise<DashboardData> {
-  const { ms, granularity } = DASHBOARD_RANGES[range];
+export async function loadDashboard(
+  db: Db,
+  { range, tenant, nowMs = Date.now(), custom }: { range: DashboardRange; tenant?: string; nowMs?: number; custom?: { fromMs: number; toMs: number } },
+): Promise<DashboardData> {
+  const granularity = custom ? granularityForSpan(custom.toMs - custom.fromMs) : DASHBOARD_RANGES[range].granularity;
+  const ms = custom ? custom.toMs - custom.fromMs : DASHBOARD_RANGES[range].ms;
   const size = GRANULARITY_MS[granularity];
   // Data ends where the running minute starts; buckets stay aligned to the granularity.
-  const finishedMs = Math.floor(nowMs / 60_000) * 60_000;
+  const finishedMs = Math.min(Math.floor(nowMs / 60_000) * 60_000, custom ? Math.floor(custom.toMs / 60_000) * 60_000 : Infinity);
   const lastBucket = Math.floor((finishedMs - 1) / size) * size;
   const toMs = finishedMs;
-  const fromMs = lastBucket + size - ms;
+  const fromMs = custom ? Math.floor(custom.fromMs / size) * size : lastBucket + size - ms;
   const partialMinutes = (finishedMs - lastBucket) / 60_000;
   const partial = partialMinutes < size / 60_000 ? { t: lastBucket, minutes: partialMinutes } : null;
   const f = { fromMs, toMs, granularity };
@@ -177,7 +215,7 @@ export async function loadDashboard(db: Db, { range, tenant, nowMs = Date.now() 
   const byReason = sumDenials(reasons.values());
   const secondsOf = (t: number) => (partial && t === partial.t ? partial.minutes * 60 : size / 1000);
   return {
-    range,
+    range: custom ? "custom" : range,
     granularity,
     fromMs,
     toMs,
