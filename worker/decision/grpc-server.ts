@@ -259,11 +259,17 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
       } catch (error) {
         return finish(error instanceof GrpcError ? error : new GrpcError(GrpcStatus.INTERNAL, "internal error"));
       }
-      // A call the client reset (RST_STREAM) before this turn is not decided: nobody would read
-      // the answer, and a decision charges the key.
-      if (stream.destroyed || stream.closed || stream.aborted) return finish();
       finish();
-      void run(stream, handler, { headers, message }, deadlineMs);
+      // The handler starts in the check phase of this event-loop turn, after everything the
+      // socket held has been read: a call the client reset (RST_STREAM) in the same read is not
+      // handled, so not decided (nobody would read the answer, and a decision charges the key).
+      // node:http2 emits 'end' before it processes a RST_STREAM that follows in the same read.
+      // The decisions this starts still share one store call: the store flushes in the next
+      // check phase (lib/store/redis/coalescer.ts).
+      setImmediate(() => {
+        if (stream.destroyed || stream.closed || stream.aborted) return;
+        void run(stream, handler, { headers, message }, deadlineMs);
+      });
     });
   }
 
