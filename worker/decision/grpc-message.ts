@@ -22,8 +22,8 @@ export interface MessageGatherOptions {
 }
 
 export class MessageGather {
-  /** The 5-byte header while it arrives (it may come one byte per frame). */
-  private readonly header = Buffer.alloc(5);
+  /** The 5-byte header, when it arrives split over frames (it may come one byte per frame). */
+  private header: Buffer | null = null;
   private headerBytes = 0;
   private length = -1;
   private body: Buffer | null = null;
@@ -42,12 +42,20 @@ export class MessageGather {
   push(chunk: Buffer): void {
     let offset = 0;
     if (this.length < 0) {
-      const take = Math.min(5 - this.headerBytes, chunk.length);
-      chunk.copy(this.header, this.headerBytes, 0, take);
-      this.headerBytes += take;
-      offset = take;
-      if (this.headerBytes < 5) return;
-      this.start();
+      if (this.headerBytes === 0 && chunk.length >= 5) {
+        // The common case: the header whole in the first frame, read in place.
+        this.headerBytes = 5;
+        offset = 5;
+        this.start(chunk);
+      } else {
+        const header = (this.header ??= Buffer.alloc(5));
+        const take = Math.min(5 - this.headerBytes, chunk.length);
+        chunk.copy(header, this.headerBytes, 0, take);
+        this.headerBytes += take;
+        offset = take;
+        if (this.headerBytes < 5) return;
+        this.start(header);
+      }
     }
     if (offset === chunk.length) return;
     const { length } = this;
@@ -72,10 +80,11 @@ export class MessageGather {
     return this.body ?? Buffer.alloc(0);
   }
 
-  private start(): void {
+  /** The header is complete (its 5 bytes first in `header`): check the length, reserve it. */
+  private start(header: Buffer): void {
     const { maxMessageBytes, path } = this.options;
-    if (this.header[0] !== 0) throw new GrpcError(GrpcStatus.UNIMPLEMENTED, "Received a compressed message: only identity encoding is supported");
-    const length = this.header.readUInt32BE(1);
+    if (header[0] !== 0) throw new GrpcError(GrpcStatus.UNIMPLEMENTED, "Received a compressed message: only identity encoding is supported");
+    const length = header.readUInt32BE(1);
     if (length > maxMessageBytes) throw new GrpcError(GrpcStatus.RESOURCE_EXHAUSTED, `Received message larger than max (${length} vs. ${maxMessageBytes})`);
     if (!this.options.reserve(length)) {
       throw new GrpcError(GrpcStatus.RESOURCE_EXHAUSTED, `Received more request bytes on one connection than it may hold (calls of ${path} unfinished)`);

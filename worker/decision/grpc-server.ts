@@ -192,6 +192,91 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
     return admit?.(path, headers) ?? null;
   }
 
+  /**
+   * Calls whose message ended in this event-loop turn, started together in its check phase: after
+   * everything the sockets held has been read, so a call the client reset (RST_STREAM) in the same
+   * read is not handled, so not decided — nobody would read the answer, and a decision charges the
+   * key. (node:http2 emits 'end' before it processes a RST_STREAM that follows in the same read.)
+   * Their decisions still share one store call: the store flushes in the next check phase
+   * (lib/store/redis/coalescer.ts). One setImmediate per turn, not per call.
+   */
+  let ready: IncomingCall[] = [];
+  function startReady(): void {
+    const calls = ready;
+    ready = [];
+    for (const call of calls) {
+      const { stream } = call;
+      if (stream.destroyed || stream.closed || stream.aborted) continue;
+      void run(stream, call.handler, { headers: call.headers, message: call.message! }, call.clientDeadlineMs);
+    }
+  }
+
+  /** A call between its headers and the end of its message: gathered within the limits, timed by the sweep. */
+  class IncomingCall implements TimedCall {
+    /** The server's call timeout (set by the sweeper). */
+    deadlineMs = 0;
+    message: Buffer | null = null;
+    private done = false;
+    private readonly gather: MessageGather;
+
+    constructor(
+      readonly stream: http2.ServerHttp2Stream,
+      readonly headers: http2.IncomingHttpHeaders,
+      readonly handler: UnaryHandler,
+      /** The client's own grpc-timeout deadline (performance.now() time, Infinity without one). */
+      readonly clientDeadlineMs: number,
+      private readonly session: SessionState | undefined,
+      path: string,
+    ) {
+      this.gather = new MessageGather({ maxMessageBytes, path, reserve: (bytes) => this.reserve(bytes) });
+      sweeper.addCall(this);
+      stream.on("data", this.onData);
+      stream.once("end", this.onEnd);
+    }
+
+    expire(): void {
+      this.finish(new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, `Call not completed within the server's call timeout (${limits.callTimeoutMs} ms)`));
+    }
+
+    /** The call leaves the limits' books: refused (with `error`), complete, or gone. */
+    finish(error?: GrpcError): void {
+      if (this.done) return;
+      this.done = true;
+      sweeper.removeCall(this);
+      if (this.session) this.session.reservedBytes -= this.gather.reservedBytes;
+      this.stream.off("data", this.onData);
+      if (error) respondStatus(this.stream, error.code, error.details);
+    }
+
+    private reserve(bytes: number): boolean {
+      const { session } = this;
+      if (!session) return true;
+      if (session.reservedBytes + bytes > limits.maxSessionBytes) return false;
+      session.reservedBytes += bytes;
+      return true;
+    }
+
+    private readonly onData = (chunk: Buffer): void => {
+      try {
+        this.gather.push(chunk);
+      } catch (error) {
+        this.finish(error instanceof GrpcError ? error : new GrpcError(GrpcStatus.INTERNAL, "internal error"));
+      }
+    };
+
+    private readonly onEnd = (): void => {
+      if (this.done) return;
+      try {
+        this.message = this.gather.finish();
+      } catch (error) {
+        return this.finish(error instanceof GrpcError ? error : new GrpcError(GrpcStatus.INTERNAL, "internal error"));
+      }
+      this.finish();
+      if (ready.length === 0) setImmediate(startReady);
+      ready.push(this);
+    };
+  }
+
   server.on("stream", (stream, headers) => {
     // A stream's errors (the client reset it) mean nobody is listening any more.
     stream.on("error", () => undefined);
@@ -199,10 +284,12 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
     if (session) {
       session.openCalls++;
       session.idleSinceMs = null;
-      stream.once("close", () => {
-        if (--session.openCalls === 0) session.idleSinceMs = performance.now();
-      });
     }
+    let call: IncomingCall | null = null;
+    stream.once("close", () => {
+      call?.finish();
+      if (session && --session.openCalls === 0) session.idleSinceMs = performance.now();
+    });
     const path = headers[":path"] ?? "";
     const refusal = refusalOf(headers, path);
     if (refusal === 415) {
@@ -211,67 +298,10 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
       return;
     }
     if (refusal) return respondStatus(stream, refusal.code, refusal.details);
-    const handler = methods.get(path)!;
     const deadlineMs = deadlineOf(headers["grpc-timeout"], performance.now());
     if (deadlineMs === null) return respondStatus(stream, GrpcStatus.INTERNAL, `Invalid grpc-timeout value "${String(headers["grpc-timeout"])}"`);
-    receive(stream, headers, path, handler, deadlineMs, session);
+    call = new IncomingCall(stream, headers, methods.get(path)!, deadlineMs, session, path);
   });
-
-  /** Gathers the call's message within the limits, then runs its handler, unless the client gave up first. */
-  function receive(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, path: string, handler: UnaryHandler, deadlineMs: number, session: SessionState | undefined): void {
-    let done = false;
-    const gather = new MessageGather({
-      maxMessageBytes,
-      path,
-      reserve(bytes) {
-        if (!session) return true;
-        if (session.reservedBytes + bytes > limits.maxSessionBytes) return false;
-        session.reservedBytes += bytes;
-        return true;
-      },
-    });
-    const timed: TimedCall = sweeper.addCall({
-      expire: () => finish(new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, `Call not completed within the server's call timeout (${limits.callTimeoutMs} ms)`)),
-    });
-    /** The call leaves the limits' books: refused (with `error`), handed to its handler, or gone. */
-    function finish(error?: GrpcError): void {
-      if (done) return;
-      done = true;
-      sweeper.removeCall(timed);
-      if (session) session.reservedBytes -= gather.reservedBytes;
-      stream.off("data", onData);
-      if (error) respondStatus(stream, error.code, error.details);
-    }
-    function onData(chunk: Buffer): void {
-      try {
-        gather.push(chunk);
-      } catch (error) {
-        finish(error instanceof GrpcError ? error : new GrpcError(GrpcStatus.INTERNAL, "internal error"));
-      }
-    }
-    stream.on("data", onData);
-    stream.once("close", () => finish());
-    stream.once("end", () => {
-      if (done) return;
-      let message: Buffer;
-      try {
-        message = gather.finish();
-      } catch (error) {
-        return finish(error instanceof GrpcError ? error : new GrpcError(GrpcStatus.INTERNAL, "internal error"));
-      }
-      finish();
-      // The handler starts in the check phase of this event-loop turn, after everything the
-      // socket held has been read: a call the client reset (RST_STREAM) in the same read is not
-      // handled, so not decided (nobody would read the answer, and a decision charges the key).
-      // node:http2 emits 'end' before it processes a RST_STREAM that follows in the same read.
-      // The decisions this starts still share one store call: the store flushes in the next
-      // check phase (lib/store/redis/coalescer.ts).
-      setImmediate(() => {
-        if (stream.destroyed || stream.closed || stream.aborted) return;
-        void run(stream, handler, { headers, message }, deadlineMs);
-      });
-    });
-  }
 
   return {
     server,
