@@ -6,12 +6,13 @@
  * CPU measured, are in grpc-abuse.int.test.ts.
  */
 import http2 from "node:http2";
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../lib/log";
 import { grpcPrefix, RawH2 } from "../../test/h2-raw";
 import { createUnaryGrpcServer, GrpcError, GrpcStatus, type GrpcLimits, type UnaryGrpcServer } from "./grpc-server";
 
-const LIMITS: GrpcLimits = { maxStreams: 8, maxSessionBytes: 100_000, callTimeoutMs: 300, idleTimeoutMs: 500 };
+const LIMITS: GrpcLimits = { maxStreams: 8, maxSessionBytes: 100_000, callTimeoutMs: 300, idleTimeoutMs: 1_000 };
 const framed = (message: Buffer) => Buffer.concat([grpcPrefix(message.length), message]);
 
 let s: UnaryGrpcServer;
@@ -202,6 +203,18 @@ describe("the gRPC server's limits per connection", () => {
     });
     expect(closedAtMs - started).toBeGreaterThanOrEqual(LIMITS.idleTimeoutMs - 5);
     expect(closedAtMs - started).toBeLessThan(LIMITS.idleTimeoutMs + 2_000);
+  });
+  it("closes a connection that never sends a byte, or stops after the preface, at the idle timeout", async () => {
+    const [host, port] = address.split(":");
+    for (const send of ["", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"]) {
+      const started = performance.now();
+      const socket = net.connect(Number(port), host!, () => void (send && socket.write(send)));
+      socket.on("data", () => undefined);
+      socket.on("error", () => undefined);
+      await new Promise((resolve) => socket.once("close", resolve));
+      expect(performance.now() - started).toBeGreaterThanOrEqual(LIMITS.idleTimeoutMs - 5);
+      expect(performance.now() - started).toBeLessThan(LIMITS.idleTimeoutMs + 2_000);
+    }
   });
 });
 
