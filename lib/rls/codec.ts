@@ -49,11 +49,7 @@ class Reader {
     this.pos = start;
   }
 
-  /**
-   * A varint as a number: exact up to 2^53, the nearest double above (protobufjs with `longs:
-   * Number` does the same). Rounding is monotonic, so comparing the result with a bound below 2^53
-   * (uint32's) is exact. At most 10 bytes and 64 bits: the 10th byte may only hold bit 63.
-   */
+  /** A varint (at most 10 bytes, 64 bits) as a number: exact up to 2^53, above it the nearest double, as protobufjs with `longs: Number`. */
   varint(): number {
     const { buf, end } = this;
     let result = 0;
@@ -70,9 +66,8 @@ class Reader {
   }
 
   /**
-   * A uint32 field, exactly. A varint above 2^32−1 is refused, not cut to its low 32 bits as some
-   * protobuf readers do nor rounded through a double: a `hits_addend` of 2^64−1 must not become a
-   * cost of 0 (DESIGN "Hostile clients": outside uint32 is INVALID_ARGUMENT).
+   * A uint32 field, exactly: a varint above 2^32−1 is refused, never cut to its low 32 bits (a
+   * `hits_addend` of 2^64−1 became a cost of 0, #30.8). Rounding above 2^53 is monotonic, so the comparison is exact.
    */
   uint32(field: string): number {
     const value = this.varint();

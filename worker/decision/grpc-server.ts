@@ -127,6 +127,7 @@ function deadlineOf(header: string | string[] | undefined, nowMs: number): numbe
 
 /** The content types of gRPC with protobuf messages (PROTOCOL-HTTP2.md: `application/grpc` [`+proto`]), parameters aside. */
 function isGrpcProto(contentType: string | undefined): boolean {
+  if (contentType === "application/grpc") return true;
   if (typeof contentType !== "string") return false;
   const semicolon = contentType.indexOf(";");
   const type = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
