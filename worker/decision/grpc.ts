@@ -31,9 +31,9 @@ import { NotReadyError, type DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
 import { errorMessage, type Logger } from "../../lib/log";
 import { decodeHealthCheckRequest, decodeRateLimitRequest, encodeHealthCheckResponse, encodeRateLimitResponse, ProtoDecodeError } from "../../lib/rls/codec";
-import type { GrpcLimits } from "../../lib/net/grpc-limits";
 import { descriptorToken, planRateLimit, rateLimitResponse } from "../../lib/rls/mapping";
 import { HEALTH_SERVICE, RLS_SERVICE, type RlsRequestMessage } from "../../lib/rls/messages";
+import type { GrpcLimits } from "../../lib/net/grpc-limits";
 import { createUnaryGrpcServer, GRPC_STATUS_NAMES, GrpcError, GrpcStatus, type GrpcStatusCode, type UnaryAnswer, type UnaryCall, type UnaryGrpcServer, type UnaryHandler } from "./grpc-server";
 
 /** The same bound as an HTTP body (64 KiB): larger messages get RESOURCE_EXHAUSTED before they are read. */
