@@ -21,13 +21,16 @@ function Status({ result }: { result: ActionResult<unknown> | null }) {
 export function CreateUserForm({ create }: { create: Act }) {
   const [form, setForm] = useState({ email: "", name: "", password: "", role: "product" });
   const [result, setResult] = useState<ActionResult | null>(null);
+  /** What was sent: a field's refusal ("email already in use") shows only while the field still holds it. */
+  const [sent, setSent] = useState(form);
   const [pending, start] = useTransition();
-  const err = (f: string) => (result && !result.ok ? result.issues?.find((i) => i.path === f)?.message : undefined);
+  const err = (f: keyof typeof form) => (result && !result.ok && form[f] === sent[f] ? result.issues?.find((i) => i.path === f)?.message : undefined);
   return (
     <form
       className="card grid grid-cols-1 items-end gap-3 md:grid-cols-5"
       onSubmit={(e) => {
         e.preventDefault();
+        setSent(form);
         start(async () => {
           const r = await create(form);
           setResult(r);
