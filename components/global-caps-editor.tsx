@@ -1,5 +1,5 @@
 "use client";
-import { plainMessage } from "@/lib/plain-messages";
+import { plainMessage } from "@/lib/policy/plain-messages";
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
 import { globalCapSchema } from "@/lib/policy/policy-file";

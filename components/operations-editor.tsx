@@ -1,5 +1,5 @@
 "use client";
-import { plainMessage } from "@/lib/plain-messages";
+import { plainMessage } from "@/lib/policy/plain-messages";
 import { useMemo, useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
 import { compileRoutes, resolveOperationName } from "@/lib/policy/match";

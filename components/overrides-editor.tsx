@@ -1,7 +1,7 @@
 "use client";
 import { useState, useTransition } from "react";
 import { FIELD_WORDS, inFormTerms } from "./override-messages";
-import { plainMessage } from "@/lib/plain-messages";
+import { plainMessage } from "@/lib/policy/plain-messages";
 import type { ActionResult } from "@/lib/errors";
 import { useUnsavedChanges } from "./use-unsaved-changes";
 import { overrideSchema } from "@/lib/policy/policy-file";

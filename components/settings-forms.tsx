@@ -212,7 +212,7 @@ export function TokensPanel({
         onSubmit={(e) => {
           e.preventDefault();
           start(async () => {
-            const r = await create({ kind, name: name || undefined, role: kind === "admin" ? role : undefined });
+            const r = await create({ kind, name, role: kind === "admin" ? role : undefined });
             setResult(r);
             if (r.ok && r.data) {
               setShown(r.data);

@@ -4,7 +4,7 @@
  * now, computed by the same pure function the decision path uses), the notification thresholds,
  * and every quota notification with its delivery status and a re-send.
  */
-import { issueInWords } from "@/lib/plain-messages";
+import { issueInWords } from "@/lib/policy/plain-messages";
 import { useMemo, useState, useTransition } from "react";
 import { billingPeriod } from "@/lib/policy/billing-period";
 import { isKnownTimeZone } from "@/lib/policy/zoned-time";

@@ -1,5 +1,5 @@
 "use client";
-import { issueInWords } from "@/lib/plain-messages";
+import { issueInWords } from "@/lib/policy/plain-messages";
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
 

@@ -11,7 +11,7 @@ import { limitSchema, quotaSchema, tierSchema } from "@/lib/policy/policy-file";
 import { ALGORITHMS, MODES, OVERAGES, PERIODS, SCOPES } from "@/lib/policy/types";
 import type { ActionResult } from "@/lib/errors";
 import { describeLimit, describeQuota, type LimitDraft } from "./limit-sentence";
-import { plainMessage } from "@/lib/plain-messages";
+import { plainMessage } from "@/lib/policy/plain-messages";
 import { limitLabel } from "@/lib/policy/labels";
 import { parseDurationMs } from "@/lib/policy/duration";
 

@@ -56,10 +56,10 @@ export async function unlockUserAction(input: unknown): Promise<ActionResult> {
 /** Creates a service or admin token; the plaintext is in the result once. */
 export async function createTokenAction(input: unknown): Promise<ActionResult<{ token: string; name: string }>> {
   return guardAction("tokens.manage", async (principal) => {
-    const p = z.strictObject({ kind: z.enum(["service", "admin"]), name: z.string().trim().max(100).optional(), role: z.enum(ROLES).optional() }).safeParse(input);
+    const p = z.strictObject({ kind: z.enum(["service", "admin"]), name: z.string().max(200), role: z.enum(ROLES).optional() }).safeParse(input);
     if (!p.success) return malformed(p.error);
     const r = await actionResult(
-      () => createApiToken({ db: db(), redis: appRedis() }, { kind: p.data.kind, name: p.data.name || undefined, role: p.data.kind === "admin" ? p.data.role : undefined }, actorOf(principal)),
+      () => createApiToken({ db: db(), redis: appRedis() }, { kind: p.data.kind, name: p.data.name, role: p.data.kind === "admin" ? p.data.role : undefined }, actorOf(principal)),
       (t) => ({ message: `Token ${t.name} created.`, data: { token: t.token, name: t.name } }),
     );
     revalidatePath("/settings");

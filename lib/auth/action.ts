@@ -5,7 +5,7 @@
  */
 import { headers } from "next/headers";
 import { actionFailure, type ActionResult, type FieldIssue } from "../errors";
-import { issueInWords, plainMessage } from "../plain-messages";
+import { issueInWords, plainMessage } from "../policy/plain-messages";
 import { actionOriginRefusal } from "./origin";
 import type { Action } from "./permissions";
 import { AuthError, type Principal } from "./require-role";

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { parseDurationMs } from "../policy/duration";
-import { issueInWords } from "../plain-messages";
+import { issueInWords } from "../policy/plain-messages";
 
 export const DEFAULT_REPLAY_DAYS = 7;
 export const MAX_REPLAY_DAYS = 30;
