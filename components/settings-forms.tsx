@@ -1,7 +1,7 @@
 "use client";
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
-import { FAILURE_MODES, ROLES } from "@/lib/policy/types";
+import { ROLES } from "@/lib/policy/types";
 import type { Column } from "./data-table";
 import { ShownOnce } from "./keys-panel";
 import { SortableDataTable } from "./sortable-data-table";
@@ -313,35 +313,3 @@ export function TokensPanel({
   );
 }
 
-export function FailureModeForm({ current, canSet, save }: { current: string; canSet: boolean; save: Act }) {
-  const [mode, setMode] = useState(current);
-  const [result, setResult] = useState<ActionResult | null>(null);
-  const [pending, start] = useTransition();
-  return (
-    <form
-      className="card flex flex-wrap items-end gap-3"
-      onSubmit={(e) => {
-        e.preventDefault();
-        start(async () => setResult(await save({ failureMode: mode })));
-      }}
-    >
-      <div>
-        <label className="label" htmlFor="default-failure-mode">
-          Default failure mode
-        </label>
-        <select id="default-failure-mode" className="input w-40" value={mode} disabled={!canSet} onChange={(e) => setMode(e.target.value)}>
-          {FAILURE_MODES.map((m) => (
-            <option key={m}>{m}</option>
-          ))}
-        </select>
-      </div>
-      <p className="max-w-lg text-xs text-slate-600">open: allow and mark degraded · closed: deny with 503 · local: each decision server enforces its share of the limit. Operations may override it.</p>
-      {canSet && (
-        <button className="btn-primary" type="submit" disabled={pending || mode === current}>
-          {pending ? "Saving…" : "Save"}
-        </button>
-      )}
-      <Status result={result} />
-    </form>
-  );
-}
