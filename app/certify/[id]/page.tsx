@@ -68,7 +68,10 @@ export default async function CertificationPage({ params }: { params: Promise<{ 
                 <td>{x.expected}</td>
                 <td>{x.measured}</td>
                 <td className="font-mono">{x.source}</td>
-                <td className="text-slate-600">{x.note ?? ""}</td>
+                <td className="text-slate-600">
+                  {x.note ?? ""}
+                  {x.remedy && <span className="block font-medium text-slate-900" data-testid="certification-remedy">Remedy: {x.remedy}</span>}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -79,4 +79,17 @@ describe("the certification plan", () => {
     expect(formatReportHtml(report)).toContain("Not certified: 4 not verified");
     expect(verdictText({ ...report, passed: true, results: [report.results[0]!] })).toBe("Certified: all 1 requirement checks passed.");
   });
+
+  it("a failed accuracy requirement names the remedy it measured, in the text, the HTML and the JSON (#29.8)", () => {
+    const report: CertificationReport = {
+      version: 5, checksum: "c".repeat(64), mode: "ephemeral", target: null, instances: 1, startedAt: "2026-12-03T00:00:00.000Z", durationMs: 3_000, passed: false,
+      results: [
+        { requirement: "accuracy", subject: "free-api_key", source: "requirements.limits[0]", expected: "within 5.0% of an exact log at 1.6× the limit", measured: "57 admitted vs 52 by the exact log (9.6%), windows 2–10", status: "fail", remedy: "precision: 6 (3.9% on the same arrivals; as is 11.8%)" },
+      ],
+      scaled: [], notes: [],
+    };
+    expect(formatReportText(report)).toContain("(9.6%), windows 2–10; required by requirements.limits[0]; remedy: precision: 6 (3.9% on the same arrivals; as is 11.8%)");
+    expect(formatReportHtml(report)).toContain("Remedy: precision: 6");
+    expect(JSON.parse(JSON.stringify(report)).results[0].remedy).toBe("precision: 6 (3.9% on the same arrivals; as is 11.8%)");
+  });
 });

@@ -29,6 +29,8 @@ export interface RequirementResult {
   status: ResultStatus;
   /** Scaling, caveats. */
   note?: string;
+  /** A failed requirement: the change that would meet it, as measured (an accuracy failure: `precision: 6 (…)`). */
+  remedy?: string;
 }
 
 export interface CertificationReport {
@@ -74,7 +76,7 @@ export function formatReportText(report: CertificationReport): string {
   const s = summarize(report.results);
   const lines: string[] = [];
   for (const r of report.results.filter((x) => x.status !== "pass")) {
-    lines.push(`${r.status === "fail" ? "FAIL" : "NOT VERIFIED"}  ${r.requirement} (${REQUIREMENT_TITLES[r.requirement]}) — ${r.subject}: expected ${r.expected}, measured ${r.measured}; required by ${r.source}${r.note ? ` (${r.note})` : ""}`);
+    lines.push(`${r.status === "fail" ? "FAIL" : "NOT VERIFIED"}  ${r.requirement} (${REQUIREMENT_TITLES[r.requirement]}) — ${r.subject}: expected ${r.expected}, measured ${r.measured}; required by ${r.source}${r.note ? ` (${r.note})` : ""}${r.remedy ? `; remedy: ${r.remedy}` : ""}`);
   }
   lines.push(
     `${verdictText(report)} Policy v${report.version}: ${s.pass} passed, ${s.fail} failed, ${s.not_verified} not verified, in ${(report.durationMs / 1000).toFixed(1)} s (${report.mode}${report.target ? ` ${report.target}` : ""}, ${report.instances} instance${report.instances === 1 ? "" : "s"})`,
@@ -89,7 +91,7 @@ export function formatReportHtml(report: CertificationReport): string {
   const rows = report.results
     .map(
       (r) =>
-        `<tr class="${r.status}"><td>${esc(r.status === "not_verified" ? "not verified" : r.status)}</td><td>${esc(REQUIREMENT_TITLES[r.requirement])}</td><td>${esc(r.subject)}</td><td>${esc(r.expected)}</td><td>${esc(r.measured)}</td><td>${esc(r.source)}</td><td>${esc(r.note ?? "")}</td></tr>`,
+        `<tr class="${r.status}"><td>${esc(r.status === "not_verified" ? "not verified" : r.status)}</td><td>${esc(REQUIREMENT_TITLES[r.requirement])}</td><td>${esc(r.subject)}</td><td>${esc(r.expected)}</td><td>${esc(r.measured)}</td><td>${esc(r.source)}</td><td>${esc([r.note, r.remedy ? `Remedy: ${r.remedy}` : ""].filter(Boolean).join(" "))}</td></tr>`,
     )
     .join("\n");
   const scaled = report.scaled.map((x) => `<li>${esc(x.subject)}: ${esc(x.from)} certified as ${esc(x.to)}</li>`).join("");
