@@ -46,6 +46,8 @@ export interface DecisionServerOptions {
   httpLimits?: Partial<HttpLimits>;
   /** Forward-auth's client address (SLUICE_CLIENT_ADDRESS_HEADER, SLUICE_TRUSTED_PROXY_HOPS, SLUICE_TRUSTED_PROXIES); default X-Real-IP when present else X-Forwarded-For, no hops. */
   clientAddressRules?: ClientAddressRules;
+  /** How often the service tokens accepted are written as "last used" (default 60 s; tests set less). */
+  tokenUseFlushMs?: number;
   /** How often denials are written, one line per reason (default 10 s; lib/decision/denial-log.ts). */
   denialLogMs?: number;
   /**
