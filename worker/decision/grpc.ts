@@ -30,6 +30,8 @@ import { NotReadyError, type DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
 import { errorMessage, type Logger } from "../../lib/log";
 import { decodeHealthCheckRequest, decodeRateLimitRequest, encodeHealthCheckResponse, encodeRateLimitResponse, ProtoDecodeError } from "../../lib/rls/codec";
+import type { EnvoyDecider } from "../../lib/decision/envoy";
+import { envoyRlsResponse } from "../../lib/rls/envoy-domains";
 import { descriptorToken, planRateLimit, rateLimitResponse } from "../../lib/rls/mapping";
 import { HEALTH_SERVICE, RLS_SERVICE, type RlsRequestMessage } from "../../lib/rls/protos";
 import { createUnaryGrpcServer, GRPC_STATUS_NAMES, GrpcError, GrpcStatus, type GrpcStatusCode, type UnaryAnswer, type UnaryCall, type UnaryGrpcServer, type UnaryHandler } from "./grpc-server";
@@ -42,8 +44,10 @@ const DRAIN_MS = 10_000;
 export interface DecisionGrpcDeps {
   engine: { decide(request: DecisionRequest): Promise<DecisionAnswer>; release(leaseId: string): Promise<boolean> };
   tokens: { accepts(token: string | undefined): boolean };
-  /** SLUICE_RLS_DOMAIN: the only `domain` answered. */
+  /** SLUICE_RLS_DOMAIN: the `domain` whose descriptors carry Sluice's own keys (api_key, tenant, operation…). */
   domain: string;
+  /** Every other `domain`: the policy's `rateLimitService` section (lib/decision/envoy.ts); absent: refused. */
+  envoy?: Pick<EnvoyDecider, "decide">;
   /** Whether decisions can be made (a policy is loaded and the store answers): the health answer. */
   readiness: () => { ready: boolean };
   metrics: DecisionMetrics;
@@ -111,6 +115,7 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
     if (!tokens.accepts(tokenOf(call.headers) ?? descriptorToken(request))) {
       return refuse(GrpcStatus.UNAUTHENTICATED, "missing or wrong service token: send `authorization: Bearer <token>` or `x-sluice-token` in the metadata");
     }
+    if (deps.envoy && request.domain !== domain) return envoyDomain(deps.envoy, request, call);
     const plan = planRateLimit(request, { domain });
     if (!plan.ok) return refuse(GrpcStatus.INVALID_ARGUMENT, plan.error.message);
     let answers: DecisionAnswer[];
@@ -128,6 +133,23 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
     for (const lease of leasesToRelease) void engine.release(lease).catch(() => undefined);
     count(GrpcStatus.OK, response.overall_code);
     // Like /v1/check's Server-Timing: how long the decisions took, store call included.
+    return { framed: encodeRateLimitResponse(response), trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
+  }
+
+  /** A domain of the policy's `rateLimitService` section (or one it does not know): answered as envoyproxy/ratelimit does. */
+  async function envoyDomain(envoy: Pick<EnvoyDecider, "decide">, request: RlsRequestMessage, call: UnaryCall): Promise<UnaryAnswer> {
+    const started = performance.now();
+    let decision: Awaited<ReturnType<EnvoyDecider["decide"]>>;
+    try {
+      decision = await envoy.decide(request);
+    } catch (error) {
+      if (error instanceof NotReadyError) return refuse(GrpcStatus.UNAVAILABLE, "no policy loaded yet");
+      logger.error({ reqId: requestIdOf(call.headers), err: errorMessage(error) }, "internal error in ShouldRateLimit");
+      return refuse(GrpcStatus.INTERNAL, "internal error");
+    }
+    if (!decision.ok) return refuse(GrpcStatus.INVALID_ARGUMENT, decision.error.message);
+    const response = envoyRlsResponse(decision.decided);
+    count(GrpcStatus.OK, response.overall_code);
     return { framed: encodeRateLimitResponse(response), trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
   }
 

@@ -3,6 +3,7 @@ import type { SluiceMode } from "../../lib/env";
 import type { ClientAddressRules } from "../../lib/decision/client-address";
 import type { HttpLimits, HttpServerKind } from "../../lib/net/http-server";
 import type { Logger } from "../../lib/log";
+import type { EnvoyCounterStore } from "../../lib/store/envoy";
 import type { CounterStore } from "../../lib/store/types";
 import type { Registry } from "prom-client";
 
@@ -11,7 +12,7 @@ export interface DecisionServerOptions {
   host: string;
   /** The gRPC rate limit service's port on `host` (Envoy RLS, worker/decision/grpc.ts); 0 or absent: not served. */
   grpcPort?: number;
-  /** The one `domain` the rate limit service answers (default `sluice`). */
+  /** The rate limit service's `domain` of Sluice's own descriptor keys (default `sluice`); every other domain is the policy's `rateLimitService`. */
   rlsDomain?: string;
   /** `redis` (default) or `single-node` (no Redis; needs databaseUrl). */
   mode?: SluiceMode;
@@ -33,6 +34,8 @@ export interface DecisionServerOptions {
   accuracySample?: number;
   /** Store override (tests); default the Redis store (single-node: the in-process store). */
   store?: CounterStore;
+  /** The `rateLimitService` fixed-window counters' override (tests: a test clock); default as `store`. */
+  envoyCounters?: EnvoyCounterStore;
   /** Default: createLogger("decision") (lib/log.ts). */
   logger?: Logger;
   /** The HTTP/1.1 server (SLUICE_HTTP_SERVER; default `http1`, the hand-written one; `node`: node:http). */

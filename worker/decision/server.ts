@@ -21,6 +21,9 @@ import type { HttpServerKind } from "../../lib/net/http-server";
 import { accuracyTolerances } from "../../lib/policy/requirements";
 import { createLogger } from "../../lib/log";
 import { createMemoryStore } from "../../lib/store/memory";
+import { createMemoryEnvoyCounters } from "../../lib/store/memory-envoy";
+import { EnvoyDecider } from "../../lib/decision/envoy";
+import { currentEnv } from "../../lib/env";
 import type { Backend, BackendContext } from "./backend";
 import { createDecisionGrpc } from "./grpc";
 import { createDecisionHttp } from "./http";
@@ -99,6 +102,22 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     accuracySample,
   });
 
+  // The policy's `rateLimitService` domains: their fixed window in one script, Sluice's algorithms in the same store.
+  const envoy = new EnvoyDecider({
+    policy: backend.currentPolicy,
+    counters: backend.envoyCounters,
+    store: backend.store,
+    localCounters: createMemoryEnvoyCounters(() => engine.storeNowMs()),
+    localStore,
+    instances: options.instances,
+    storeTimeoutMs: options.redisTimeoutMs,
+    breaker,
+    keyPrefix: currentEnv("SLUICE_REDIS_PREFIX"),
+    storeNowMs: () => engine.storeNowMs(),
+    metrics,
+    usage: backend.usage,
+  });
+
   const metricsText = options.joinMetrics?.(metrics.registry);
   const http = createDecisionHttp({
     engine,
@@ -113,7 +132,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     httpLimits: options.httpLimits,
   });
   const grpc = options.grpcPort
-    ? createDecisionGrpc({ engine, tokens, domain: options.rlsDomain ?? "sluice", readiness: () => backend.readiness(), metrics, logger })
+    ? createDecisionGrpc({ engine, envoy, tokens, domain: options.rlsDomain ?? "sluice", readiness: () => backend.readiness(), metrics, logger })
     : null;
 
   await backend.start();

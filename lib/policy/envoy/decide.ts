@@ -24,6 +24,8 @@ import { envoyDomainIndex, matchEnvoyDescriptor, overrideMetricKey, type EnvoyEn
 import { parseEnvoyUnit, UNIT_SECONDS, type ReportedUnit } from "./units";
 
 export const UINT32_MAX = 4_294_967_295;
+/** Descriptors one call may carry (theirs has no bound; Sluice's own domain has the same one): one script call counts them all. */
+export const MAX_ENVOY_DESCRIPTORS = 100;
 
 /** A RateLimitRequest as the gRPC handler decodes it (snake_case; lib/rls/protos.ts RlsRequestMessage has this shape). */
 export interface EnvoyRequestDescriptor {
@@ -109,6 +111,7 @@ export function planEnvoyRequest(service: CompiledEnvoyService | undefined, requ
   if (domain === "") return invalid("domain", "rate limit domain must not be empty");
   const descriptors = request.descriptors ?? [];
   if (descriptors.length === 0) return invalid("descriptors", "rate limit descriptor list must not be empty");
+  if (descriptors.length > MAX_ENVOY_DESCRIPTORS) return invalid("descriptors", `at most ${MAX_ENVOY_DESCRIPTORS} descriptors`);
   const requestHits = request.hits_addend ?? 0;
   if (!isCount(requestHits)) return invalid("hits_addend", `expected an integer from 0 to ${UINT32_MAX}`);
 
@@ -174,7 +177,9 @@ export type EnvoyCount =
   /** Their fixed window: the counter after INCRBY of the hits. */
   | { counting: "envoy"; after: number }
   /** A Sluice algorithm's outcome for the hits (evaluated in reject mode; shadow is applied here). */
-  | { counting: "sluice"; outcome: LimitOutcome };
+  | { counting: "sluice"; outcome: LimitOutcome }
+  /** Nothing counted: the store did not answer in time and the rule's failure mode answers (open: OK; closed: OVER_LIMIT). */
+  | { counting: "unavailable"; failureMode: "open" | "closed" };
 
 export type EnvoyCode = "OK" | "OVER_LIMIT";
 
@@ -200,12 +205,18 @@ const clampCount = (n: number) => Math.max(0, Math.min(UINT32_MAX, Math.floor(n)
 
 /** Whether the rule is over its limit after this count (before shadow mode turns the answer OK). */
 function isOver(p: EnvoyLimitPlan, count: EnvoyCount): boolean {
-  return count.counting === "envoy" ? count.after > p.rule.requestsPerUnit : !count.outcome.allowed;
+  if (count.counting === "envoy") return count.after > p.rule.requestsPerUnit;
+  if (count.counting === "unavailable") return count.failureMode === "closed";
+  return !count.outcome.allowed;
 }
 
 function limitStatus(p: EnvoyLimitPlan, count: EnvoyCount, nowMs: number): EnvoyStatus {
   const rule = p.rule;
   const over = isOver(p, count);
+  const code: EnvoyCode = over && !p.shadowMode ? "OVER_LIMIT" : "OK";
+  const currentLimit = { name: rule.name, requests_per_unit: rule.requestsPerUnit, unit: rule.unit };
+  // Nothing was counted: nothing to say of what remains or when it resets.
+  if (count.counting === "unavailable") return { code, current_limit: currentLimit, limit_remaining: 0 };
   let remaining: number;
   let resetSeconds: number;
   if (count.counting === "envoy") {
@@ -217,8 +228,8 @@ function limitStatus(p: EnvoyLimitPlan, count: EnvoyCount, nowMs: number): Envoy
     resetSeconds = Math.max(0, Math.ceil((count.outcome.resetAtMs - nowMs) / 1000));
   }
   return {
-    code: over && !p.shadowMode ? "OVER_LIMIT" : "OK",
-    current_limit: { name: rule.name, requests_per_unit: rule.requestsPerUnit, unit: rule.unit },
+    code,
+    current_limit: currentLimit,
     limit_remaining: remaining,
     duration_until_reset: { seconds: resetSeconds },
   };
@@ -251,15 +262,17 @@ export function envoyResponse(plan: EnvoyPlan, counts: readonly (EnvoyCount | nu
 
 /**
  * What each descriptor came to, for usage and metrics (a domain and the rule's metric key stand
- * where tenant and limit stand): `shadow_denied` is over the limit in shadow mode, answered OK.
+ * where tenant and limit stand): `shadow_denied` is over the limit in shadow mode, answered OK;
+ * `degraded` passed without the store (failure mode open), `unavailable` refused without it (closed).
  */
-export type EnvoyOutcome = "no_rule" | "unlimited" | "replaced" | "allowed" | "denied" | "shadow_denied";
+export type EnvoyOutcome = "no_rule" | "unlimited" | "replaced" | "allowed" | "denied" | "shadow_denied" | "degraded" | "unavailable";
 
 export function envoyOutcomes(plan: EnvoyPlan, counts: readonly (EnvoyCount | null)[]): EnvoyOutcome[] {
   return plan.descriptors.map((p, i) => {
     if (p.kind === "none") return "no_rule";
     if (p.kind !== "limit") return p.kind;
     const count = counts[i];
+    if (count?.counting === "unavailable") return count.failureMode === "open" ? "degraded" : p.shadowMode ? "degraded" : "unavailable";
     if (!count || !isOver(p, count)) return "allowed";
     return p.shadowMode ? "shadow_denied" : "denied";
   });

@@ -1,0 +1,166 @@
+/**
+ * The policy's `rateLimitService` domains on a real decision server (in this process) over real
+ * gRPC, against a redis-server of this file's own (its command counts and its outage are ours):
+ * one script call per ShouldRateLimit whatever the number of descriptors, hash-tagged keys that
+ * expire with their window, Sluice's algorithms on a rule, unknown domains as theirs (or refused
+ * when the section says so), and each rule's failure mode when Redis cannot answer.
+ */
+import * as grpc from "@grpc/grpc-js";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testRedisPrefix } from "../../test/helpers";
+import { compileFixture, writeFixturePolicy } from "../../lib/decision/testing/fixture";
+import { createLogger } from "../../lib/log";
+import { freePort } from "../../lib/net/ports";
+import { type OwnRedis, startOwnRedis } from "../../lib/net/redis-server";
+import type { PolicyFileInput } from "../../lib/policy/policy-file";
+import { rlsClient, type RlsRequestMessage, type RlsResponseMessage } from "../../lib/rls/protos";
+import { startDecisionServer, type DecisionServer } from "./server";
+
+const TOKEN = "svc_envoy_int_0001";
+const BUDGET_MS = 150;
+
+function policy(version: number, unknownDomain: "ok" | "error" = "ok") {
+  const file = {
+    version: 1,
+    defaults: { failureMode: "open" },
+    operations: [],
+    tiers: [],
+    globalCaps: [],
+    tenants: [],
+    rateLimitService: {
+      unknownDomain,
+      domains: [
+        {
+          domain: "edge",
+          descriptors: [
+            { key: "open", rate_limit: { unit: "hour", requests_per_unit: 2 } },
+            { key: "closed", rate_limit: { unit: "hour", requests_per_unit: 2, failureMode: "closed" } },
+            { key: "local", rate_limit: { unit: "hour", requests_per_unit: 2, failureMode: "local" } },
+            { key: "sliding", rate_limit: { unit: "minute", requests_per_unit: 2, algorithm: "sliding_window_counter" } },
+          ],
+        },
+      ],
+    },
+  } as unknown as PolicyFileInput;
+  return compileFixture(file, version);
+}
+
+let own: OwnRedis;
+let redis: Redis;
+let server: DecisionServer;
+let client: ReturnType<typeof rlsClient>;
+
+beforeAll(async () => {
+  own = await startOwnRedis();
+  redis = new Redis(own.url);
+  await writeFixturePolicy(redis, policy(1));
+  server = await startDecisionServer({
+    port: 0,
+    host: "127.0.0.1",
+    grpcPort: await freePort(),
+    redisUrl: own.url,
+    redisTimeoutMs: BUDGET_MS,
+    pollMs: 100,
+    instances: 1,
+    serviceTokens: [TOKEN],
+    logger: createLogger("decision", { level: "error" }),
+  });
+  client = rlsClient(`127.0.0.1:${server.grpcPort}`);
+});
+
+afterAll(async () => {
+  client?.close();
+  await server?.close();
+  redis?.disconnect();
+  await own?.stop();
+});
+
+type Reply = { response?: RlsResponseMessage; error?: grpc.ServiceError };
+function call(request: RlsRequestMessage): Promise<Reply> {
+  const metadata = new grpc.Metadata();
+  metadata.set("authorization", `Bearer ${TOKEN}`);
+  return new Promise((resolve) => {
+    client.ShouldRateLimit(request, metadata, { deadline: Date.now() + 10_000 }, (error, response) => resolve(error ? { error } : { response }));
+  });
+}
+const edge = (...descriptors: [string, string][]): RlsRequestMessage => ({ domain: "edge", descriptors: descriptors.map(([key, value]) => ({ entries: [{ key, value }] })) });
+
+describe("rateLimitService domains on the decision server", () => {
+  it("counts every descriptor of a call in one script call, under hash-tagged keys that expire with their window", async () => {
+    await call(edge(["open", "warm"])); // loads the script
+    await redis.config("RESETSTAT");
+    const r = await call(edge(["open", "a"], ["closed", "a"], ["local", "a"]));
+    expect(r.response?.overall_code).toBe("OK");
+    expect(r.response?.statuses?.map((s) => [s.code, s.limit_remaining, s.current_limit?.unit])).toEqual([
+      ["OK", 1, "HOUR"],
+      ["OK", 1, "HOUR"],
+      ["OK", 1, "HOUR"],
+    ]);
+    const stats = await redis.info("commandstats");
+    expect(Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0)).toBe(1);
+    expect(/cmdstat_(eval|fcall):/.test(stats)).toBe(false);
+
+    const keys = (await redis.keys(`${testRedisPrefix()}{e:*`)).filter((k) => k.includes(":a}"));
+    expect(keys).toHaveLength(3);
+    const hourStart = Math.floor(Date.now() / 3_600_000) * 3_600;
+    for (const key of keys) {
+      // The hash tag is the whole counter (domain's rule and values); the window start follows it.
+      expect(key).toMatch(new RegExp(`^${testRedisPrefix()}\\{e:[0-9a-f]{16}:a\\}:(${hourStart}|${hourStart + 3_600})$`));
+      const ttl = await redis.ttl(key);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(3_601);
+    }
+  });
+
+  it("counts a rule that names a Sluice algorithm with that algorithm (a denied request consumes nothing)", async () => {
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push((await call(edge(["sliding", "s"]))).response);
+    expect(answers.map((a) => a?.statuses?.[0]?.code)).toEqual(["OK", "OK", "OVER_LIMIT", "OVER_LIMIT"]);
+    expect(answers[3]?.overall_code).toBe("OVER_LIMIT");
+    expect(answers[0]?.statuses?.[0]?.current_limit).toMatchObject({ requests_per_unit: 2, unit: "MINUTE" });
+    expect(Number(answers[3]?.statuses?.[0]?.duration_until_reset?.seconds ?? 0)).toBeGreaterThan(0);
+  });
+
+  it("answers a domain the policy does not know OK, as theirs; with unknownDomain: error, refuses it naming the domain", async () => {
+    const unknown: RlsRequestMessage = { domain: "nobody", descriptors: [{ entries: [{ key: "k", value: "v" }] }] };
+    expect((await call(unknown)).response).toMatchObject({ overall_code: "OK", statuses: [{ code: "OK" }] });
+    await writeFixturePolicy(redis, policy(2, "error"));
+    await until(() => server.policy.current?.version === 2);
+    const refused = await call(unknown);
+    expect(refused.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(refused.error?.details).toBe('domain: unknown domain "nobody"');
+    // The known domain keeps its counters across the publish (the rule ids did not change).
+    expect((await call(edge(["open", "a"]))).response?.statuses?.[0]?.limit_remaining).toBe(0);
+  });
+
+  it("answers each rule by its failure mode when Redis does not answer within the budget: open OK, closed OVER_LIMIT, local counted in process", async () => {
+    const pid = own.pid()!;
+    process.kill(pid, "SIGSTOP");
+    const replies: Record<string, Reply[]> = { open: [], closed: [], local: [] };
+    const started = performance.now();
+    try {
+      for (let i = 0; i < 3; i++) for (const key of ["open", "closed", "local"]) replies[key]!.push(await call(edge([key, "outage"])));
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    const elapsedMs = performance.now() - started;
+    for (const r of Object.values(replies).flat()) expect(r.error).toBeUndefined();
+    expect(replies.open!.map((r) => r.response?.overall_code)).toEqual(["OK", "OK", "OK"]);
+    expect(replies.closed!.map((r) => r.response?.overall_code)).toEqual(["OVER_LIMIT", "OVER_LIMIT", "OVER_LIMIT"]);
+    expect(replies.closed![0]!.response?.response_headers_to_add).toContainEqual({ key: "x-sluice-reason", value: "store_unavailable" });
+    // Local: this server's share of 2 per hour (one instance: all of it), counted here.
+    expect(replies.local!.map((r) => r.response?.statuses?.[0]?.code)).toEqual(["OK", "OK", "OVER_LIMIT"]);
+    expect(replies.local![0]!.response?.statuses?.[0]?.limit_remaining).toBe(1);
+    // Nine calls, none waiting much past its budget (closed waits 4 × it).
+    expect(elapsedMs).toBeLessThan(9 * 4 * BUDGET_MS + 2_000);
+  });
+});
+
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
