@@ -134,6 +134,42 @@ describe("rateLimitService domains on the decision server", () => {
     expect((await call(edge(["open", "a"]))).response?.statuses?.[0]?.limit_remaining).toBe(0);
   });
 
+  it("answers POST /json with the request and response as protobuf JSON, 429 when over the limit, the service token as on /v1/check", async () => {
+    const post = (body: unknown, token: string | null = TOKEN) =>
+      fetch(`http://127.0.0.1:${server.port}/json`, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+    const request = { domain: "edge", descriptors: [{ entries: [{ key: "open", value: "json" }] }, { entries: [{ key: "unknown", value: "x" }] }] };
+    const first = await post(request);
+    expect(first.status).toBe(200);
+    const hourEnd = (Math.floor(Date.now() / 3_600_000) + 1) * 3_600;
+    const body = (await first.json()) as { statuses: { durationUntilReset: string }[] };
+    expect(body).toEqual({
+      overallCode: "OK",
+      // Zero values left out, as protobuf JSON writes them: the second status is `code: OK`, 0 remaining, no limit.
+      statuses: [{ code: "OK", currentLimit: { requestsPerUnit: 2, unit: "HOUR" }, limitRemaining: 1, durationUntilReset: expect.stringMatching(/^\d+s$/) }, { code: "OK" }],
+    });
+    expect(Math.abs(Number.parseInt(body.statuses[0]!.durationUntilReset, 10) - (hourEnd - Math.floor(Date.now() / 1000)))).toBeLessThanOrEqual(2);
+    // The proto names work too (hits_addend), and the third unit of 2 is over.
+    const over = await post({ domain: "edge", hits_addend: 2, descriptors: [{ entries: [{ key: "open", value: "json" }] }] });
+    expect(over.status).toBe(429);
+    expect(await over.json()).toMatchObject({ overallCode: "OVER_LIMIT", statuses: [{ code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 2, unit: "HOUR" } }] });
+
+    expect((await post(request, null)).status).toBe(401);
+    expect((await post(request, "wrong")).status).toBe(401);
+    const bad: [unknown, string][] = [
+      [{ domain: "edge", descriptors: [{ entries: [{ kee: "open" }] }] }, "descriptors[0].entries[0].kee"],
+      [{ domain: "edge", hitsAddend: -1, descriptors: [{ entries: [{ key: "open", value: "v" }] }] }, "hitsAddend"],
+      [{ domain: "edge", descriptors: [{ entries: [{ key: "open", value: "v" }], limit: { requestsPerUnit: 1, unit: "FORTNIGHT" } }] }, "descriptors[0].limit.unit"],
+      [{ domain: "edge", descriptors: [] }, "descriptors"],
+      [{ descriptors: [{ entries: [{ key: "open", value: "v" }] }] }, "domain"],
+      [[1, 2], "(body)"],
+    ];
+    for (const [input, field] of bad) {
+      const r = await post(input);
+      expect(r.status, JSON.stringify(input)).toBe(400);
+      expect(await r.json()).toMatchObject({ error: { code: "invalid_request", field } });
+    }
+  });
+
   it("answers each rule by its failure mode when Redis does not answer within the budget: open OK, closed OVER_LIMIT, local counted in process", async () => {
     const pid = own.pid()!;
     process.kill(pid, "SIGSTOP");

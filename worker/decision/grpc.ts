@@ -26,14 +26,14 @@ import type { IncomingHttpHeaders } from "node:http2";
 import { Counter } from "prom-client";
 import { bearerToken } from "../../lib/auth/bearer";
 import type { DecisionAnswer } from "../../lib/decision/answer";
-import { NotReadyError, type DecisionRequest } from "../../lib/decision/engine";
+import type { DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
 import { errorMessage, type Logger } from "../../lib/log";
 import { decodeHealthCheckRequest, decodeRateLimitRequest, encodeHealthCheckResponse, encodeRateLimitResponse, ProtoDecodeError } from "../../lib/rls/codec";
 import type { EnvoyDecider } from "../../lib/decision/envoy";
-import { envoyRlsResponse } from "../../lib/rls/envoy-domains";
-import { descriptorToken, planRateLimit, rateLimitResponse } from "../../lib/rls/mapping";
+import { descriptorToken } from "../../lib/rls/mapping";
 import { HEALTH_SERVICE, RLS_SERVICE, type RlsRequestMessage } from "../../lib/rls/protos";
+import { createRlsAnswer, type RlsResult } from "./rls-answer";
 import { createUnaryGrpcServer, GRPC_STATUS_NAMES, GrpcError, GrpcStatus, type GrpcStatusCode, type UnaryAnswer, type UnaryCall, type UnaryGrpcServer, type UnaryHandler } from "./grpc-server";
 
 /** The same bound as an HTTP body (64 KiB): larger messages get RESOURCE_EXHAUSTED before they are read. */
@@ -80,7 +80,8 @@ function requestIdOf(headers: IncomingHttpHeaders): string {
 }
 
 export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
-  const { engine, tokens, domain, logger } = deps;
+  const { tokens, logger } = deps;
+  const answer = createRlsAnswer({ engine: deps.engine, envoy: deps.envoy, domain: deps.domain });
   // Bounded labels: the gRPC status code names (about a dozen), never a key or a tenant.
   const calls = new Counter({
     name: "sluice_rls_calls_total",
@@ -115,42 +116,18 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
     if (!tokens.accepts(tokenOf(call.headers) ?? descriptorToken(request))) {
       return refuse(GrpcStatus.UNAUTHENTICATED, "missing or wrong service token: send `authorization: Bearer <token>` or `x-sluice-token` in the metadata");
     }
-    if (deps.envoy && request.domain !== domain) return envoyDomain(deps.envoy, request, call);
-    const plan = planRateLimit(request, { domain });
-    if (!plan.ok) return refuse(GrpcStatus.INVALID_ARGUMENT, plan.error.message);
-    let answers: DecisionAnswer[];
     const started = performance.now();
+    let result: RlsResult;
     try {
-      // Started in one turn: the store coalesces them into one call.
-      answers = await Promise.all(plan.requests.map((r) => engine.decide(r)));
+      result = await answer(request);
     } catch (error) {
-      if (error instanceof NotReadyError) return refuse(GrpcStatus.UNAVAILABLE, "no policy loaded yet");
       logger.error({ reqId: requestIdOf(call.headers), err: errorMessage(error) }, "internal error in ShouldRateLimit");
       return refuse(GrpcStatus.INTERNAL, "internal error");
     }
-    const { response, leasesToRelease } = rateLimitResponse(answers);
-    // The request is denied, so nobody will release what its other descriptors leased.
-    for (const lease of leasesToRelease) void engine.release(lease).catch(() => undefined);
-    count(GrpcStatus.OK, response.overall_code);
+    if (!result.ok) return refuse(result.kind === "not_ready" ? GrpcStatus.UNAVAILABLE : GrpcStatus.INVALID_ARGUMENT, result.message);
+    count(GrpcStatus.OK, result.response.overall_code);
     // Like /v1/check's Server-Timing: how long the decisions took, store call included.
-    return { framed: encodeRateLimitResponse(response), trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
-  }
-
-  /** A domain of the policy's `rateLimitService` section (or one it does not know): answered as envoyproxy/ratelimit does. */
-  async function envoyDomain(envoy: Pick<EnvoyDecider, "decide">, request: RlsRequestMessage, call: UnaryCall): Promise<UnaryAnswer> {
-    const started = performance.now();
-    let decision: Awaited<ReturnType<EnvoyDecider["decide"]>>;
-    try {
-      decision = await envoy.decide(request);
-    } catch (error) {
-      if (error instanceof NotReadyError) return refuse(GrpcStatus.UNAVAILABLE, "no policy loaded yet");
-      logger.error({ reqId: requestIdOf(call.headers), err: errorMessage(error) }, "internal error in ShouldRateLimit");
-      return refuse(GrpcStatus.INTERNAL, "internal error");
-    }
-    if (!decision.ok) return refuse(GrpcStatus.INVALID_ARGUMENT, decision.error.message);
-    const response = envoyRlsResponse(decision.decided);
-    count(GrpcStatus.OK, response.overall_code);
-    return { framed: encodeRateLimitResponse(response), trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
+    return { framed: encodeRateLimitResponse(result.response), trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
   }
 
   const KNOWN_SERVICES = new Set(["", RLS_SERVICE]);

@@ -27,6 +27,7 @@ import { currentEnv } from "../../lib/env";
 import type { Backend, BackendContext } from "./backend";
 import { createDecisionGrpc } from "./grpc";
 import { createDecisionHttp } from "./http";
+import { createRlsAnswer } from "./rls-answer";
 import type { DecisionServerOptions } from "./options";
 import { redisBackend } from "./redis-backend";
 import { ServiceTokens } from "./service-tokens";
@@ -130,6 +131,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     clientAddressRules: options.clientAddressRules,
     httpServer: options.httpServer,
     httpLimits: options.httpLimits,
+    rls: createRlsAnswer({ engine, envoy, domain: options.rlsDomain ?? "sluice" }),
   });
   const grpc = options.grpcPort
     ? createDecisionGrpc({ engine, envoy, tokens, domain: options.rlsDomain ?? "sluice", readiness: () => backend.readiness(), metrics, logger })
