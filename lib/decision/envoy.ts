@@ -7,7 +7,7 @@
  *    (lib/store/envoy.ts), Sluice's algorithms (a rule's `algorithm`, `window`, `period`) through
  *    the counter store, one decision per descriptor (started in the same turn: the Redis store
  *    sends them as one DECIDE call), all through the circuit breaker, within the store budget;
- * 3. the response (`envoyResponse`), and the call's accounting (./envoy-accounting.ts).
+ * 3. the response (`envoyResponse`), and the call's accounting: usage and /metrics (./envoy-accounting.ts).
  *
  * When the store fails, times out or the breaker is open, each rule's failure mode answers for
  * its descriptor (its `failureMode`, else the policy's `defaults.failureMode`): `open` OK,
@@ -25,6 +25,7 @@ import type { FailureMode } from "../policy/types";
 import type { EnvoyCounterStore } from "../store/envoy";
 import { StoreTimeoutError, type CounterStore, type LimitCheck } from "../store/types";
 import type { CircuitBreaker } from "./breaker";
+import { EnvoyAccounting } from "./envoy-accounting";
 import { closedWaitMs, NotReadyError } from "./engine";
 import type { DecisionMetrics } from "./metrics";
 import type { UsageError, UsageSink } from "./ports";
@@ -81,8 +82,10 @@ function shareOf(rule: CompiledEnvoyRule, instances: number): CompiledEnvoyRule 
 
 export class EnvoyDecider {
   private readonly now: () => number;
+  private readonly accounting: EnvoyAccounting;
 
   constructor(private readonly deps: EnvoyDeciderDeps) {
+    this.accounting = new EnvoyAccounting(deps.metrics, deps.usage);
     const origin = performance.timeOrigin;
     this.now = deps.now ?? (() => origin + performance.now());
   }
@@ -191,6 +194,8 @@ export class EnvoyDecider {
 
   private done(plan: EnvoyPlan, counts: (EnvoyCount | null)[], degraded: ReadonlySet<number>, nowMs: number, startedMs: number): EnvoyDecision {
     const response = envoyResponse(plan, counts, nowMs);
-    return { ok: true, decided: { plan, response, counts, degraded, nowMs, latencyMs: this.now() - startedMs } };
+    const decided: EnvoyDecided = { plan, response, counts, degraded, nowMs, latencyMs: this.now() - startedMs };
+    this.accounting.record(decided);
+    return { ok: true, decided };
   }
 }

@@ -14,6 +14,8 @@ import { createLogger } from "../../lib/log";
 import { freePort } from "../../lib/net/ports";
 import { type OwnRedis, startOwnRedis } from "../../lib/net/redis-server";
 import type { PolicyFileInput } from "../../lib/policy/policy-file";
+import { keys } from "../../lib/redis/keys";
+import { parseUsageHash, type UsageMinute } from "../../lib/redis/usage";
 import { rlsClient, type RlsRequestMessage, type RlsResponseMessage } from "../../lib/rls/protos";
 import { startDecisionServer, type DecisionServer } from "./server";
 
@@ -38,6 +40,7 @@ function policy(version: number, unknownDomain: "ok" | "error" = "ok") {
             { key: "closed", rate_limit: { unit: "hour", requests_per_unit: 2, failureMode: "closed" } },
             { key: "local", rate_limit: { unit: "hour", requests_per_unit: 2, failureMode: "local" } },
             { key: "sliding", rate_limit: { unit: "minute", requests_per_unit: 2, algorithm: "sliding_window_counter" } },
+            { key: "named", rate_limit: { name: "per-named", unit: "hour", requests_per_unit: 1 } },
           ],
         },
       ],
@@ -170,6 +173,32 @@ describe("rateLimitService domains on the decision server", () => {
     }
   });
 
+  it("counts each decided descriptor in usage (the domain as tenant, the rule as operation and limit) and in /metrics by domain, rule and outcome", async () => {
+    await call(edge(["named", "u"], ["nothing", "u"]));
+    await call(edge(["named", "u"]));
+    await call({ domain: "somebody-else", descriptors: [{ entries: [{ key: "k", value: "v" }] }] });
+    const usage = await until(async () => {
+      const minutes = await redis.smembers(keys.usageMinutes());
+      const parsed: UsageMinute[] = [];
+      for (const m of minutes) parsed.push(parseUsageHash(Number(m), await redis.hgetall(keys.usageMinute(Number(m)))));
+      const named = parsed.flatMap((u) => u.decisions).filter((d) => d.operation === "per-named");
+      return named.length >= 2 ? { decisions: named, limitDenials: parsed.flatMap((u) => u.limitDenials).filter((d) => d.limit === "per-named") } : null;
+    });
+    expect(usage.decisions.map((d) => [d.tenant, d.tier, d.outcome, d.count]).sort()).toEqual([
+      ["envoy:edge", "envoy:edge", "allowed", 1],
+      ["envoy:edge", "envoy:edge", "denied", 1],
+    ]);
+    expect(usage.limitDenials).toEqual([{ tenant: "envoy:edge", tier: "envoy:edge", operation: "per-named", limit: "per-named", count: 1 }]);
+
+    const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+    expect(metrics).toContain('sluice_envoy_decisions_total{domain="edge",rule="per-named",outcome="allowed"} 1');
+    expect(metrics).toContain('sluice_envoy_decisions_total{domain="edge",rule="per-named",outcome="denied"} 1');
+    expect(metrics).toMatch(/sluice_envoy_decisions_total\{domain="edge",rule="",outcome="no_rule"\} [1-9]/);
+    // A domain the policy does not know is the client's word: never a label value.
+    expect(metrics).not.toContain("somebody-else");
+    expect(metrics).toMatch(/sluice_envoy_decisions_total\{domain="_unknown",rule="",outcome="unknown_domain"\} [1-9]/);
+  });
+
   it("answers each rule by its failure mode when Redis does not answer within the budget: open OK, closed OVER_LIMIT, local counted in process", async () => {
     const pid = own.pid()!;
     process.kill(pid, "SIGSTOP");
@@ -193,10 +222,12 @@ describe("rateLimitService domains on the decision server", () => {
   });
 });
 
-async function until(condition: () => boolean): Promise<void> {
+async function until<T>(condition: () => T | Promise<T>): Promise<NonNullable<T>> {
   const deadline = Date.now() + 10_000;
-  while (!condition()) {
+  for (;;) {
+    const value = await condition();
+    if (value) return value;
     if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -26,6 +26,8 @@ import { parseEnvoyUnit, UNIT_SECONDS, type ReportedUnit } from "./units";
 export const UINT32_MAX = 4_294_967_295;
 /** Descriptors one call may carry (theirs has no bound; Sluice's own domain has the same one): one script call counts them all. */
 export const MAX_ENVOY_DESCRIPTORS = 100;
+/** The rule label of a descriptor's own `limit` (Envoy's limit override): one for all, its values being the request's. */
+export const ENVOY_OVERRIDE_LABEL = "_override";
 
 /** A RateLimitRequest as the gRPC handler decodes it (snake_case; lib/rls/protos.ts RlsRequestMessage has this shape). */
 export interface EnvoyRequestDescriptor {
@@ -49,11 +51,13 @@ export interface EnvoyCounterParts {
 
 export type EnvoyDescriptorPlan =
   | { kind: "none" }
-  | { kind: "unlimited"; rule: CompiledEnvoyRule; metricKey: string }
-  | { kind: "replaced"; rule: CompiledEnvoyRule; metricKey: string }
+  | { kind: "unlimited"; rule: CompiledEnvoyRule; metricKey: string; label: string }
+  | { kind: "replaced"; rule: CompiledEnvoyRule; metricKey: string; label: string }
   | {
       kind: "limit";
       rule: CompiledEnvoyRule;
+      /** What usage and /metrics call the rule: its `name`, else its configured path (ENVOY_OVERRIDE_LABEL for a descriptor's own limit); bounded by the config. */
+      label: string;
       /** Units to count (0: look only). */
       hits: number;
       counter: EnvoyCounterParts;
@@ -137,7 +141,7 @@ export function planEnvoyRequest(service: CompiledEnvoyService | undefined, requ
       if (!isCount(perUnit)) return invalid(`descriptors[${i}].limit.requests_per_unit`, `expected an integer from 0 to ${UINT32_MAX}`);
       const subject = entries.flatMap((e) => [e.key ?? "", e.value ?? ""]);
       const rule = overrideRule(domain, perUnit, unit);
-      planned.push({ kind: "limit", rule, hits, counter: { ruleId: rule.id, subject }, metricKey: overrideMetricKey(domain, entries), shadowMode: false, quotaMode: false, metadata: null });
+      planned.push({ kind: "limit", rule, label: ENVOY_OVERRIDE_LABEL, hits, counter: { ruleId: rule.id, subject }, metricKey: overrideMetricKey(domain, entries), shadowMode: false, quotaMode: false, metadata: null });
       continue;
     }
 
@@ -147,14 +151,16 @@ export function planEnvoyRequest(service: CompiledEnvoyService | undefined, requ
       continue;
     }
     for (const name of match.rule.replaces) replacing.add(name);
+    const label = match.rule.name || match.configPath;
     if (match.rule.unlimited) {
-      planned.push({ kind: "unlimited", rule: match.rule, metricKey: match.metricKey });
+      planned.push({ kind: "unlimited", rule: match.rule, metricKey: match.metricKey, label });
       continue;
     }
     const subject = entries.map((e, j) => match.shared?.[j] ?? e.value ?? "");
     planned.push({
       kind: "limit",
       rule: match.rule,
+      label,
       hits,
       counter: { ruleId: match.rule.id, subject },
       metricKey: match.metricKey,
@@ -165,7 +171,7 @@ export function planEnvoyRequest(service: CompiledEnvoyService | undefined, requ
   }
   // Replaces applies across the request's descriptors, once every rule is known (theirs does the same).
   const descriptorsPlanned = planned.map((p): EnvoyDescriptorPlan =>
-    p.kind === "limit" && p.rule.name !== "" && replacing.has(p.rule.name) ? { kind: "replaced", rule: p.rule, metricKey: p.metricKey } : p,
+    p.kind === "limit" && p.rule.name !== "" && replacing.has(p.rule.name) ? { kind: "replaced", rule: p.rule, metricKey: p.metricKey, label: p.label } : p,
   );
   return { ok: true, plan: { domain, known: true, shadowMode: service?.shadowMode ?? false, descriptors: descriptorsPlanned } };
 }
