@@ -77,8 +77,17 @@ export class EnvoyAccounting {
     });
   }
 
+  /** The counter's children by their labels, so a call does not build a label set per descriptor (bounded: the policy's rules × outcomes, dropped whole past 10,000). */
+  private readonly children = new Map<string, { inc(): void }>();
   private count(domain: string, rule: string, outcome: Labelled): void {
-    this.decisions?.inc({ domain, rule, outcome });
+    if (!this.decisions) return;
+    const id = `${domain}\u0000${rule}\u0000${outcome}`;
+    let child = this.children.get(id);
+    if (!child) {
+      if (this.children.size >= 10_000) this.children.clear();
+      this.children.set(id, (child = this.decisions.labels({ domain, rule, outcome })));
+    }
+    child.inc();
   }
 }
 
