@@ -41,6 +41,8 @@ function policy(version: number, unknownDomain: "ok" | "error" = "ok") {
             { key: "local", rate_limit: { unit: "hour", requests_per_unit: 2, failureMode: "local" } },
             { key: "sliding", rate_limit: { unit: "minute", requests_per_unit: 2, algorithm: "sliding_window_counter" } },
             { key: "named", rate_limit: { name: "per-named", unit: "hour", requests_per_unit: 1 } },
+            { key: "window", rate_limit: { window: "90s", requests_per_unit: 1, algorithm: "fixed_window" } },
+            { key: "daily", rate_limit: { period: "day", requests_per_unit: 2 } },
           ],
         },
       ],
@@ -123,6 +125,24 @@ describe("rateLimitService domains on the decision server", () => {
     expect(answers[3]?.overall_code).toBe("OVER_LIMIT");
     expect(answers[0]?.statuses?.[0]?.current_limit).toMatchObject({ requests_per_unit: 2, unit: "MINUTE" });
     expect(Number(answers[3]?.statuses?.[0]?.duration_until_reset?.seconds ?? 0)).toBeGreaterThan(0);
+  });
+
+  it("counts a rule with Sluice's window or calendar period: the unit it reports, the seconds to its end", async () => {
+    const windowed = [await call(edge(["window", "w"])), await call(edge(["window", "w"]))].map((r) => r.response?.statuses?.[0]);
+    expect(windowed.map((s) => s?.code)).toEqual(["OK", "OVER_LIMIT"]);
+    expect(windowed[0]?.current_limit).toMatchObject({ requests_per_unit: 1, unit: "UNKNOWN" });
+    expect(Number(windowed[1]?.duration_until_reset?.seconds)).toBeLessThanOrEqual(90);
+
+    const daily = [];
+    for (let i = 0; i < 3; i++) daily.push((await call(edge(["daily", "d"]))).response?.statuses?.[0]);
+    expect(daily.map((s) => [s?.code, s?.limit_remaining ?? 0])).toEqual([
+      ["OK", 1],
+      ["OK", 0],
+      ["OVER_LIMIT", 0],
+    ]);
+    expect(daily[0]?.current_limit).toMatchObject({ requests_per_unit: 2, unit: "DAY" });
+    const toMidnight = Math.ceil((Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) - Date.now()) / 1000);
+    expect(Math.abs(Number(daily[2]?.duration_until_reset?.seconds) - toMidnight)).toBeLessThanOrEqual(5);
   });
 
   it("answers a domain the policy does not know OK, as theirs; with unknownDomain: error, refuses it naming the domain", async () => {
