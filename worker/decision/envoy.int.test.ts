@@ -176,6 +176,11 @@ describe("rateLimitService domains on the decision server", () => {
     expect(over.status).toBe(429);
     expect(await over.json()).toMatchObject({ overallCode: "OVER_LIMIT", statuses: [{ code: "OVER_LIMIT", currentLimit: { requestsPerUnit: 2, unit: "HOUR" } }] });
 
+    // SLUICE_RLS_DOMAIN keeps Sluice's own keys on /json too: an unknown API key is denied, saying why.
+    const sluice = await post({ domain: "sluice", descriptors: [{ entries: [{ key: "api_key", value: "sk_nobody" }, { key: "operation", value: "GET /v1/orders" }] }] });
+    expect(sluice.status).toBe(429);
+    expect(await sluice.json()).toMatchObject({ overallCode: "OVER_LIMIT", responseHeadersToAdd: expect.arrayContaining([{ key: "x-sluice-reason", value: "unknown_key" }]) });
+
     expect((await post(request, null)).status).toBe(401);
     expect((await post(request, "wrong")).status).toBe(401);
     const bad: [unknown, string][] = [
