@@ -149,7 +149,7 @@ export class EnvoyDecider {
       return this.done(plan, counts, NOTHING, nowMs ?? this.deps.storeNowMs(), startedMs);
     }
     this.storeFailed(failure instanceof StoreTimeoutError ? "redis_timeout" : "redis_error");
-    return this.withoutStore(plan, counts, unanswered, modeOf, startedMs);
+    return this.withoutStore(plan, counts, unanswered, modeOf, startedMs, nowMs);
   }
 
   /** A store failure, reported as the engine reports its own: the breaker, `/metrics`, usage. */
@@ -159,9 +159,9 @@ export class EnvoyDecider {
     this.deps.usage?.recordError(this.deps.storeNowMs(), cause);
   }
 
-  /** The descriptors `unanswered` decided by their rules' failure modes; the others as counted. */
-  private async withoutStore(plan: EnvoyPlan, counts: (EnvoyCount | null)[], unanswered: readonly number[], modeOf: (p: EnvoyLimitPlan) => FailureMode, startedMs: number): Promise<EnvoyDecision> {
-    const nowMs = this.deps.storeNowMs();
+  /** The descriptors `unanswered` decided by their rules' failure modes; the others as counted (at `countedAtMs`, the store's clock when one part answered). */
+  private async withoutStore(plan: EnvoyPlan, counts: (EnvoyCount | null)[], unanswered: readonly number[], modeOf: (p: EnvoyLimitPlan) => FailureMode, startedMs: number, countedAtMs: number | null = null): Promise<EnvoyDecision> {
+    const nowMs = countedAtMs ?? this.deps.storeNowMs();
     const descriptors: EnvoyDescriptorPlan[] = [...plan.descriptors];
     for (const i of unanswered) {
       const p = plan.descriptors[i] as EnvoyLimitPlan;
