@@ -133,3 +133,30 @@ describe("the decision server answers ShouldRateLimit over gRPC as envoyproxy/ra
     });
   }
 });
+
+describe("more than theirs, on the same server: the same rule with algorithm: sliding_window_counter", () => {
+  it("refuses the burst across a window edge that their fixed window lets through", async () => {
+    const rule = (extra: string) => `
+      descriptors:
+        - key: user
+          rate_limit: { unit: minute, requests_per_unit: 10${extra} }`;
+    await grpcBackend.load(`version: 1
+rateLimitService:
+  domains:
+    - domain: fixed${rule("")}
+    - domain: sliding${rule(", algorithm: sliding_window_counter")}
+`);
+    const burst = async (domain: string, atS: number) => {
+      await grpcBackend.send!({ domain, descriptors: [{ entries: [{ key: "user", value: "u" }] }] }, atS * 1000, 9);
+      return grpcBackend.shouldRateLimit({ domain, descriptors: [{ entries: [{ key: "user", value: "u" }] }] }, atS * 1000);
+    };
+    const codes = async (domain: string) => {
+      // Ten at the end of one minute, ten at the start of the next: 20 within two seconds.
+      const first = await burst(domain, 59);
+      const second = await burst(domain, 61);
+      return ["response" in first ? first.response.overall_code : first.error, "response" in second ? second.response.overall_code : second.error];
+    };
+    expect(await codes("fixed")).toEqual(["OK", "OK"]);
+    expect(await codes("sliding")).toEqual(["OK", "OVER_LIMIT"]);
+  });
+});
