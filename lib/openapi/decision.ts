@@ -8,6 +8,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-ope
 import { z } from "zod";
 import { checkSchema, MAX_BATCH, releaseSchema, settleSchema } from "../decision/request";
 import { REASONS } from "../policy/types";
+import { rlsJsonRequestSchema, rlsJsonResponseSchema } from "./rls-json";
 
 export const explainedCheckSchema = z.object({
   name: z.string(),
@@ -123,6 +124,21 @@ function registry(): OpenAPIRegistry {
       404: json(ErrorBody, "No such reservation, or older than 10 minutes (unknown_reservation)"),
       409: json(ErrorBody, "Settled before with another actualCost (conflict)"),
       503: json(ErrorBody, "The counter store did not answer: settling again with the same actualCost is safe"),
+    },
+  });
+  const RlsResponse = named("RateLimitResponseJson", rlsJsonResponseSchema);
+  r.registerPath({
+    method: "post",
+    path: "/json",
+    operationId: "shouldRateLimitJson",
+    summary: "Envoy's rate limit service as protobuf JSON (envoyproxy/ratelimit's /json): a RateLimitRequest in, its RateLimitResponse out",
+    security,
+    request: { body: { required: true, content: { "application/json": { schema: named("RateLimitRequestJson", rlsJsonRequestSchema) } } } },
+    responses: {
+      200: json(RlsResponse, "overallCode OK"),
+      429: json(RlsResponse, "overallCode OVER_LIMIT"),
+      ...errors,
+      503: json(ErrorBody, "No policy loaded yet (Retry-After: 1)"),
     },
   });
   const gateway = r.registerComponent("securitySchemes", "gatewayToken", { type: "apiKey", in: "header", name: "X-Sluice-Token", description: "A service token, sent by the gateway" });

@@ -9,6 +9,7 @@ import type { CircuitBreaker } from "../../lib/decision/breaker";
 import type { PolicyPort } from "../../lib/decision/ports";
 import type { KeyIndexPort, UsageSink } from "../../lib/decision/ports";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
+import type { EnvoyCounterStore } from "../../lib/store/envoy";
 import type { CounterStore } from "../../lib/store/types";
 import type { DecisionServerOptions } from "./options";
 
@@ -18,6 +19,8 @@ export interface Backend {
   currentPolicy: () => CompiledPolicy | null;
   keyIndex: KeyIndexPort;
   store: CounterStore;
+  /** Their fixed window for `rateLimitService` domains (lib/store/envoy.ts). */
+  envoyCounters: EnvoyCounterStore;
   usage: UsageSink;
   /** Before listening: connect and load what the first request needs. */
   start(): Promise<void>;

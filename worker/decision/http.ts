@@ -1,6 +1,7 @@
 /**
  * The decision server's HTTP adapter (docs/decision-api.md): POST /v1/check (single or batch), ANY
- * /v1/forward-auth, POST /v1/release, POST /v1/settle (./settle.ts), GET /openapi.json
+ * /v1/forward-auth, POST /v1/release, POST /v1/settle (./settle.ts), POST /json (Envoy's rate
+ * limit service as protobuf JSON, envoyproxy/ratelimit's `/json`: ./rls-answer.ts), GET /openapi.json
  * (lib/openapi/decision.ts), GET /healthz, /readyz, /metrics. It authenticates, parses
  * (lib/decision/request.ts), calls `engine.decide` and writes the answer; the decision itself is
  * the engine's.
@@ -32,6 +33,9 @@ import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { ServiceTokens } from "./service-tokens";
 import { parseJsonBody } from "./json-body";
 import { settleRoute } from "./settle";
+import type { RlsResult } from "./rls-answer";
+import { parseRateLimitRequestJson, rateLimitResponseJson } from "../../lib/rls/json";
+import type { RlsRequestMessage } from "../../lib/rls/messages";
 import { decisionOpenApi } from "../../lib/openapi/decision";
 
 /** Also the prefix of Envoy ext_authz's requests: `/v1/forward-auth/<the client's path>`. */
@@ -55,6 +59,8 @@ export interface DecisionHttpDeps {
   httpServer?: HttpServerKind;
   /** Its limits (SLUICE_HTTP_*; default DEFAULT_HTTP_LIMITS). */
   httpLimits?: Partial<HttpLimits>;
+  /** ShouldRateLimit, for POST /json (./rls-answer.ts; absent: 404). */
+  rls?: (request: RlsRequestMessage) => Promise<RlsResult>;
 }
 
 export interface DecisionHttp {
@@ -198,7 +204,23 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     json(ex, out.status, out.body, out.headers);
   }
 
+  /** envoyproxy/ratelimit's `/json`: 200 with the response, 429 when its overallCode is OVER_LIMIT. */
+  async function handleRlsJson(ex: HttpExchange, rls: NonNullable<DecisionHttpDeps["rls"]>): Promise<void> {
+    const body = jsonBody(ex);
+    if (!body) return;
+    const parsed = parseRateLimitRequestJson(body.value);
+    if (!parsed.ok) return invalid(ex, parsed.error);
+    const result = await rls(parsed.request);
+    if (!result.ok) {
+      if (result.kind === "not_ready") return notReady(ex);
+      return json(ex, 400, errorBody("invalid_request", result.message, { field: result.field }));
+    }
+    json(ex, result.response.overall_code === "OVER_LIMIT" ? 429 : 200, rateLimitResponseJson(result.response));
+  }
+
+  const rls = deps.rls;
   const routes: Record<string, Route> = {
+    ...(rls ? { "/json": { methods: ["POST"], serviceToken: true, handle: (ex: HttpExchange) => handleRlsJson(ex, rls) } } : {}),
     "/v1/check": { methods: ["POST"], serviceToken: true, handle: handleCheck },
     [FORWARD_AUTH_PATH]: { methods: null, serviceToken: false, handle: handleForwardAuth },
     "/v1/release": { methods: ["POST"], serviceToken: true, handle: handleRelease },

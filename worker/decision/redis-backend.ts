@@ -10,6 +10,7 @@ import { KeyIndex } from "../../lib/redis/key-index";
 import { recordServiceTokensUsed } from "../../lib/redis/policy";
 import { UsageRecorder } from "../../lib/redis/usage";
 import { createRedisStore } from "../../lib/store/redis";
+import { createRedisEnvoyCounters } from "../../lib/store/redis/envoy";
 import type { Backend, BackendContext } from "./backend";
 import type { DecisionServerOptions } from "./options";
 
@@ -91,6 +92,7 @@ export function redisBackend(ctx: BackendContext): Backend {
     currentPolicy: () => policy.current,
     keyIndex,
     store,
+    envoyCounters: options.envoyCounters ?? createRedisEnvoyCounters(redis),
     usage,
     async start() {
       // The decision path never queues commands while disconnected, so wait (briefly) for the

@@ -21,9 +21,13 @@ import type { HttpServerKind } from "../../lib/net/http-server";
 import { accuracyTolerances } from "../../lib/policy/requirements";
 import { createLogger } from "../../lib/log";
 import { createMemoryStore } from "../../lib/store/memory";
+import { createMemoryEnvoyCounters } from "../../lib/store/memory-envoy";
+import { EnvoyDecider } from "../../lib/decision/envoy";
+import { currentEnv } from "../../lib/env";
 import type { Backend, BackendContext } from "./backend";
 import { createDecisionGrpc } from "./grpc";
 import { createDecisionHttp } from "./http";
+import { createRlsAnswer } from "./rls-answer";
 import type { DecisionServerOptions } from "./options";
 import { redisBackend } from "./redis-backend";
 import { ServiceTokens } from "./service-tokens";
@@ -99,6 +103,22 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     accuracySample,
   });
 
+  // The policy's `rateLimitService` domains: their fixed window in one script, Sluice's algorithms in the same store.
+  const envoy = new EnvoyDecider({
+    policy: backend.currentPolicy,
+    counters: backend.envoyCounters,
+    store: backend.store,
+    localCounters: createMemoryEnvoyCounters(() => engine.storeNowMs()),
+    localStore,
+    instances: options.instances,
+    storeTimeoutMs: options.redisTimeoutMs,
+    breaker,
+    keyPrefix: currentEnv("SLUICE_REDIS_PREFIX"),
+    storeNowMs: () => engine.storeNowMs(),
+    metrics,
+    usage: backend.usage,
+  });
+
   const metricsText = options.joinMetrics?.(metrics.registry);
   const http = createDecisionHttp({
     engine,
@@ -111,10 +131,12 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     clientAddressRules: options.clientAddressRules,
     httpServer: options.httpServer,
     httpLimits: options.httpLimits,
+    rls: createRlsAnswer({ engine, envoy, domain: options.rlsDomain ?? "sluice" }),
   });
   const grpc = options.grpcPort
     ? createDecisionGrpc({
         engine,
+        envoy,
         tokens,
         domain: options.rlsDomain ?? "sluice",
         readiness: () => backend.readiness(),
