@@ -10,6 +10,7 @@ import type { PolicyPort } from "../../lib/decision/ports";
 import type { KeyIndexPort, UsageSink } from "../../lib/decision/ports";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { CounterStore } from "../../lib/store/types";
+import type { TenantUsageReader } from "../../lib/decision/tenant-usage";
 import type { DecisionServerOptions } from "./options";
 
 export interface Backend {
@@ -19,6 +20,8 @@ export interface Backend {
   keyIndex: KeyIndexPort;
   store: CounterStore;
   usage: UsageSink;
+  /** GET /v1/usage's tenant tokens and counter reads; null: not served in this mode. */
+  tenantUsage: TenantUsageReader | null;
   /** Before listening: connect and load what the first request needs. */
   start(): Promise<void>;
   /** The /readyz answer. */

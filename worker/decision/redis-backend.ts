@@ -7,6 +7,7 @@ import { Cluster, Redis, type RedisOptions } from "ioredis";
 import { PolicySource } from "../../lib/redis/policy-source";
 import { parseClusterNodes, type RedisClient } from "../../lib/redis/client";
 import { KeyIndex } from "../../lib/redis/key-index";
+import { tenantOfToken } from "../../lib/redis/policy";
 import { UsageRecorder } from "../../lib/redis/usage";
 import { createRedisStore } from "../../lib/store/redis";
 import type { Backend, BackendContext } from "./backend";
@@ -91,6 +92,14 @@ export function redisBackend(ctx: BackendContext): Backend {
     keyIndex,
     store,
     usage,
+    tenantUsage: {
+      tenantOfToken: (tokenHash) => tenantOfToken(redis, tokenHash),
+      async readCounters(keys) {
+        // One MGET: a tenant's counters share its hash tag, one slot on a cluster too.
+        const values = await redis.mget(...keys);
+        return new Map(keys.map((k, i) => [k, Number(values[i] ?? 0) || 0]));
+      },
+    },
     async start() {
       // The decision path never queues commands while disconnected, so wait (briefly) for the
       // connection before the first policy read; if Redis is down, polling keeps trying.

@@ -14,7 +14,8 @@ import { DEFAULT_ACCURACY_SAMPLE } from "../../lib/decision/accuracy";
 import { CircuitBreaker } from "../../lib/decision/breaker";
 import { DenialLog } from "../../lib/decision/denial-log";
 import { DenyCache } from "../../lib/decision/deny-cache";
-import { DecisionEngine } from "../../lib/decision/engine";
+import { closedWaitMs, DecisionEngine } from "../../lib/decision/engine";
+import { redisPrefix } from "../../lib/redis/keys";
 import { DecisionMetrics } from "../../lib/decision/metrics";
 import type { PolicyPort } from "../../lib/decision/ports";
 import type { HttpServerKind } from "../../lib/net/http-server";
@@ -111,6 +112,15 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     clientAddressRules: options.clientAddressRules,
     httpServer: options.httpServer,
     httpLimits: options.httpLimits,
+    usage: {
+      tokens,
+      reader: backend.tenantUsage,
+      currentPolicy: backend.currentPolicy,
+      store: backend.store,
+      prefix: redisPrefix(),
+      storeNowMs: () => engine.storeNowMs(),
+      timeoutMs: closedWaitMs(options.redisTimeoutMs),
+    },
   });
   const grpc = options.grpcPort
     ? createDecisionGrpc({ engine, tokens, domain: options.rlsDomain ?? "sluice", readiness: () => backend.readiness(), metrics, logger })
