@@ -11,6 +11,7 @@ import { spawnDecisionServer, type SpawnedServer } from "../../lib/decision/harn
 import { compileFixture, writeFixturePolicy } from "../../lib/decision/testing/fixture";
 import type { PolicyFileInput } from "../../lib/policy/policy-file";
 import type { TenantUsageAnswer } from "../../lib/policy/tenant-usage-answer";
+import { tenantUsageAnswerSchema } from "../../lib/openapi/decision";
 import { sha256Hex } from "../../lib/redis/key-index";
 import { setTenantToken } from "../../lib/redis/policy";
 
@@ -80,6 +81,7 @@ describe("GET /v1/usage with a tenant token", () => {
     const { status, body } = await usage(ACME_TOKEN);
     expect(status).toBe(200);
     expect(body.tenant).toBe("acme");
+    expect(tenantUsageAnswerSchema.safeParse(body).error).toBeUndefined();
     expect(JSON.stringify(body)).not.toContain("globex");
     const month = body.quotas.find((q) => q.period === "month")!;
     const day = body.quotas.find((q) => q.period === "day")!;
