@@ -15,7 +15,7 @@ import type { Db } from "../db/client";
 import { pgTs } from "../db/usage-repo";
 import { keys, redisPrefix } from "../redis/keys";
 import { parseUsageHash, type RedisLike } from "../redis/usage";
-import { effectiveQuotas, PolicyHistory, quotaPeriodKey } from "./quota-defs";
+import { countsOnUtcCalendar, effectiveQuotas, PolicyHistory, quotaPeriodKey } from "./quota-defs";
 import { quotaDeltas } from "./rollup";
 
 /** Longer than a decision server's flush interval (1 s), with room for a busy machine. */
@@ -81,6 +81,11 @@ export async function reconcileQuotas(
       const id = `${slug}|${q.id}|${period}`;
       if (!first.reading.has(id)) first.reading.set(id, { tenant: slug, quotaId: q.id, period, postgres: 0, pending: 0 });
     }
+  }
+  // A tenant anchored elsewhere than the UTC calendar counts in its own periods, which QuotaUsage's
+  // UTC months do not describe: left out rather than reported as a difference of periods.
+  for (const [id, e] of first.reading) {
+    if (!countsOnUtcCalendar(live, e.tenant, e.period === day ? "day" : "month", nowMs)) first.reading.delete(id);
   }
   const counters = new Map<string, number>();
   for (const [id, e] of first.reading) {
