@@ -122,6 +122,18 @@ for (const kind of ["redis", "memory"] as const) {
       expect(await s.drain()).toBe(10);
     });
 
+    it("across the November change the period ends at 00:00 PST (08:00Z, not 07:00Z)", async () => {
+      // The period from 2026-10-15 00:00 PDT (07:00Z) to 2026-11-15 00:00 PST (08:00Z): one hour longer.
+      const s = setup(kind, Date.UTC(2026, 9, 15, 7), docOf(policyFile("free", { anchor: "2026-03-15", timeZone: "America/Los_Angeles" })));
+      expect(await s.drain()).toBe(10);
+      s.set(Date.UTC(2026, 10, 15, 7, 59, 59));
+      const last = await s.check();
+      expect(last.allowed).toBe(false);
+      expect(last.checks![0]!.resetSeconds).toBe(1);
+      s.set(Date.UTC(2026, 10, 15, 8));
+      expect(await s.drain()).toBe(10);
+    });
+
     it("a 31st anchor in Paris falls on Feb 28 and runs to Mar 31 00:00 CEST, across the March change", async () => {
       const s = setup(kind, Date.UTC(2026, 1, 27, 22, 59, 59), docOf(policyFile("free", { anchor: "2026-01-31", timeZone: "Europe/Paris" })));
       expect(await s.drain()).toBe(10); // Jan 31 – Feb 28 (CET), its last second
