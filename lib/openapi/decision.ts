@@ -88,8 +88,10 @@ const tenantUsageLimitSchema = z.object({
   algorithm: z.enum(ALGORITHMS),
   limit: count,
   windowSeconds: count,
+  used: count.nullable().meta({ description: "Tenant-wide limits: limit − remaining; null where remaining is" }),
   remaining: count.nullable().meta({ description: "Tenant-wide limits: what is left now; null for per-key, per-address and global limits" }),
   resetAtMs: count.nullable(),
+  resetSeconds: count.nullable(),
 });
 
 export const tenantUsageAnswerSchema = z.object({

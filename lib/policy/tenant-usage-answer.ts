@@ -103,9 +103,13 @@ export interface UsageLimitRow {
   algorithm: CompiledLimit["algorithm"];
   limit: number;
   windowSeconds: number;
+  /** Tenant-wide limits: `limit − remaining` (units the window or bucket holds now); null where `remaining` is. */
+  used: number | null;
   /** What the store's peek answered for a tenant-wide limit; null for per-key, per-address and global limits (no one counter for the tenant). */
   remaining: number | null;
   resetAtMs: number | null;
+  /** Seconds from `asOf` to `resetAtMs`, rounded up; null where `resetAtMs` is. */
+  resetSeconds: number | null;
 }
 
 export interface TenantUsageAnswer {
@@ -161,8 +165,10 @@ export function buildUsageAnswer(
       algorithm: l.algorithm,
       limit: l.limit,
       windowSeconds: l.algorithm === "concurrency" ? 0 : Math.ceil(l.windowMs / 1000),
+      used: peek ? Math.max(0, l.limit - peek.remaining) : null,
       remaining: peek ? peek.remaining : null,
       resetAtMs: peek ? peek.resetAtMs : null,
+      resetSeconds: peek ? Math.max(0, Math.ceil((peek.resetAtMs - nowMs) / 1000)) : null,
     };
   });
   return { tenant: plan.tenant, tier: plan.tier, asOf: new Date(nowMs).toISOString(), limits, quotas };

@@ -90,8 +90,9 @@ describe("GET /v1/usage with a tenant token", () => {
     expect(month.periodLabel).toMatch(/@America\/Los_Angeles$/);
     expect(new Date(month.periodStart).getUTCDate()).toBe(15);
     const tenantWide = body.limits.find((l) => l.scope === "tenant")!;
-    expect(tenantWide).toMatchObject({ limit: 50, remaining: 47 });
-    expect(body.limits.find((l) => l.scope === "api_key")).toMatchObject({ remaining: null });
+    expect(tenantWide).toMatchObject({ limit: 50, used: 3, remaining: 47 });
+    expect(tenantWide.resetSeconds).toBeGreaterThan(0);
+    expect(body.limits.find((l) => l.scope === "api_key")).toMatchObject({ used: null, remaining: null, resetSeconds: null });
 
     // The decision API's own numbers: a dry run answers what is left now, per check.
     const explained = (await check(ACME_KEY, SERVICE, true)).body.checks!;
