@@ -73,9 +73,14 @@ export function quotaCovers(q: QuotaDef, operation: string): boolean {
  * of its own period (lib/policy/quota-window.ts), which QuotaUsage's UTC months do not describe.
  */
 export function countsOnUtcCalendar(doc: PolicyQuotaDoc | undefined, tenant: string, period: "day" | "month", atMs: number): boolean {
+  return tenantPeriodLabel(doc, tenant, period, atMs) === quotaPeriodKey(period, atMs);
+}
+
+/** The label of `tenant`'s own `period` containing `atMs` (its counter's suffix); the UTC label without billing. */
+export function tenantPeriodLabel(doc: PolicyQuotaDoc | undefined, tenant: string, period: "day" | "month", atMs: number): string {
   const t = doc?.tenants[tenant];
-  if (!t) return true;
-  return billingPeriod(atMs, period, t.billing ?? null, t.billingChange ?? null).label === quotaPeriodKey(period, atMs);
+  if (!t || (!t.billing && !t.billingChange)) return quotaPeriodKey(period, atMs);
+  return billingPeriod(atMs, period, t.billing ?? null, t.billingChange ?? null).label;
 }
 
 /** `2026-12` for month quotas, `2026-12-02` for day quotas (UTC). */
