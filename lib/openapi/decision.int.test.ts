@@ -43,7 +43,7 @@ describe("the decision server's OpenAPI document", () => {
   it("is a valid OpenAPI 3.1 document describing check, release, settle, /json and health", () => {
     expect(openApiProblems(doc)).toEqual([]);
     expect(doc.openapi).toBe("3.1.0");
-    expect(Object.keys(doc.paths as object).sort()).toEqual(["/healthz", "/json", "/metrics", "/readyz", "/v1/check", "/v1/forward-auth", "/v1/release", "/v1/settle"]);
+    expect(Object.keys(doc.paths as object).sort()).toEqual(["/healthz", "/json", "/metrics", "/readyz", "/v1/check", "/v1/forward-auth", "/v1/release", "/v1/settle", "/v1/usage"]);
     // The request bodies are the parsers' schemas: the reserve flag and settle's fields are in them.
     const schemas = (doc.components as { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> }).schemas;
     expect(Object.keys(schemas.CheckRequest!.properties)).toEqual(["key", "tenant", "operation", "ip", "cost", "dryRun", "explain", "reserve"]);

@@ -11,6 +11,7 @@ import type { KeyIndexPort, UsageSink } from "../../lib/decision/ports";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { EnvoyCounterStore } from "../../lib/store/envoy";
 import type { CounterStore } from "../../lib/store/types";
+import type { TenantUsageReader } from "../../lib/decision/tenant-usage";
 import type { DecisionServerOptions } from "./options";
 
 export interface Backend {
@@ -22,6 +23,8 @@ export interface Backend {
   /** Their fixed window for `rateLimitService` domains (lib/store/envoy.ts). */
   envoyCounters: EnvoyCounterStore;
   usage: UsageSink;
+  /** GET /v1/usage's tenant tokens and counter reads; null: not served in this mode. */
+  tenantUsage: TenantUsageReader | null;
   /** Before listening: connect and load what the first request needs. */
   start(): Promise<void>;
   /** The /readyz answer. */

@@ -14,7 +14,8 @@ import { DEFAULT_ACCURACY_SAMPLE } from "../../lib/decision/accuracy";
 import { CircuitBreaker } from "../../lib/decision/breaker";
 import { DenialLog } from "../../lib/decision/denial-log";
 import { DenyCache } from "../../lib/decision/deny-cache";
-import { DecisionEngine } from "../../lib/decision/engine";
+import { closedWaitMs, DecisionEngine } from "../../lib/decision/engine";
+import { redisPrefix } from "../../lib/redis/keys";
 import { DecisionMetrics } from "../../lib/decision/metrics";
 import type { PolicyPort } from "../../lib/decision/ports";
 import type { HttpServerKind } from "../../lib/net/http-server";
@@ -132,6 +133,15 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     httpServer: options.httpServer,
     httpLimits: options.httpLimits,
     rls: createRlsAnswer({ engine, envoy, domain: options.rlsDomain ?? "sluice" }),
+    usage: {
+      tokens,
+      reader: backend.tenantUsage,
+      currentPolicy: backend.currentPolicy,
+      store: backend.store,
+      prefix: redisPrefix(),
+      storeNowMs: () => engine.storeNowMs(),
+      timeoutMs: closedWaitMs(options.redisTimeoutMs),
+    },
   });
   const grpc = options.grpcPort
     ? createDecisionGrpc({

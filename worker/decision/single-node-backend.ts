@@ -70,6 +70,8 @@ export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
     store,
     envoyCounters: options.envoyCounters ?? createMemoryEnvoyCounters(),
     usage,
+    // Tenant tokens are published to Redis only; this mode has none to check.
+    tenantUsage: null,
     async start() {
       await Promise.all([policy.start(), keyIndex.start()]);
       try {
