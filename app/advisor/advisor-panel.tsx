@@ -109,7 +109,7 @@ export function AdvisorPanel({
         <ul role="alert" className="text-sm text-red-700" data-testid="advisor-errors">
           {errors.map((e) => (
             <li key={`${e.field}:${e.message}`}>
-              <span className="font-mono">{e.field}</span>: {e.message}
+              {e.text}
             </li>
           ))}
         </ul>

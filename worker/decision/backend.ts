@@ -9,7 +9,9 @@ import type { CircuitBreaker } from "../../lib/decision/breaker";
 import type { PolicyPort } from "../../lib/decision/ports";
 import type { KeyIndexPort, UsageSink } from "../../lib/decision/ports";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
+import type { EnvoyCounterStore } from "../../lib/store/envoy";
 import type { CounterStore } from "../../lib/store/types";
+import type { TenantUsageReader } from "../../lib/decision/tenant-usage";
 import type { DecisionServerOptions } from "./options";
 
 export interface Backend {
@@ -18,13 +20,19 @@ export interface Backend {
   currentPolicy: () => CompiledPolicy | null;
   keyIndex: KeyIndexPort;
   store: CounterStore;
+  /** Their fixed window for `rateLimitService` domains (lib/store/envoy.ts). */
+  envoyCounters: EnvoyCounterStore;
   usage: UsageSink;
+  /** GET /v1/usage's tenant tokens and counter reads; null: not served in this mode. */
+  tenantUsage: TenantUsageReader | null;
   /** Before listening: connect and load what the first request needs. */
   start(): Promise<void>;
   /** The /readyz answer. */
   readiness(): { ready: boolean; body: Record<string, unknown> };
   /** Every second. */
   flushUsage(): Promise<unknown>;
+  /** Once a minute, off the decision path: the service tokens accepted since the last call (sha256 hex). */
+  recordTokenUse(tokenHashes: readonly string[], atMs: number): Promise<void>;
   /** After draining: stop following, write the last usage, close the store and connections. */
   close(): Promise<void>;
 }

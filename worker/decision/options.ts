@@ -1,8 +1,10 @@
 /** How a decision server is started (worker/decision-server.ts reads them from the environment). */
 import type { SluiceMode } from "../../lib/env";
 import type { ClientAddressRules } from "../../lib/decision/client-address";
+import type { GrpcLimits } from "../../lib/net/grpc-limits";
 import type { HttpLimits, HttpServerKind } from "../../lib/net/http-server";
 import type { Logger } from "../../lib/log";
+import type { EnvoyCounterStore } from "../../lib/store/envoy";
 import type { CounterStore } from "../../lib/store/types";
 import type { Registry } from "prom-client";
 
@@ -11,8 +13,12 @@ export interface DecisionServerOptions {
   host: string;
   /** The gRPC rate limit service's port on `host` (Envoy RLS, worker/decision/grpc.ts); 0 or absent: not served. */
   grpcPort?: number;
-  /** The one `domain` the rate limit service answers (default `sluice`). */
+  /** The rate limit service's `domain` of Sluice's own descriptor keys (default `sluice`); every other domain is the policy's `rateLimitService`. */
   rlsDomain?: string;
+  /** SLUICE_RLS_DESCRIPTOR_TOKENS: a token in every descriptor counts when the metadata has none (default off). */
+  rlsDescriptorTokens?: boolean;
+  /** The gRPC port's limits (SLUICE_GRPC_*; default lib/net/grpc-limits.ts DEFAULT_GRPC_LIMITS). */
+  grpcLimits?: GrpcLimits;
   /** `redis` (default) or `single-node` (no Redis; needs databaseUrl). */
   mode?: SluiceMode;
   /** Redis mode: redis://… (default redis://127.0.0.1:6379). */
@@ -33,6 +39,8 @@ export interface DecisionServerOptions {
   accuracySample?: number;
   /** Store override (tests); default the Redis store (single-node: the in-process store). */
   store?: CounterStore;
+  /** The `rateLimitService` fixed-window counters' override (tests: a test clock); default as `store`. */
+  envoyCounters?: EnvoyCounterStore;
   /** Default: createLogger("decision") (lib/log.ts). */
   logger?: Logger;
   /** The HTTP/1.1 server (SLUICE_HTTP_SERVER; default `http1`, the hand-written one; `node`: node:http). */
@@ -41,6 +49,8 @@ export interface DecisionServerOptions {
   httpLimits?: Partial<HttpLimits>;
   /** Forward-auth's client address (SLUICE_CLIENT_ADDRESS_HEADER, SLUICE_TRUSTED_PROXY_HOPS, SLUICE_TRUSTED_PROXIES); default X-Real-IP when present else X-Forwarded-For, no hops. */
   clientAddressRules?: ClientAddressRules;
+  /** How often the service tokens accepted are written as "last used" (default 60 s; tests set less). */
+  tokenUseFlushMs?: number;
   /** How often denials are written, one line per reason (default 10 s; lib/decision/denial-log.ts). */
   denialLogMs?: number;
   /**

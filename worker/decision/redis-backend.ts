@@ -7,8 +7,10 @@ import { Cluster, Redis, type RedisOptions } from "ioredis";
 import { PolicySource } from "../../lib/redis/policy-source";
 import { parseClusterNodes, type RedisClient } from "../../lib/redis/client";
 import { KeyIndex } from "../../lib/redis/key-index";
+import { recordServiceTokensUsed, tenantOfToken } from "../../lib/redis/policy";
 import { UsageRecorder } from "../../lib/redis/usage";
 import { createRedisStore } from "../../lib/store/redis";
+import { createRedisEnvoyCounters } from "../../lib/store/redis/envoy";
 import type { Backend, BackendContext } from "./backend";
 import type { DecisionServerOptions } from "./options";
 
@@ -90,7 +92,16 @@ export function redisBackend(ctx: BackendContext): Backend {
     currentPolicy: () => policy.current,
     keyIndex,
     store,
+    envoyCounters: options.envoyCounters ?? createRedisEnvoyCounters(redis),
     usage,
+    tenantUsage: {
+      tenantOfToken: (tokenHash) => tenantOfToken(redis, tokenHash),
+      async readCounters(keys) {
+        // One MGET: a tenant's counters share its hash tag, one slot on a cluster too.
+        const values = await redis.mget(...keys);
+        return new Map(keys.map((k, i) => [k, Number(values[i] ?? 0) || 0]));
+      },
+    },
     async start() {
       // The decision path never queues commands while disconnected, so wait (briefly) for the
       // connection before the first policy read; if Redis is down, polling keeps trying.
@@ -120,6 +131,7 @@ export function redisBackend(ctx: BackendContext): Backend {
       return { ready, body: { ready, policyVersion: doc?.version ?? null, redis: redisUp, breaker: breaker.state, missing: policy.missing } };
     },
     flushUsage: () => usage.flush(),
+    recordTokenUse: (hashes, atMs) => recordServiceTokensUsed(redis, hashes, atMs),
     async close() {
       policy.stop();
       await usage.flush().catch(() => undefined);

@@ -14,16 +14,21 @@ import { DEFAULT_ACCURACY_SAMPLE } from "../../lib/decision/accuracy";
 import { CircuitBreaker } from "../../lib/decision/breaker";
 import { DenialLog } from "../../lib/decision/denial-log";
 import { DenyCache } from "../../lib/decision/deny-cache";
-import { DecisionEngine } from "../../lib/decision/engine";
+import { closedWaitMs, DecisionEngine } from "../../lib/decision/engine";
+import { redisPrefix } from "../../lib/redis/keys";
 import { DecisionMetrics } from "../../lib/decision/metrics";
 import type { PolicyPort } from "../../lib/decision/ports";
 import type { HttpServerKind } from "../../lib/net/http-server";
 import { accuracyTolerances } from "../../lib/policy/requirements";
 import { createLogger } from "../../lib/log";
 import { createMemoryStore } from "../../lib/store/memory";
+import { createMemoryEnvoyCounters } from "../../lib/store/memory-envoy";
+import { EnvoyDecider } from "../../lib/decision/envoy";
+import { currentEnv } from "../../lib/env";
 import type { Backend, BackendContext } from "./backend";
 import { createDecisionGrpc } from "./grpc";
 import { createDecisionHttp } from "./http";
+import { createRlsAnswer } from "./rls-answer";
 import type { DecisionServerOptions } from "./options";
 import { redisBackend } from "./redis-backend";
 import { ServiceTokens } from "./service-tokens";
@@ -99,6 +104,22 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     accuracySample,
   });
 
+  // The policy's `rateLimitService` domains: their fixed window in one script, Sluice's algorithms in the same store.
+  const envoy = new EnvoyDecider({
+    policy: backend.currentPolicy,
+    counters: backend.envoyCounters,
+    store: backend.store,
+    localCounters: createMemoryEnvoyCounters(() => engine.storeNowMs()),
+    localStore,
+    instances: options.instances,
+    storeTimeoutMs: options.redisTimeoutMs,
+    breaker,
+    keyPrefix: currentEnv("SLUICE_REDIS_PREFIX"),
+    storeNowMs: () => engine.storeNowMs(),
+    metrics,
+    usage: backend.usage,
+  });
+
   const metricsText = options.joinMetrics?.(metrics.registry);
   const http = createDecisionHttp({
     engine,
@@ -111,9 +132,29 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     clientAddressRules: options.clientAddressRules,
     httpServer: options.httpServer,
     httpLimits: options.httpLimits,
+    rls: createRlsAnswer({ engine, envoy, domain: options.rlsDomain ?? "sluice" }),
+    usage: {
+      tokens,
+      reader: backend.tenantUsage,
+      currentPolicy: backend.currentPolicy,
+      store: backend.store,
+      prefix: redisPrefix(),
+      storeNowMs: () => engine.storeNowMs(),
+      timeoutMs: closedWaitMs(options.redisTimeoutMs),
+    },
   });
   const grpc = options.grpcPort
-    ? createDecisionGrpc({ engine, tokens, domain: options.rlsDomain ?? "sluice", readiness: () => backend.readiness(), metrics, logger })
+    ? createDecisionGrpc({
+        engine,
+        envoy,
+        tokens,
+        domain: options.rlsDomain ?? "sluice",
+        readiness: () => backend.readiness(),
+        metrics,
+        logger,
+        limits: options.grpcLimits,
+        descriptorTokens: options.rlsDescriptorTokens,
+      })
     : null;
 
   await backend.start();
@@ -130,6 +171,14 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     void engine.syncClock();
   }, 1_000);
   usageTimer.unref();
+  // Once a minute, off the decision path: "last used" of the service tokens accepted since (the
+  // request itself only adds the token's hash to a set; ServiceTokens.takeUsed).
+  const recordTokenUse = async () => {
+    const used = tokens.takeUsed();
+    if (used.length > 0) await backend.recordTokenUse(used, Date.now()).catch((error: unknown) => log(`could not record the service tokens' last use: ${error instanceof Error ? error.message : String(error)}`));
+  };
+  const tokenUseTimer = setInterval(() => void recordTokenUse(), options.tokenUseFlushMs ?? 60_000);
+  tokenUseTimer.unref();
 
   await new Promise<void>((resolve, reject) => {
     http.server.once("error", reject);
@@ -154,6 +203,8 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
       await Promise.all([http.drain(), grpc?.drain()]);
       clearInterval(usageTimer);
       clearInterval(denialTimer);
+      clearInterval(tokenUseTimer);
+      await recordTokenUse();
       writeDenials();
       await backend.close();
       await localStore.close().catch(() => undefined);

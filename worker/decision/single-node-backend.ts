@@ -6,6 +6,7 @@
  * is not migrated, or while another single-node decision server holds the advisory lock.
  */
 import { createDb } from "../../lib/db/client";
+import { markTokensUsed } from "../../lib/db/token-use";
 import { checkSingleNodeEnv, SingleNodeConfigError } from "../../lib/single-node/config";
 import { acquireInstanceLock } from "../../lib/single-node/instance-lock";
 import { PostgresKeyIndex } from "../../lib/single-node/postgres-key-index";
@@ -14,6 +15,7 @@ import { PostgresUsageSink } from "../../lib/single-node/postgres-usage-sink";
 import { seedQuotaCounters } from "../../lib/single-node/seed-quotas";
 import { messageOf, withQueryTimeout } from "../../lib/single-node/timeout";
 import { createMemoryStore } from "../../lib/store/memory";
+import { createMemoryEnvoyCounters } from "../../lib/store/memory-envoy";
 import type { Backend, BackendContext } from "./backend";
 
 /** Single-node: how often Postgres is asked for a new policy version, key changes and service tokens. */
@@ -66,7 +68,10 @@ export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
     currentPolicy: () => (keyIndex.loaded ? policy.current : null),
     keyIndex,
     store,
+    envoyCounters: options.envoyCounters ?? createMemoryEnvoyCounters(),
     usage,
+    // Tenant tokens are published to Redis only; this mode has none to check.
+    tenantUsage: null,
     async start() {
       await Promise.all([policy.start(), keyIndex.start()]);
       try {
@@ -84,6 +89,7 @@ export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
       return { ready, body: { ready, policyVersion: doc?.version ?? null, mode: "single-node", keysLoaded: keyIndex.loaded, postgres: policy.postgresOk } };
     },
     flushUsage: () => usage.flush(),
+    recordTokenUse: (hashes, atMs) => withQueryTimeout(markTokensUsed(db, hashes, new Date(atMs)), "recording service tokens' last use"),
     async close() {
       policy.stop();
       keyIndex.stop();
