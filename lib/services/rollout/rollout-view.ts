@@ -3,8 +3,7 @@
  * share, and who is in it), the guardrails, the last check and, after it stopped, why.
  */
 import type { RolloutRecord } from "../../db/rollout-repo";
-import { formatDurationMs } from "../../policy/duration";
-import { cohortMembers, describeStep, type RolloutGuardrails, type RolloutStateName, type RolloutStep } from "../../policy/rollout";
+import { cohortMembers, describeStep, type RolloutGuardrails, type RolloutStateName } from "../../policy/rollout";
 
 /** The tenants of a rollout's candidate document, the universe its percentages are shares of. */
 export function candidateTenants(r: Pick<RolloutRecord, "candidate">): string[] {
@@ -41,7 +40,7 @@ export interface RolloutView {
   /** 0-based index into `steps`. */
   step: number;
   stepLabel: string;
-  steps: (RolloutStep & { label: string })[];
+  steps: { percent: number; bakeMs: number; label: string }[];
   stepStartedAt: string;
   /** When the step's bake time ends (null: the last step, or stopped). */
   bakeEndsAt: string | null;
@@ -97,8 +96,4 @@ export function formatRolloutStatus(v: RolloutView): string {
   if (v.reason) lines.push(`  ${v.state === "completed" ? "completed" : "why"}: ${v.reason}`);
   if (v.endedAt) lines.push(`  ended ${v.endedAt}`);
   return lines.join("\n");
-}
-
-export function formatBake(ms: number): string {
-  return formatDurationMs(ms);
 }
