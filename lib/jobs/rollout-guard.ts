@@ -80,7 +80,8 @@ export function compareCohort(rows: readonly { tenant: string; operation: string
   const cohortShare = c.decisions > 0 ? c.denied / c.decisions : 0;
   const controlShare = k.decisions > 0 ? k.denied / k.decisions : 0;
   const marginPoints = (cohortShare - controlShare) * 100;
-  const verdict: GuardCheck["verdict"] = c.decisions < minDecisions ? "too_few_decisions" : marginPoints > maxIncreasePoints ? "breached" : "holds";
+  // At 100% (everyone in the cohort) there is no control to compare with: nothing to judge.
+  const verdict: GuardCheck["verdict"] = c.decisions < minDecisions ? "too_few_decisions" : k.decisions === 0 ? "no_control" : marginPoints > maxIncreasePoints ? "breached" : "holds";
   const tripped = [...perTenant]
     .filter(([, t]) => t.total > 0 && (t.denied / t.total - controlShare) * 100 > maxIncreasePoints)
     .map(([tenant]) => tenant)

@@ -132,7 +132,7 @@ export const rolloutViewSchema = z.object({
       cohort: cohortFigures,
       control: cohortFigures,
       marginPoints: z.number(),
-      verdict: z.enum(["holds", "breached", "too_few_decisions"]),
+      verdict: z.enum(["holds", "breached", "too_few_decisions", "no_control"]),
     })
     .nullable(),
   reason: z.string().nullable().meta({ description: "Why it stopped, paused or completed (a guardrail breach names the step, the figures and the tenants)" }),

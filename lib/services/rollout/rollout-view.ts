@@ -25,7 +25,7 @@ export interface GuardCheck {
   control: { decisions: number; denied: number; share: number };
   /** cohort share − control share, in percentage points. */
   marginPoints: number;
-  verdict: "holds" | "breached" | "too_few_decisions";
+  verdict: "holds" | "breached" | "too_few_decisions" | "no_control";
 }
 
 export interface RolloutView {
