@@ -60,7 +60,7 @@ export function RolloutPanel({ rollout, start, act, changeCount }: { rollout: Ro
       {rollout && (
         <div className="flex flex-col gap-2 text-sm" data-testid="rollout-status">
           <p>
-            v{rollout.candidateVersion} to the cohort, v{rollout.liveVersion} for everyone else. {active ? rollout.stepLabel : `Ended ${rollout.endedAt ? utc(rollout.endedAt) : ""}`}
+            v{rollout.candidateVersion} to the cohort, v{rollout.liveVersion} for everyone else. {active ? rollout.stepLabel.replace(/^step/, "Step") : `Ended ${rollout.endedAt ? utc(rollout.endedAt) : ""}`}
             {active && rollout.bakeEndsAt ? `, next step after ${utc(rollout.bakeEndsAt)}` : ""}.
           </p>
           <ol className="flex flex-wrap gap-1 text-xs" aria-label="Steps">

@@ -119,7 +119,11 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
           <Section title="Publish">
             {canPublish ? (
               <>
-                <PublishPanel publish={publishAction} changeCount={lines.length} blocked={draftIssues.length ? "Fix the draft's errors first." : null} />
+                <PublishPanel
+                  publish={publishAction}
+                  changeCount={lines.length}
+                  blocked={draftIssues.length ? "Fix the draft's errors first." : rollout && (rollout.state === "running" || rollout.state === "paused") ? `Rollout ${rollout.id} is ${rollout.state}: promote it to everyone or abort it below before publishing.` : null}
+                />
                 {canEdit && live && <DiscardDraftButton discard={discardDraftAction} changeCount={draftIssues.length ? 1 : lines.length} liveVersion={live.version} />}
                 {live && <RolloutPanel rollout={rollout} start={startRolloutAction} act={rolloutAction} changeCount={draftIssues.length ? 0 : lines.length} />}
               </>
