@@ -43,7 +43,7 @@ for (const viewport of [
     await panel.getByLabel("Canary tenants (slugs, comma-separated; optional)").fill("acme, globex");
     await panel.getByRole("button", { name: "Start rollout" }).click();
     await expect(panel.getByTestId("rollout-state")).toHaveText("running");
-    await expect(panel.getByTestId("rollout-status")).toContainText("step 1 of 3: 2 canaries for 15m");
+    await expect(panel.getByTestId("rollout-status")).toContainText("Step 1 of 3: 2 canaries for 15m");
     await expect(panel.getByTestId("rollout-status")).toContainText(/Cohort: 2 of \d+ tenants \(acme, globex\)/);
     await expect(panel.getByTestId("rollout-status")).toContainText("Guardrail: the cohort's 429 share at most 5 points above the control's");
     await panel.scrollIntoViewIfNeeded();
@@ -53,7 +53,7 @@ for (const viewport of [
       await panel.getByRole("button", { name: "Pause" }).click();
       await expect(panel.getByTestId("rollout-state")).toHaveText("paused");
       await panel.getByRole("button", { name: "Resume: next step" }).click();
-      await expect(panel.getByTestId("rollout-status")).toContainText("step 2 of 3: 10% + 2 canaries for 1h");
+      await expect(panel.getByTestId("rollout-status")).toContainText("Step 2 of 3: 10% + 2 canaries for 1h");
       await panel.getByRole("button", { name: "Promote to everyone" }).click();
       await expect(panel.getByTestId("rollout-state")).toHaveText("completed");
       // The last step was a normal publish, noted with the rollout it completed.
