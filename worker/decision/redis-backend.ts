@@ -7,6 +7,7 @@ import { Cluster, Redis, type RedisOptions } from "ioredis";
 import { PolicySource } from "../../lib/redis/policy-source";
 import { parseClusterNodes, type RedisClient } from "../../lib/redis/client";
 import { KeyIndex } from "../../lib/redis/key-index";
+import { recordServiceTokensUsed } from "../../lib/redis/policy";
 import { UsageRecorder } from "../../lib/redis/usage";
 import { createRedisStore } from "../../lib/store/redis";
 import type { Backend, BackendContext } from "./backend";
@@ -122,6 +123,7 @@ export function redisBackend(ctx: BackendContext): Backend {
       return { ready, body: { ready, policyVersion: doc?.version ?? null, redis: redisUp, breaker: breaker.state, missing: policy.missing } };
     },
     flushUsage: () => usage.flush(),
+    recordTokenUse: (hashes, atMs) => recordServiceTokensUsed(redis, hashes, atMs),
     async close() {
       policy.stop();
       await usage.flush().catch(() => undefined);
