@@ -85,11 +85,13 @@ export function redisBackend(ctx: BackendContext): Backend {
       void keyIndex.warm().catch(() => undefined);
     },
     onServiceTokens: (hashes) => ctx.serviceTokens(hashes),
+    onRollout: (split) => ctx.rolloutLoaded?.(split && { id: split.id, step: split.step, candidateVersion: split.candidate.version, cohortSize: split.cohort.size }),
   });
   const store = options.store ?? createRedisStore(redis, { maxWaitMs: maxWaitMs(options.redisTimeoutMs) });
   return {
     policy,
     currentPolicy: () => policy.current,
+    policyFor: (tenant) => policy.forTenant(tenant),
     keyIndex,
     store,
     envoyCounters: options.envoyCounters ?? createRedisEnvoyCounters(redis),

@@ -84,6 +84,13 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
       logger.info({ policyVersion: doc.version }, `policy v${doc.version} loaded`);
     },
     serviceTokens: (hashes) => tokens.replacePublished(hashes),
+    rolloutLoaded: (split) => {
+      metrics.rolloutCandidateVersion.set(split?.candidateVersion ?? 0);
+      // A denial cached under one version's limits must not answer for the other's.
+      denyCache?.clear();
+      if (split) logger.info({ rollout: split.id, step: split.step + 1, candidateVersion: split.candidateVersion, cohort: split.cohortSize }, `rollout ${split.id}: v${split.candidateVersion} for ${split.cohortSize} tenant(s)`);
+      else logger.info("no rollout: every tenant on the live version");
+    },
   };
   const backend: Backend = (options.mode ?? "redis") === "single-node" ? await singleNodeBackend(context) : redisBackend(context);
 
@@ -91,6 +98,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
   const localStore = createMemoryStore({ clock: () => engine.storeNowMs() });
   const engine: DecisionEngine = new DecisionEngine({
     policy: backend.currentPolicy,
+    policyFor: backend.policyFor,
     keyIndex: backend.keyIndex,
     store: backend.store,
     localStore,
