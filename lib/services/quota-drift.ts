@@ -41,9 +41,10 @@ export interface PeriodDrift {
 const n = (x: number) => x.toLocaleString("en-US");
 const at = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
 
+/** The period label's first day (UTC): `2026-12`, `2026-12-05`, or an anchored `2026-12-05@Europe/Paris`. */
 function periodStartMs(period: string): number {
-  const [y, m, d] = period.split("-").map(Number) as [number, number, number | undefined];
-  return Date.UTC(y, m - 1, d ?? 1);
+  const m = /^(\d{4})-(\d{2})(?:-(\d{2}))?/.exec(period);
+  return m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, m[3] ? Number(m[3]) : 1) : 0;
 }
 
 type RollbackOf = ReadonlyMap<number, number>;
