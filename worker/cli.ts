@@ -148,7 +148,7 @@ export function buildProgram(): Command {
     .action(async (opts: { to: number }) => {
       const r = await rollbackPolicy({ db: database(), redis: redisClient(true) }, { actor: actor(), toVersion: opts.to });
       out(`Rolled back: v${r.version} is live with the document of v${opts.to}.`);
-      out(r.draftReset === null ? `Warning: ${r.draftNote}.` : `The draft was reset to it (${r.draftReset} row(s) changed).`);
+      out(r.draftReset === null ? `Warning: ${r.draftNote}.` : `The draft was reset to it (${r.pendingDiscarded} unpublished change(s) discarded).`);
     });
 
   program
@@ -225,9 +225,10 @@ export function buildProgram(): Command {
     .description("export a month's usage per tenant and quota (same bytes every time for the same data)")
     .requiredOption("--period <YYYY-MM>", "calendar month, UTC")
     .addOption(new Option("--format <format>", "output format").choices([...BILLING_FORMATS]).default("csv"))
+    .option("--tenant <slug>", "one tenant's lines only")
     .option("--out <file>", "write to a file instead of stdout")
-    .action(async (opts: { period: string; format: string; out?: string }) => {
-      const query = billingExportQuerySchema.safeParse({ period: opts.period, format: opts.format });
+    .action(async (opts: { period: string; format: string; tenant?: string; out?: string }) => {
+      const query = billingExportQuerySchema.safeParse({ period: opts.period, format: opts.format, tenant: opts.tenant });
       if (!query.success) {
         const issue = query.error.issues[0];
         throw new CliError(`--${String(issue.path[0])}: ${issue.message}`);

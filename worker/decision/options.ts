@@ -1,6 +1,7 @@
 /** How a decision server is started (worker/decision-server.ts reads them from the environment). */
 import type { SluiceMode } from "../../lib/env";
 import type { ClientAddressRules } from "../../lib/decision/client-address";
+import type { GrpcLimits } from "../../lib/net/grpc-limits";
 import type { HttpLimits, HttpServerKind } from "../../lib/net/http-server";
 import type { Logger } from "../../lib/log";
 import type { CounterStore } from "../../lib/store/types";
@@ -13,6 +14,10 @@ export interface DecisionServerOptions {
   grpcPort?: number;
   /** The one `domain` the rate limit service answers (default `sluice`). */
   rlsDomain?: string;
+  /** SLUICE_RLS_DESCRIPTOR_TOKENS: a token in every descriptor counts when the metadata has none (default off). */
+  rlsDescriptorTokens?: boolean;
+  /** The gRPC port's limits (SLUICE_GRPC_*; default lib/net/grpc-limits.ts DEFAULT_GRPC_LIMITS). */
+  grpcLimits?: GrpcLimits;
   /** `redis` (default) or `single-node` (no Redis; needs databaseUrl). */
   mode?: SluiceMode;
   /** Redis mode: redis://… (default redis://127.0.0.1:6379). */

@@ -113,7 +113,16 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     httpLimits: options.httpLimits,
   });
   const grpc = options.grpcPort
-    ? createDecisionGrpc({ engine, tokens, domain: options.rlsDomain ?? "sluice", readiness: () => backend.readiness(), metrics, logger })
+    ? createDecisionGrpc({
+        engine,
+        tokens,
+        domain: options.rlsDomain ?? "sluice",
+        readiness: () => backend.readiness(),
+        metrics,
+        logger,
+        limits: options.grpcLimits,
+        descriptorTokens: options.rlsDescriptorTokens,
+      })
     : null;
 
   await backend.start();
