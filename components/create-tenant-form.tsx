@@ -2,7 +2,7 @@
 import { useRouter } from "next/navigation";
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
-import { issueInWords } from "@/lib/policy/plain-messages";
+import { plainMessage } from "@/lib/policy/plain-messages";
 
 const LABELS = { slug: "Tenant slug", name: "Name", tier: "Tier" } as const;
 
@@ -17,7 +17,8 @@ export function CreateTenantForm({ tiers, create }: { tiers: string[]; create: (
   const err = (f: keyof typeof form) => {
     if (!result || result.ok || form[f] !== sent[f]) return undefined;
     const issue = result.issues?.find((i) => i.path.split(".").pop() === f);
-    return issue ? issueInWords({ path: f, message: issue.message }, LABELS).replace(/^[^:]+: /, "") : undefined;
+    // Under its own field, without its label again ("acme is already taken").
+    return issue ? plainMessage(issue.message.replace(`${LABELS[f]}: `, "").replace(`${f}: `, "")) : undefined;
   };
   const general = result && !result.ok && !(["slug", "name", "tier"] as const).some((f) => err(f)) && JSON.stringify(form) === JSON.stringify(sent) ? result.message : null;
   return (
