@@ -34,6 +34,7 @@ import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { stampChanges } from "../policy/publish-stamps";
 import { writePublishedPolicy, type RedisLike } from "../redis/policy";
 import { invalidPolicy, redisStep } from "./errors";
+import { refuseDuringRollout } from "./rollout/refuse-during-rollout";
 
 /** POST /api/v1/policy/publish's body (the route and its OpenAPI document use this one schema). */
 export const publishRequestSchema = z.strictObject({ note: z.string().max(500).optional() });
@@ -122,6 +123,7 @@ export async function publishPolicy(
   return deps.db.$transaction(
     async (tx) => {
       await lockPolicy(tx);
+      await refuseDuringRollout(tx, "publish to everyone");
       const latest = await latestPolicyVersion(tx);
       const body = stampChanges(await compileDraft(tx), liveBody(latest), nowMs);
       // A live row that does not validate (its body no longer matches its checksum) is never
