@@ -85,3 +85,32 @@ test("the policy as YAML from the Policy page: the draft and the live version (#
   expect(await draft.text()).toContain("tiers:");
   await both(page, "policy-yaml");
 });
+
+test("a tenant is created in the UI; every override is listed with its expiry (#29 extras)", async ({ page }) => {
+  await signIn(page, "product");
+  await page.goto("/tenants");
+  const list = page.getByTestId("overrides-list");
+  await expect(list.getByTestId("override-row").first()).toBeVisible();
+  await expect(list).toContainText(/expires in \d+ (day|days|h|min)|expired|no expiry/);
+  const form = page.getByTestId("create-tenant");
+  await form.getByLabel("Tenant slug").fill("acme");
+  await form.getByLabel("Name").fill("Acme again");
+  await form.getByRole("button", { name: "Create tenant" }).click();
+  await expect(form.getByText("acme is already taken")).toBeVisible();
+  await both(page, "tenants-create-overrides");
+  // Fixed: the refusal goes, and the tenant is created; its page opens.
+  await form.getByLabel("Tenant slug").fill("e2e-new-tenant");
+  await expect(form.getByText("acme is already taken")).toHaveCount(0);
+  await form.getByRole("button", { name: "Create tenant" }).click();
+  await expect(page).toHaveURL(/\/tenants\/e2e-new-tenant$/);
+});
+
+test("a whole key pasted into search is looked up exactly (#29 extra)", async ({ page }) => {
+  await signIn(page, "admin");
+  await page.goto("/search?q=sk_test_acme_ci_0001");
+  await expect(page.getByTestId("search-exact")).toContainText("This is API key ci");
+  await expect(page.getByTestId("search-exact")).toContainText("acme");
+  await both(page, "search-exact");
+  await page.goto("/search?q=sk_test_acme_ci_9999");
+  await expect(page.getByTestId("search-exact")).toContainText("No API key is exactly this value");
+});

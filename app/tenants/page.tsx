@@ -4,6 +4,9 @@ import { LiveDraft } from "@/components/live-draft";
 import { queryHref } from "@/components/table-sort";
 import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
 import { OverridesList } from "@/components/overrides-list";
+import { CreateTenantForm } from "@/components/create-tenant-form";
+import { can } from "@/lib/auth/permissions";
+import { createTenantAction } from "./actions";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
@@ -49,6 +52,7 @@ export default async function TenantsPage({ searchParams }: { searchParams: Prom
   return (
     <>
       <PageHeader title="Tenants" description={`${total.toLocaleString("en-US")} tenant${total === 1 ? "" : "s"} match. Tenants come from the policy file (sluice apply) or the admin API; change a tenant's tier, status, keys and overrides on its page. Tier and status are the draft's; where the live policy enforces something else, both are shown (live · draft).`} />
+      {can(principal.role, "policy.edit") && <CreateTenantForm tiers={tiers} create={createTenantAction} />}
       <form className="mb-4 flex flex-wrap items-end gap-3" role="search" action="/tenants">
         <div className="w-72">
           <label htmlFor="q" className="label">

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { applyPolicyFile } from "./apply-policy-file";
+import { createTenant } from "./create-tenant";
 import { deleteTenantOverride } from "./delete-tenant-override";
 import { ServiceError } from "./errors";
 import { exportPolicyObject } from "./export-policy-file";
@@ -54,6 +55,19 @@ describe("tenant services", () => {
     expect((await tenantFromExport("acme")).tier).toBe("pro");
     const error = await setTenantTier(db, { tenant: "acme", tier: "platinum" }, editor).catch((e: unknown) => e);
     expect((error as ServiceError).field).toBe("tier");
+    expect(await db.auditEntry.count()).toBe(1);
+  });
+
+  it("creates a tenant in the UI's terms, refusing a taken slug, an unknown tier and a bad slug, naming the field (#29 extra)", async () => {
+    expect(await createTenant(db, { slug: "zorg-industries", name: "Zorg Industries", tier: "pro" }, editor)).toEqual({ slug: "zorg-industries" });
+    expect(await tenantFromExport("zorg-industries")).toMatchObject({ slug: "zorg-industries", name: "Zorg Industries", tier: "pro", status: "active" });
+    expect(await db.auditEntry.count()).toBe(1);
+    const taken = await createTenant(db, { slug: "zorg-industries", name: "Again", tier: "pro" }, editor).catch((e: unknown) => e);
+    expect(taken).toMatchObject({ code: "conflict", field: "slug", message: "Tenant slug: zorg-industries is already taken" });
+    const tier = await createTenant(db, { slug: "zorg-two", name: "Zorg Two", tier: "platinum" }, editor).catch((e: unknown) => e);
+    expect(tier).toMatchObject({ field: "tier", message: "Tier: no tier named platinum" });
+    const bad = await createTenant(db, { slug: "Not A Slug", name: "x", tier: "pro" }, editor).catch((e: unknown) => e);
+    expect(bad).toMatchObject({ code: "invalid_policy", field: "slug" });
     expect(await db.auditEntry.count()).toBe(1);
   });
 
