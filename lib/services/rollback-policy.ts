@@ -42,7 +42,7 @@ export async function rollbackPolicy(
       if (!target) throw new ServiceError("not_found", `policy version ${options.toVersion} does not exist`, { field: "version" });
       const stored = parseCompiledPolicy(target.document);
       if (!stored.ok) throw new ServiceError("conflict", `stored policy v${target.version} does not validate`, { field: "version" });
-      const { doc, previousVersion } = await publishBody(tx, deps.redis, bodyOf(stored.value), {
+      const { doc, previousVersion, regionsMissed } = await publishBody(tx, deps.redis, bodyOf(stored.value), {
         actor: options.actor,
         note: options.note ?? `rollback to v${target.version}`,
         rolledBackFrom: target.version,
@@ -55,6 +55,7 @@ export async function rollbackPolicy(
         checksum: doc.checksum,
         previousVersion,
         draftReset: reset.changes,
+        ...(regionsMissed ? { regionsMissed } : {}),
         ...("reason" in reset ? { draftNote: `the draft was left as it was: v${target.version} no longer validates (${reset.reason})` } : {}),
       };
     },

@@ -9,6 +9,8 @@ import type { Registry } from "prom-client";
 export interface DecisionServerOptions {
   port: number;
   host: string;
+  /** SLUICE_REGION (docs/regions.md): a `region` label on every metric, and a field of /healthz and /readyz. */
+  region?: string;
   /** The gRPC rate limit service's port on `host` (Envoy RLS, worker/decision/grpc.ts); 0 or absent: not served. */
   grpcPort?: number;
   /** The one `domain` the rate limit service answers (default `sluice`). */

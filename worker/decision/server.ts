@@ -47,6 +47,13 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
   const logger = options.logger ?? createLogger("decision");
   const log = (message: string) => logger.warn(message);
   const metrics = new DecisionMetrics();
+  // Several regions scrape into one Prometheus: every series says which region it came from.
+  if (options.region) metrics.registry.setDefaultLabels({ region: options.region });
+  const region: Record<string, string> = options.region ? { region: options.region } : {};
+  const readiness = () => {
+    const r = backend.readiness();
+    return { ready: r.ready, body: { ...region, ...r.body } };
+  };
   const breaker = new CircuitBreaker();
   metrics.setBreaker("closed");
   breaker.onChange = (state) => {
@@ -104,7 +111,8 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     engine,
     tokens,
     currentPolicy: backend.currentPolicy,
-    readiness: () => backend.readiness(),
+    readiness,
+    health: region,
     metrics,
     metricsText,
     logger,
@@ -113,7 +121,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     httpLimits: options.httpLimits,
   });
   const grpc = options.grpcPort
-    ? createDecisionGrpc({ engine, tokens, domain: options.rlsDomain ?? "sluice", readiness: () => backend.readiness(), metrics, logger })
+    ? createDecisionGrpc({ engine, tokens, domain: options.rlsDomain ?? "sluice", readiness, metrics, logger })
     : null;
 
   await backend.start();
