@@ -1,8 +1,8 @@
-// The import flow of the README's architecture map, as data (eslint.config.mjs enforces it with
-// import/no-restricted-paths; lib/architecture-map.test.ts keeps the README's table equal to LAYERS).
+// The import flow of the architecture map (docs/architecture.md "Import flow"), as data (eslint.config.mjs enforces it with
+// import/no-restricted-paths; lib/architecture-map.test.ts keeps docs/architecture.md's table equal to LAYERS).
 
 // What each folder of production code may import, besides itself and npm packages. Anything not
-// listed is refused. This is the map of the README's "Architecture" section.
+// listed is refused. This is the map of docs/architecture.md "Import flow".
 export const LAYERS = {
   "lib/policy": [], // the pure core (and of packages only zod: its own rule in eslint.config.mjs)
   "lib/net": [],
@@ -43,7 +43,7 @@ export function importZones() {
         target: `./${target}`,
         from: `./${area}`,
         ...(except.length > 0 ? { except } : {}),
-        message: `${target} does not import ${area}${except.length > 0 ? ` (but ${except.join(", ")})` : ""}: the import flow in the README's architecture map (LAYERS in eslint-layers.mjs).`,
+        message: `${target} does not import ${area}${except.length > 0 ? ` (but ${except.join(", ")})` : ""}: the import flow in the architecture map (docs/architecture.md "Import flow") (LAYERS in eslint-layers.mjs).`,
       });
     }
   }

@@ -1,4 +1,4 @@
-// ESLint 9 flat config: Next.js rules plus the import flow of the README's architecture map (eslint-layers.mjs), enforced.
+// ESLint 9 flat config: Next.js rules plus the import flow of the architecture map (docs/architecture.md "Import flow") (eslint-layers.mjs), enforced.
 import { defineConfig, globalIgnores } from "eslint/config";
 import nextVitals from "eslint-config-next/core-web-vitals";
 import nextTs from "eslint-config-next/typescript";
@@ -28,7 +28,7 @@ export default defineConfig([
   },
   {
     // Settings are read in one place: lib/env.ts parses every variable with zod and names a bad one
-    // (README "Configuration"). Everything else calls env() / currentEnv() / childEnv(). These may
+    // (docs/configuration.md). Everything else calls env() / currentEnv() / childEnv(). These may
     // touch process.env themselves, and nothing else:
     files: ["**/*.{ts,tsx,mts,cts,js,mjs,cjs}"],
     ignores: [
@@ -96,7 +96,7 @@ export default defineConfig([
     },
   },
   {
-    // The import flow of the README's architecture map, on resolved paths (import/no-restricted-paths):
+    // The import flow of the architecture map (docs/architecture.md "Import flow"), on resolved paths (import/no-restricted-paths):
     // each folder of production code imports only the folders LAYERS allows it, and never a test kit.
     files: PRODUCTION,
     ignores: NOT_PRODUCTION,

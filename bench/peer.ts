@@ -11,7 +11,7 @@ import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 
 const port = Number(process.env.PORT ?? 8791);
 // Auto-pipelining on by default (AUTOPIPELINE=0 turns it off): measured both ways, it is the
-// faster setting for this peer (see the README's benchmark notes).
+// faster setting for this peer (see the docs/benchmarks.md).
 const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { enableAutoPipelining: process.env.AUTOPIPELINE !== "0" });
 const limiter = new RateLimiterRedis({
   storeClient: redis,

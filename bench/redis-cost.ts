@@ -36,7 +36,7 @@ const VARIANTS: Variant[] = [
   { name: "sliding_window_log (limit 100)", checks: [{ ...base, algorithm: "sliding_window_log", limit: 100 }] },
   { name: "concurrency", checks: [{ ...base, algorithm: "concurrency", limit: 100, leaseTtlMs: 1_000 }] },
   { name: "quota (month)", checks: [monthQuota] },
-  // The demo policy's shape (README "Benchmarks"): four counters in one decision.
+  // The demo policy's shape (docs/benchmarks.md): four counters in one decision.
   { name: "four counters: sliding window + token bucket + fixed window + month quota", checks: [slidingWindow, tokenBucket, fixedWindow, monthQuota] },
 ];
 

@@ -13,7 +13,7 @@ const ms = z.coerce.number().int().min(1).max(600_000);
 /** A URL, where an empty value (`REDIS_URL=` in a .env file or a compose file) means unset. */
 const optionalUrl = z.preprocess((v) => (v === "" ? undefined : v), z.string().url().optional());
 
-/** `redis` (default): counters, policy and usage in Redis. `single-node`: no Redis at all (README "Single-node mode"). */
+/** `redis` (default): counters, policy and usage in Redis. `single-node`: no Redis at all (docs/operations.md "Single-node mode"). */
 export const SLUICE_MODES = ["redis", "single-node"] as const;
 export type SluiceMode = (typeof SLUICE_MODES)[number];
 const modeSchema = z.enum(SLUICE_MODES, `expected ${SLUICE_MODES.join(" or ")}`).default("redis");
@@ -116,7 +116,7 @@ const envSchema = z.object({
   SLUICE_INSTANCES: z.coerce.number().int().min(1).max(10_000).default(1),
   /** Service tokens the decision API accepts besides the Redis set (comma-separated sha256 hex or plaintexts). */
   SLUICE_SERVICE_TOKENS: z.string().optional(),
-  /** Forward-auth: the one header that names the client (README "Client addresses"). */
+  /** Forward-auth: the one header that names the client (docs/decision-api.md "Client addresses"). */
   SLUICE_CLIENT_ADDRESS_HEADER: z.preprocess(
     (v) => (typeof v === "string" ? v.toLowerCase().replace(/\s+/g, "") : v),
     z.enum(CLIENT_ADDRESS_SETTINGS, `expected ${CLIENT_ADDRESS_SETTINGS.join(" or ")}`).default("x-real-ip,x-forwarded-for"),
@@ -207,7 +207,7 @@ function crossChecks(e: Env): string[] {
   return problems;
 }
 
-/** Every variable the schema reads (the README's configuration table lists each: lib/env.test.ts). */
+/** Every variable the schema reads (docs/configuration.md lists each: lib/env.test.ts). */
 export const ENV_VARIABLES = Object.keys(envSchema.shape) as (keyof Env)[];
 
 let cached: Env | undefined;

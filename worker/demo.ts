@@ -4,7 +4,7 @@
  *   DATABASE_URL unset → an embedded PostgreSQL with its data in .data/pg
  *   REDIS_URL unset    → a redis-server from PATH on a free port (data in memory only); with no
  *                        redis-server on PATH (or SLUICE_MODE=single-node), single-node mode: no
- *                        Redis at all, in-process counters, usage written to Postgres (README)
+ *                        Redis at all, in-process counters, usage written to Postgres (docs/operations.md)
  *   then: migrations, the demo policy + users, a published version, the control plane (:3000),
  *   the decision server (:8787), the worker, and a traffic generator so the dashboards move.
  *
@@ -180,7 +180,7 @@ ${users}
     curl -s ${decisionUrl}/v1/check -H 'Authorization: Bearer ${DEMO_SERVICE_TOKEN}' \\
       -H 'Content-Type: application/json' \\
       -d '{"key":"sk_test_acme_ci_0001","operation":"GET /v1/orders/42","ip":"203.0.113.7"}'
-  Envoy RLS       127.0.0.1:${grpcPort}   (gRPC, domain sluice; README "Envoy, Istio, Contour")
+  Envoy RLS       127.0.0.1:${grpcPort}   (gRPC, domain sluice; docs/gateways.md)
 
   PostgreSQL      ${embedded ? `embedded, data in ${path.join(DATA_DIR, "pg")}` : "DATABASE_URL"}
   Redis           ${singleNode ? "none: SINGLE-NODE mode (in-process counters, usage in PostgreSQL; one decision server only)" : redisUrl}

@@ -2,7 +2,7 @@
  * "Approximation vs exact log" per limit (on the dashboards): for the sampled subjects of each
  * approximate limit, what the limit admitted beside what an exact sliding-window log kept in the
  * same script would have admitted, against the tolerance the live policy states
- * (SLUICE_ACCURACY_SAMPLE; README "Justify and prove your limits").
+ * (SLUICE_ACCURACY_SAMPLE; docs/proving.md).
  */
 import type { AccuracyRow } from "@/lib/services/accuracy-report";
 import { num, pct } from "@/components/format-numbers";

@@ -1,7 +1,7 @@
 /**
  * The next-auth signing secret. Required in production; in development, tests and the demo,
  * when NEXTAUTH_SECRET is unset, a stable secret is derived from the database URL so that
- * sessions survive restarts of the same install (documented in README and .env.example).
+ * sessions survive restarts of the same install (documented in docs/configuration.md and .env.example).
  */
 import { createHash } from "node:crypto";
 import { currentEnv, type Env } from "../env";

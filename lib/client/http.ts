@@ -78,7 +78,7 @@ export function firstHeader(value: string | readonly string[] | undefined): stri
 /**
  * `X-Real-IP`, else the last `X-Forwarded-For` entry (the one the proxy in front appended; those to
  * its left are the client's own words), as the decision server's forward-auth reads them by
- * default (README "Client addresses"): only behind a proxy that sets them.
+ * default (docs/decision-api.md "Client addresses"): only behind a proxy that sets them.
  */
 export function forwardedIp(get: (name: string) => string | null | undefined): string | null {
   const real = get("x-real-ip")?.trim();

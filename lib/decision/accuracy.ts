@@ -1,5 +1,5 @@
 /**
- * The live accuracy meter (README "Justify and prove your limits"): for a sample of the subjects
+ * The live accuracy meter (docs/proving.md): for a sample of the subjects
  * of approximate limits, the decision script also keeps an exact sliding-window log of the same
  * limit and window, and reports what it would have decided (lib/store/types.ts AccuracySample).
  * The decision server exports both admission counts as `sluice_accuracy_*` and the usage

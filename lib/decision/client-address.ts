@@ -1,5 +1,5 @@
 /**
- * Client addresses as counter subjects (docs/decision-api.md and README "Client addresses"): one function
+ * Client addresses as counter subjects (docs/decision-api.md and docs/decision-api.md "Client addresses"): one function
  * for every way an address reaches the decision path — `ip` in /v1/check, the forwarding headers
  * of forward-auth, `remote_address` over gRPC — so that every spelling of one address shares one
  * counter and no spelling skips a per-IP limit.

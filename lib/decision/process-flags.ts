@@ -7,7 +7,7 @@
  * store call, its outcomes and its answer alive across the Redis round trip, and a batch of 100
  * keeps a hundred of each. With the default young generation these survive a scavenge and are
  * copied — 22% of the batch path's CPU was the scavenger — where a larger one lets them die young.
- * Measured on one process (README "Benchmarks"): 16 → 32 MB took the batch from 9.0 to 6.5 µs of
+ * Measured on one process (docs/benchmarks.md): 16 → 32 MB took the batch from 9.0 to 6.5 µs of
  * server CPU per decision, the single check 22.5 → 21.4, four counters 31.6 → 28.1; 32 → 64 MB
  * the batch again by 12–15 % (5.8–6.8 → 5.0–5.6 µs in pairs of runs), the others unchanged. The
  * price is memory under load: a process under the batch load held 225–235 MB resident at 32 and

@@ -14,7 +14,7 @@
  * day's and month's quota counters. Each is raised to at least what Postgres counted
  * (QuotaUsage.used of the current period) by one script per counter, never lowered, so a counter
  * that survived (a partial loss on Cluster) or that decisions re-created since the restart is
- * never counted twice. What is lost, said in the README: usage not yet rolled up into Postgres
+ * never counted twice. What is lost, said in docs/failure-modes.md: usage not yet rolled up into Postgres
  * (Redis held it: up to about two minutes), decisions counted on a re-created counter before the
  * restore when they are fewer than Postgres's count (they are folded into the maximum, not added),
  * and units above one per decision (QuotaUsage counts decisions). Rate-limit windows, buckets and

@@ -1,5 +1,5 @@
 /**
- * Capacity planning for a global cap (README "Justify and prove your limits"): from what the
+ * Capacity planning for a global cap (docs/proving.md): from what the
  * downstream can take and how busy it may be, the cap per window; and, under weighted fair share
  * (lib/policy/fair-share.ts), what each tier is guaranteed when every tenant contends at once.
  *

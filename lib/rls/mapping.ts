@@ -1,6 +1,6 @@
 /**
  * Envoy's rate limit service protocol ↔ Sluice decisions (pure: no I/O, no clock). The contract is
- * the README section "Envoy, Istio, Contour: the rate limit service protocol"; in short:
+ * docs/gateways.md "Envoy, Istio, Contour: the rate limit service protocol"; in short:
  *
  * Request → decisions. Each descriptor is one decision of the engine `/v1/check` uses:
  * - `api_key` is the client's key, `tenant` a tenant slug (one of them, not both);

@@ -1,5 +1,5 @@
 /**
- * The live accuracy meter read back (README "Justify and prove your limits"): per tier and limit,
+ * The live accuracy meter read back (docs/proving.md): per tier and limit,
  * the sampled decisions and what the limit and an exact sliding-window log admitted of them, from
  * the usage rollups' system rows (`tenant` '', operation `accuracy:<limit>`, outcome
  * sampled|limit|exact; lib/jobs/rollup.ts), beside the tolerance the live policy holds the limit to.

@@ -1,6 +1,6 @@
 /**
  * The limit advisor: for a tier × operation × scope, how fast its subjects really go, and what a
- * proposed limit would have done to last month's traffic (README "Justify and prove your limits").
+ * proposed limit would have done to last month's traffic (docs/proving.md).
  *
  * - Peak rate of a subject: its most requests in one minute over the last 30 days. Minute rows are
  *   kept for ROLLUP_DOWNSAMPLE_AFTER_MS (7 days by default); older days have hour rows only, whose

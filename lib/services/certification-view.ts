@@ -1,5 +1,5 @@
 /**
- * `sluice certify` reports as the UI shows them (README "Justify and prove your limits"): on each
+ * `sluice certify` reports as the UI shows them (docs/proving.md): on each
  * policy version, the latest report's pass / fail per requirement; one report whole, with its
  * readable page. Reports are read back through a schema, so a malformed row shows as such rather
  * than breaking the version history.

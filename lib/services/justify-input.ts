@@ -1,5 +1,5 @@
 /**
- * What a person may ask the Justify tools (README "Justify and prove your limits"): the replay's
+ * What a person may ask the Justify tools (docs/proving.md): the replay's
  * days, the limit advisor's query, the capacity planner's inputs. Pure zod, so the pages, the
  * server actions and the browser validate with the same schemas; every error names its field.
  */

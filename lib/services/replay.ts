@@ -1,5 +1,5 @@
 /**
- * Replay of recorded traffic through a policy version (README "Justify and prove your limits"):
+ * Replay of recorded traffic through a policy version (docs/proving.md):
  * the per-minute, per-key usage the decision servers recorded, sent again, request by request,
  * through the engine's own pure core (lib/decision/decide.ts: plan → outcome → answer) over the
  * in-process store (the pure twins of the Redis scripts), on a simulated clock. Run once with the live

@@ -9,7 +9,7 @@
  * (always passes) and cost = used, which leaves exactly `{ period, used }` behind; the limit is not
  * part of a quota's state, so the real limit applies from the first decision on.
  *
- * Limits of the seed, said in the README: QuotaUsage counts decisions, the counter counts units,
+ * Limits of the seed, said in docs/operations.md: QuotaUsage counts decisions, the counter counts units,
  * so decisions of cost > 1 are seeded as 1 each; a crash loses the uncommitted minutes (see the
  * sink), which are then missing from the seed too.
  */

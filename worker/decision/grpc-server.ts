@@ -18,7 +18,7 @@
  *
  * It replaced @grpc/grpc-js on the serving side, whose per-call machinery (interceptors,
  * metadata objects, per-call timers, stream wrappers, protobufjs conversions) cost more CPU than
- * the whole HTTP decision path (README "Benchmarks"). Clients are still grpc-js and Envoy: the
+ * the whole HTTP decision path (docs/benchmarks.md). Clients are still grpc-js and Envoy: the
  * integration tests speak to it with grpc-js.
  */
 import http2 from "node:http2";

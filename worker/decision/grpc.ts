@@ -1,7 +1,7 @@
 /**
  * The decision server's gRPC adapter (h2c on SLUICE_GRPC_PORT, default 8081): Envoy's rate limit
  * service `envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit` and `grpc.health.v1.Health/Check`,
- * a sibling of the HTTP adapter in front of the same engine. The contract is the README section
+ * a sibling of the HTTP adapter in front of the same engine. The contract is docs/gateways.md
  * "Envoy, Istio, Contour: the rate limit service protocol" (and docs/decision-api.md).
  *
  * One call: the service token from the metadata (`authorization: Bearer <token>` or

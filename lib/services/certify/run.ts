@@ -1,6 +1,6 @@
 /**
  * `sluice certify`: runs the acceptance scenarios of a published version against decision
- * servers and attaches the report to the version (README "Justify and prove your limits").
+ * servers and attaches the report to the version (docs/proving.md).
  *
  * Ephemeral (the default): a redis-server of its own, `instances` decision servers on it (the
  * product's own `worker/decision-server.ts`, with the operator's settings, the accuracy meter

@@ -7,7 +7,7 @@
  *
  * What it buys: the script invocation, Redis TIME, the command's encoding and the reply's parsing
  * paid once per turn instead of once per decision (measured: 22 µs of Redis CPU per decision at one
- * decision per call, 6.9 µs at twelve; README "Benchmarks"). The plain version it replaces is one
+ * decision per call, 6.9 µs at twelve; docs/benchmarks.md). The plain version it replaces is one
  * call per decision, which a Redis Cluster still gets (a call must stay in one hash slot).
  * Bounded, so that one call never holds Redis for long.
  */
