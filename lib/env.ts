@@ -81,6 +81,8 @@ const envSchema = z.object({
    * up to date (docs/regions.md). Unset: the one Redis of REDIS_URL.
    */
   SLUICE_REGIONS: regionsSchema,
+  /** The worker, with SLUICE_REGIONS: how often the shares of `split` limits are re-balanced from each region's demand. */
+  SLUICE_REGION_REBALANCE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(10_000),
   /** Envoy's rate limit service protocol (gRPC, h2c) on this port of DECISION_HOST; 0 turns it off. */
   SLUICE_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   /**

@@ -26,6 +26,7 @@ import { evaluateAlerts } from "../lib/jobs/alerts";
 import { deliverDueNotifications } from "../lib/jobs/quota-deliver";
 import { detectQuotaNotifications } from "../lib/jobs/quota-notify";
 import { RESTORE_CHECK_MS, restorePublishedState } from "../lib/jobs/restore-published";
+import { newRebalanceMemory, rebalanceRegions } from "../lib/jobs/region-rebalance";
 import { syncRegions } from "../lib/jobs/region-sync";
 import { createRedisClient, type RedisClient } from "../lib/redis/client";
 import { closeRegionClients, configuredRegions, regionTargets } from "../lib/redis/regions";
@@ -150,6 +151,29 @@ async function regionPass(deps: { db: Db; redis: RedisClient }, previous: string
   }
 }
 
+/**
+ * With SLUICE_REGIONS, every `everyMs`: the shares of `split` limits re-balanced from each region's
+ * demand (lib/jobs/region-rebalance.ts). Its own loop; a failure is logged once per message.
+ */
+async function rebalanceLoop(deps: { db: Db; redis: RedisClient }, everyMs: number, stopped: () => boolean): Promise<void> {
+  const memory = newRebalanceMemory();
+  let lastProblem = "";
+  while (!stopped()) {
+    try {
+      const result = await rebalanceRegions(deps.db, regionTargets(deps.redis), memory, { nowMs: Date.now() });
+      const problem = result.missed.length > 0 ? `shares not written to ${result.missed.join(", ")}; no share grows until every region has them` : "";
+      if (problem && problem !== lastProblem) log("warn", problem);
+      lastProblem = problem;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (message !== lastProblem) log("error", "re-balancing the shares of split limits failed", { error: message });
+      lastProblem = message;
+    }
+    const until = Date.now() + everyMs;
+    while (!stopped() && Date.now() < until) await new Promise((r) => setTimeout(r, Math.min(250, until - Date.now())));
+  }
+}
+
 async function main(): Promise<void> {
   const e = env();
   const singleNode = e.SLUICE_MODE === "single-node";
@@ -184,6 +208,7 @@ async function main(): Promise<void> {
     log("info", "single-node mode: no Redis; the decision server writes usage to PostgreSQL itself, so the Redis usage drain and quota reconciliation are skipped; running billing close, alerts and downsampling");
   }
   const restoring = redis ? restoreLoop({ db, redis }, () => stopping) : Promise.resolve();
+  const rebalancing = redis && e.SLUICE_REGIONS.length > 0 ? rebalanceLoop({ db, redis }, e.SLUICE_REGION_REBALANCE_MS, () => stopping) : Promise.resolve();
   const last: Partial<Record<keyof typeof EVERY, number>> = {};
   while (!stopping) {
     const started = Date.now();
@@ -203,6 +228,7 @@ async function main(): Promise<void> {
   }
   log("info", "worker stopping");
   await restoring;
+  await rebalancing;
   await redis?.quit().catch(() => undefined);
   await closeRegionClients();
   await db.$disconnect();

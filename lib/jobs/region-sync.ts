@@ -21,6 +21,8 @@ import { latestPolicyVersion, listKeyIndexEntries, listServiceTokenHashes, listT
 import { clearRegionBehind, listRegionsBehind } from "../db/region-repo";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { missingParts, readPublishedState, writePublishedPolicy } from "../redis/policy";
+import type { RegionShares } from "../policy/region-shares";
+import { readRegionShares, seedRegionShares } from "../redis/region-shares";
 import { REGION_WRITE_TIMEOUT_MS, type RegionTarget } from "../redis/regions";
 
 export interface RegionSyncResult {
@@ -72,7 +74,7 @@ export async function syncRegions(db: Db, targets: RegionTarget[]): Promise<Regi
       continue;
     }
     try {
-      await catchUp(db, target, row?.since ?? null);
+      await catchUp(db, target, targets.map((t) => t.name), await sharesOfAnother(targets, target), row?.since ?? null);
       results.push({ ...base, status: "caught-up", versionBefore: state.currentVersion, why });
     } catch (error) {
       results.push({ ...base, status: "unreachable", versionBefore: state.currentVersion, why, error: error instanceof Error ? error.message : String(error) });
@@ -81,8 +83,18 @@ export async function syncRegions(db: Db, targets: RegionTarget[]): Promise<Regi
   return results;
 }
 
+/** The shares document of a region other than `except` (they are identical; a lagging region copies it rather than start equal). */
+async function sharesOfAnother(targets: RegionTarget[], except: RegionTarget): Promise<RegionShares | undefined> {
+  for (const t of targets) {
+    if (t === except) continue;
+    const read = await bounded(readRegionShares(t.redis), REGION_WRITE_TIMEOUT_MS).catch(() => null);
+    if (read?.status === "ok") return read.shares;
+  }
+  return undefined;
+}
+
 /** Writes Postgres's latest published state to one region, under the policy lock. */
-async function catchUp(db: Db, target: RegionTarget, seenSince: Date | null): Promise<void> {
+async function catchUp(db: Db, target: RegionTarget, regionNames: string[], sharesFrom: RegionShares | undefined, seenSince: Date | null): Promise<void> {
   await db.$transaction(
     async (tx) => {
       await lockPolicy(tx);
@@ -96,6 +108,7 @@ async function catchUp(db: Db, target: RegionTarget, seenSince: Date | null): Pr
         tenantTokens: await listTenantTokenHashes(tx),
       };
       await bounded(writePublishedPolicy(target.redis, stored.value, extras), REGION_WRITE_TIMEOUT_MS);
+      await bounded(seedRegionShares(target.redis, regionNames, Date.now(), sharesFrom), REGION_WRITE_TIMEOUT_MS);
       if (seenSince) await clearRegionBehind(tx, target.name, seenSince);
     },
     { maxWait: 10_000, timeout: 60_000 },

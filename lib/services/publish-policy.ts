@@ -35,6 +35,8 @@ import type { CompiledPolicy, CompiledPolicyBody } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { stampChanges } from "../policy/publish-stamps";
 import { writePublishedPolicy, type RedisLike } from "../redis/policy";
+import { seedRegionShares } from "../redis/region-shares";
+import { configuredRegions } from "../redis/regions";
 import { invalidPolicy } from "./errors";
 import { writeEveryRegion } from "./region-writes";
 
@@ -122,7 +124,13 @@ async function writePublished(tx: Tx, redis: RedisLike, doc: CompiledPolicy, wha
   const keyIndex = await listKeyIndexEntries(tx);
   const serviceTokens = await listServiceTokenHashes(tx);
   const tenantTokens = await listTenantTokenHashes(tx);
-  const outcome = await writeEveryRegion(tx, redis, what, (r) => writePublishedPolicy(r, doc, { keyIndex, serviceTokens, tenantTokens }), nowMs);
+  // With regions, each also gets the shares of `split` limits if it has none yet (equal ones).
+  const regions = configuredRegions().map((r) => r.name);
+  const write = async (r: RedisLike) => {
+    await writePublishedPolicy(r, doc, { keyIndex, serviceTokens, tenantTokens });
+    if (regions.length > 0) await seedRegionShares(r, regions, nowMs);
+  };
+  const outcome = await writeEveryRegion(tx, redis, what, write, nowMs);
   return outcome.missed.map((m) => m.region);
 }
 

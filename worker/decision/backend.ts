@@ -38,6 +38,8 @@ export interface BackendContext {
   breaker: CircuitBreaker;
   /** Shared reaction to a new document (metrics, deny cache, log). */
   policyLoaded(doc: CompiledPolicy): void;
+  /** The shares of `split` limits changed (docs/regions.md): cached denials may name the old numbers. */
+  sharesChanged(): void;
   /** The published service tokens (sha256 hex), replacing the previous set. */
   serviceTokens(hashes: Set<string>): void;
 }

@@ -85,6 +85,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
       denyCache?.clear();
       logger.info({ policyVersion: doc.version }, `policy v${doc.version} loaded`);
     },
+    sharesChanged: () => denyCache?.clear(),
     serviceTokens: (hashes) => tokens.replacePublished(hashes),
   };
   const backend: Backend = (options.mode ?? "redis") === "single-node" ? await singleNodeBackend(context) : redisBackend(context);
