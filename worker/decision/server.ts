@@ -26,6 +26,7 @@ import { createDecisionGrpc } from "./grpc";
 import { createDecisionHttp } from "./http";
 import type { DecisionServerOptions } from "./options";
 import { redisBackend } from "./redis-backend";
+import { registerRegionShareMetric } from "./region-metrics";
 import { ServiceTokens } from "./service-tokens";
 import { singleNodeBackend } from "./single-node-backend";
 
@@ -89,6 +90,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     serviceTokens: (hashes) => tokens.replacePublished(hashes),
   };
   const backend: Backend = (options.mode ?? "redis") === "single-node" ? await singleNodeBackend(context) : redisBackend(context);
+  registerRegionShareMetric(metrics.registry, () => backend.policy.current, backend.currentPolicy);
 
   // Failure mode `local` keeps its counters on the store's clock too (engine.storeNowMs).
   const localStore = createMemoryStore({ clock: () => engine.storeNowMs() });
