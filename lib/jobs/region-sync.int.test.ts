@@ -10,7 +10,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { spawnDecisionServer } from "@/lib/decision/harness";
+import { spawnDecisionServer, spawnWorker } from "@/lib/decision/harness";
 import { freePort } from "@/lib/net/ports";
 import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
 import { keys } from "@/lib/redis/keys";
@@ -154,6 +154,29 @@ describe("publishing to every region (SLUICE_REGIONS)", () => {
       expect(await readyz()).toMatchObject({ region: "eu", ready: true, policyVersion: 2, missing: [] });
     } finally {
       await server.stop();
+    }
+  });
+
+  it("the worker process (npm run worker) catches a lagging region up by itself within seconds of it answering again", async () => {
+    await publishPolicy({ db, redis: home }, { actor });
+    await euServer.kill();
+    await bump(5);
+    expect((await publishPolicy({ db, redis: home }, { actor })).regionsMissed).toEqual(["eu"]);
+    const worker = await spawnWorker({
+      DATABASE_URL: fresh.url,
+      REDIS_URL: testRedisUrl(),
+      SLUICE_REDIS_PREFIX: process.env.SLUICE_REDIS_PREFIX!,
+      SLUICE_REGIONS: process.env.SLUICE_REGIONS!,
+    });
+    try {
+      await euServer.start();
+      const deadline = Date.now() + 15_000;
+      while ((await readCurrentVersion(eu).catch(() => null)) !== 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      expect(await versions()).toEqual({ us: 2, eu: 2 });
+      while (!/region eu was behind; wrote v2 there/.test(worker.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(worker.output()).toMatch(/region eu was behind; wrote v2 there/);
+    } finally {
+      await worker.stop();
     }
   });
 
