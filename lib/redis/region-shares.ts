@@ -81,24 +81,27 @@ export class RegionSharesFollower {
   }
 
   private async load(): Promise<void> {
+    // A failed read (Redis away) keeps the last good shares silently: the breaker and the policy
+    // source already say Redis is away. A document that does not validate is said once.
+    const text = await this.options.redis.get(keys.regionShares()).catch(() => undefined);
+    // Missing (lost with the rest of Redis; the worker writes it back) or unchanged: keep what is in force.
+    if (text === undefined || text === null || text === this.text) return;
+    let problem: string | null = null;
     try {
-      const text = await this.options.redis.get(keys.regionShares());
-      if (text === this.text) return;
-      if (text === null) {
-        // Lost with the rest of Redis (the worker writes it back): keep the last good shares.
+      const parsed = regionSharesSchema.safeParse(JSON.parse(text));
+      if (parsed.success) {
+        this.text = text;
+        this.shares = parsed.data;
+        this.lastProblem = null;
+        this.options.onChange?.();
         return;
       }
-      const parsed = regionSharesSchema.safeParse(JSON.parse(text));
-      if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
-      this.text = text;
-      this.shares = parsed.data;
-      this.lastProblem = null;
-      this.options.onChange?.();
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      if (message !== this.lastProblem) this.options.log?.(`region shares not read (keeping the last good ones): ${message}`);
-      this.lastProblem = message;
+      problem = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    } catch {
+      problem = "not JSON";
     }
+    if (problem !== this.lastProblem) this.options.log?.(`region shares document does not validate (keeping the last good one): ${problem}`);
+    this.lastProblem = problem;
   }
 
   /** Where this region stands (for /readyz). */
