@@ -14,7 +14,7 @@ import { planShares, splitTargets, demandOf, type SplitTarget } from "../policy/
 import type { RegionShares } from "../policy/region-shares";
 import { keys } from "../redis/keys";
 import { readRegionShares, REGION_SHARES_POLL_MS, writeRegionShares } from "../redis/region-shares";
-import { REGION_WRITE_TIMEOUT_MS, writeToRegions, type RegionTarget } from "../redis/regions";
+import { withTimeout, writeToRegions, type RegionTarget } from "../redis/regions";
 import { minuteStartMs } from "../redis/usage";
 
 /** What one worker remembers between passes: each region's counts so far this minute, and whether the last write reached every region. */
@@ -36,15 +36,6 @@ export interface RebalanceResult {
   missed: string[];
 }
 
-function bounded<T>(promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${REGION_WRITE_TIMEOUT_MS} ms`)), REGION_WRITE_TIMEOUT_MS);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
 
 /** Each target's demand in one region since the last pass (the minute's count minus what was already counted). */
 function demandSince(memory: RebalanceMemory, region: string, targets: SplitTarget[], minute: number, usage: Record<string, string>): number[] {
@@ -65,7 +56,7 @@ export async function rebalanceRegions(db: Db, regions: RegionTarget[], memory: 
 
   const minute = minuteStartMs(nowMs);
   const reads = await Promise.allSettled(
-    regions.map(async (r) => ({ usage: await bounded(r.redis.hgetall(keys.usageMinute(minute))), shares: await bounded(readRegionShares(r.redis)) })),
+    regions.map(async (r) => ({ usage: await withTimeout(r.redis.hgetall(keys.usageMinute(minute)), r.name), shares: await withTimeout(readRegionShares(r.redis), r.name) })),
   );
   const perRegion = reads.map((read, ri) => (read.status === "fulfilled" ? demandSince(memory, regions[ri]!.name, targets, minute, read.value.usage) : null));
   const demand = targets.map((_, ti) => perRegion.map((d) => (d === null ? null : d[ti]!)));

@@ -23,7 +23,7 @@ import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { missingParts, readPublishedState, writePublishedPolicy } from "../redis/policy";
 import type { RegionShares } from "../policy/region-shares";
 import { readRegionShares, seedRegionShares } from "../redis/region-shares";
-import { REGION_WRITE_TIMEOUT_MS, type RegionTarget } from "../redis/regions";
+import { withTimeout, type RegionTarget } from "../redis/regions";
 
 export interface RegionSyncResult {
   region: string;
@@ -38,15 +38,6 @@ export interface RegionSyncResult {
   error?: string;
 }
 
-function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
 
 /** One pass over every region; never throws for a region that is down (it says so in its result). */
 export async function syncRegions(db: Db, targets: RegionTarget[]): Promise<RegionSyncResult[]> {
@@ -54,7 +45,7 @@ export async function syncRegions(db: Db, targets: RegionTarget[]): Promise<Regi
   if (!latest) return []; // nothing published yet: nothing any region could be behind on
   const behindRows = new Map((await listRegionsBehind(db)).map((r) => [r.region, r]));
   // Probed at once: a region that is down costs the pass one timeout, not one per region.
-  const probes = await Promise.allSettled(targets.map((t) => bounded(readPublishedState(t.redis), REGION_WRITE_TIMEOUT_MS)));
+  const probes = await Promise.allSettled(targets.map((t) => withTimeout(readPublishedState(t.redis), t.name)));
   const results: RegionSyncResult[] = [];
   for (const [i, target] of targets.entries()) {
     const base = { region: target.name, latestVersion: latest.version };
@@ -87,7 +78,7 @@ export async function syncRegions(db: Db, targets: RegionTarget[]): Promise<Regi
 async function sharesOfAnother(targets: RegionTarget[], except: RegionTarget): Promise<RegionShares | undefined> {
   for (const t of targets) {
     if (t === except) continue;
-    const read = await bounded(readRegionShares(t.redis), REGION_WRITE_TIMEOUT_MS).catch(() => null);
+    const read = await withTimeout(readRegionShares(t.redis), t.name).catch(() => null);
     if (read?.status === "ok") return read.shares;
   }
   return undefined;
@@ -107,8 +98,8 @@ async function catchUp(db: Db, target: RegionTarget, regionNames: string[], shar
         serviceTokens: await listServiceTokenHashes(tx),
         tenantTokens: await listTenantTokenHashes(tx),
       };
-      await bounded(writePublishedPolicy(target.redis, stored.value, extras), REGION_WRITE_TIMEOUT_MS);
-      await bounded(seedRegionShares(target.redis, regionNames, Date.now(), sharesFrom), REGION_WRITE_TIMEOUT_MS);
+      await withTimeout(writePublishedPolicy(target.redis, stored.value, extras), target.name);
+      await withTimeout(seedRegionShares(target.redis, regionNames, Date.now(), sharesFrom), target.name);
       if (seenSince) await clearRegionBehind(tx, target.name, seenSince);
     },
     { maxWait: 10_000, timeout: 60_000 },

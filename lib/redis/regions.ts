@@ -66,7 +66,8 @@ export interface RegionWriteOutcome {
   missed: { region: string; error: Error }[];
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, region: string): Promise<T> {
+/** `promise`, or a rejection naming the region after `ms` (a region that does not answer never holds its caller longer). */
+export function withTimeout<T>(promise: Promise<T>, region: string, ms = REGION_WRITE_TIMEOUT_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`region ${region}: no answer within ${ms} ms`)), ms);
@@ -80,7 +81,7 @@ export async function writeToRegions(
   write: (redis: RedisClient) => Promise<unknown>,
   timeoutMs = REGION_WRITE_TIMEOUT_MS,
 ): Promise<RegionWriteOutcome> {
-  const results = await Promise.allSettled(targets.map((t) => withTimeout(write(t.redis), timeoutMs, t.name)));
+  const results = await Promise.allSettled(targets.map((t) => withTimeout(write(t.redis), t.name, timeoutMs)));
   const outcome: RegionWriteOutcome = { reached: [], missed: [] };
   results.forEach((r, i) => {
     const region = targets[i]!.name;
