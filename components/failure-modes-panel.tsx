@@ -35,6 +35,7 @@ export function FailureModesPanel({ live, canApply, apply }: { live: LiveFailure
 
   return (
     <form
+      id="failure-modes"
       className="card flex flex-col gap-3"
       data-testid="failure-modes"
       onSubmit={(e) => {

@@ -1,4 +1,5 @@
 "use client";
+import { plainMessage } from "@/lib/policy/plain-messages";
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
 import { globalCapSchema } from "@/lib/policy/policy-file";
@@ -29,7 +30,7 @@ export function GlobalCapsEditor({
   const errors = caps.map((c) => {
     const r = globalCapSchema.safeParse(c);
     const e: Record<string, string> = {};
-    if (!r.success) for (const i of r.error.issues) e[String(i.path[0])] ??= i.message;
+    if (!r.success) for (const i of r.error.issues) e[String(i.path[0])] ??= plainMessage(i.message);
     return e;
   });
   const invalid = errors.some((e) => Object.keys(e).length > 0);

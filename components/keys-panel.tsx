@@ -64,8 +64,15 @@ export function KeysPanel({
   const [name, setName] = useState("");
   const [created, setCreated] = useState<{ key: string; name: string } | null>(null);
   const [result, setResult] = useState<ActionResult<unknown> | null>(null);
+  /** The name last sent: the server's "name taken" is shown only while the field still holds it. */
+  const [sentName, setSentName] = useState<string | null>(null);
   const [pending, start] = useTransition();
-  const nameError = name && !/^[a-z0-9][a-z0-9_-]{0,62}$/.test(name) ? "lowercase letters, digits, - and _ (at most 63)" : result && !result.ok ? result.issues?.find((i) => i.path === "name")?.message : undefined;
+  const nameError =
+    name && !/^[a-z0-9][a-z0-9_-]{0,62}$/.test(name)
+      ? "lowercase letters, digits, - and _ (at most 63)"
+      : result && !result.ok && name === sentName
+        ? result.issues?.find((i) => i.path === "name")?.message
+        : undefined;
   return (
     <div className="flex flex-col gap-3" data-testid="keys">
       {created && <ShownOnce label={`API key ${created.name} created.`} secret={created.key} onDismiss={() => setCreated(null)} />}
@@ -74,6 +81,7 @@ export function KeysPanel({
           className="flex flex-wrap items-end gap-3"
           onSubmit={(e) => {
             e.preventDefault();
+            setSentName(name);
             start(async () => {
               const r = await create({ slug, name: name || undefined });
               setResult(r);
@@ -91,10 +99,10 @@ export function KeysPanel({
             <input id="key-name" className="input w-56" value={name} onChange={(e) => setName(e.target.value)} placeholder="ci" aria-invalid={nameError ? true : undefined} />
             {nameError && <p className="field-error">{nameError}</p>}
           </div>
-          <button type="submit" className="btn-primary" disabled={pending || Boolean(name && nameError && !result)}>
+          <button type="submit" className="btn-primary" disabled={pending || Boolean(nameError)}>
             {pending ? "Creating…" : "Create API key"}
           </button>
-          {result && !result.ok && !nameError && (
+          {result && !result.ok && !nameError && name === sentName && (
             <span role="alert" className="text-sm text-red-600">
               {result.message}
             </span>

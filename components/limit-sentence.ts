@@ -61,13 +61,19 @@ const ordinal = (x: number) => {
   return `${n(x)}${s[(v - 20) % 10] ?? s[v] ?? s[0]}`;
 };
 
+/** The policy file's bounds of a limit and a burst (lib/policy/policy-file.ts): whole numbers 1 … 10⁹. */
+const MAX_COUNT = 1_000_000_000;
+const isCount = (x: number | undefined): x is number => x !== undefined && Number.isInteger(x) && x >= 1 && x <= MAX_COUNT;
+
 export function describeLimit(l: LimitDraft): string {
   const op = l.operation === "*" ? "requests" : `${l.operation} requests`;
   const scope = scopeWords(l.scope);
-  const limit = l.limit ?? 0;
   const windowMs = l.window ? parseDurationMs(l.window) : null;
   const mode = l.mode ?? "reject";
-  if (!limit) return "Enter a limit.";
+  // Only a limit the policy file accepts is put into words: never "-5 requests", "the 4.5th".
+  if (!isCount(l.limit)) return `Enter a whole number of requests from 1 to ${n(MAX_COUNT)}.`;
+  const limit = l.limit;
+  if (l.burst !== undefined && !isCount(l.burst)) return `Enter a burst: a whole number from 1 to ${n(MAX_COUNT)}.`;
   let text: string;
   if (l.algorithm === "concurrency") {
     const ttl = l.leaseTtl ? parseDurationMs(l.leaseTtl) : 30_000;

@@ -1,4 +1,5 @@
 "use client";
+import { plainMessage } from "@/lib/policy/plain-messages";
 import { useMemo, useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
 import { compileRoutes, resolveOperationName } from "@/lib/policy/match";
@@ -75,7 +76,7 @@ function OperationForm({
   };
   const check = operationSchema.safeParse(value);
   const errors: Record<string, string> = {};
-  if (!check.success) for (const i of check.error.issues) errors[String(i.path[0])] ??= i.path.length > 1 ? `line ${Number(i.path[1]) + 1}: ${i.message}` : i.message;
+  if (!check.success) for (const i of check.error.issues) errors[String(i.path[0])] ??= i.path.length > 1 ? `line ${Number(i.path[1]) + 1}: ${plainMessage(i.message)}` : plainMessage(i.message);
   if (result && !result.ok) for (const i of result.issues ?? []) errors[i.path.split(".")[0]] ??= i.message;
   const id = (f: string) => `op-${initial.name || "new"}-${f}`;
   return (

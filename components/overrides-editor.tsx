@@ -1,6 +1,7 @@
 "use client";
 import { useState, useTransition } from "react";
 import { FIELD_WORDS, inFormTerms } from "./override-messages";
+import { plainMessage } from "@/lib/policy/plain-messages";
 import type { ActionResult } from "@/lib/errors";
 import { useUnsavedChanges } from "./use-unsaved-changes";
 import { overrideSchema } from "@/lib/policy/policy-file";
@@ -57,7 +58,7 @@ function OverrideForm({
   const [pending, start] = useTransition();
   const check = overrideSchema.safeParse(toPayload(d));
   const errors: Record<string, string> = {};
-  if (!check.success) for (const i of check.error.issues) errors[String(i.path[0])] ??= i.message;
+  if (!check.success) for (const i of check.error.issues) errors[String(i.path[0])] ??= plainMessage(i.message);
   if (!result?.ok && result?.issues) for (const i of result.issues) errors[i.path.split(".").pop() ?? ""] ??= inFormTerms(i.message);
   const set = (patch: Partial<OverrideDraft>) => setD((x) => ({ ...x, ...patch }));
   const field = (id: keyof OverrideDraft, label: string, input: React.ReactNode) => (

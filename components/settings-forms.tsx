@@ -1,7 +1,7 @@
 "use client";
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
-import { FAILURE_MODES, ROLES } from "@/lib/policy/types";
+import { ROLES } from "@/lib/policy/types";
 import type { Column } from "./data-table";
 import { ShownOnce } from "./keys-panel";
 import { SortableDataTable } from "./sortable-data-table";
@@ -21,13 +21,16 @@ function Status({ result }: { result: ActionResult<unknown> | null }) {
 export function CreateUserForm({ create }: { create: Act }) {
   const [form, setForm] = useState({ email: "", name: "", password: "", role: "product" });
   const [result, setResult] = useState<ActionResult | null>(null);
+  /** What was sent: a field's refusal ("email already in use") shows only while the field still holds it. */
+  const [sent, setSent] = useState(form);
   const [pending, start] = useTransition();
-  const err = (f: string) => (result && !result.ok ? result.issues?.find((i) => i.path === f)?.message : undefined);
+  const err = (f: keyof typeof form) => (result && !result.ok && form[f] === sent[f] ? result.issues?.find((i) => i.path === f)?.message : undefined);
   return (
     <form
       className="card grid grid-cols-1 items-end gap-3 md:grid-cols-5"
       onSubmit={(e) => {
         e.preventDefault();
+        setSent(form);
         start(async () => {
           const r = await create(form);
           setResult(r);
@@ -209,7 +212,7 @@ export function TokensPanel({
         onSubmit={(e) => {
           e.preventDefault();
           start(async () => {
-            const r = await create({ kind, name: name || undefined, role: kind === "admin" ? role : undefined });
+            const r = await create({ kind, name, role: kind === "admin" ? role : undefined });
             setResult(r);
             if (r.ok && r.data) {
               setShown(r.data);
@@ -310,35 +313,3 @@ export function TokensPanel({
   );
 }
 
-export function FailureModeForm({ current, canSet, save }: { current: string; canSet: boolean; save: Act }) {
-  const [mode, setMode] = useState(current);
-  const [result, setResult] = useState<ActionResult | null>(null);
-  const [pending, start] = useTransition();
-  return (
-    <form
-      className="card flex flex-wrap items-end gap-3"
-      onSubmit={(e) => {
-        e.preventDefault();
-        start(async () => setResult(await save({ failureMode: mode })));
-      }}
-    >
-      <div>
-        <label className="label" htmlFor="default-failure-mode">
-          Default failure mode
-        </label>
-        <select id="default-failure-mode" className="input w-40" value={mode} disabled={!canSet} onChange={(e) => setMode(e.target.value)}>
-          {FAILURE_MODES.map((m) => (
-            <option key={m}>{m}</option>
-          ))}
-        </select>
-      </div>
-      <p className="max-w-lg text-xs text-slate-600">open: allow and mark degraded · closed: deny with 503 · local: each decision server enforces its share of the limit. Operations may override it.</p>
-      {canSet && (
-        <button className="btn-primary" type="submit" disabled={pending || mode === current}>
-          {pending ? "Saving…" : "Save"}
-        </button>
-      )}
-      <Status result={result} />
-    </form>
-  );
-}

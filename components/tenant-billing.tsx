@@ -4,6 +4,7 @@
  * now, computed by the same pure function the decision path uses), the notification thresholds,
  * and every quota notification with its delivery status and a re-send.
  */
+import { issueInWords } from "@/lib/policy/plain-messages";
 import { useMemo, useState, useTransition } from "react";
 import { billingPeriod } from "@/lib/policy/billing-period";
 import { isKnownTimeZone } from "@/lib/policy/zoned-time";
@@ -30,7 +31,7 @@ function Result({ result }: { result: ActionResult | null }) {
   return (
     <p role={result.ok ? "status" : "alert"} className={`text-sm ${result.ok ? "text-green-700" : "text-red-600"}`}>
       {result.message}
-      {!result.ok && result.issues?.length ? ` (${result.issues.map((i) => `${i.path}: ${i.message}`).join("; ")})` : null}
+      {!result.ok && result.issues?.length && !result.message.startsWith("Not saved.") ? ` (${result.issues.map((i) => issueInWords(i)).join("; ")})` : null}
     </p>
   );
 }

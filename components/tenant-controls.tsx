@@ -1,4 +1,5 @@
 "use client";
+import { issueInWords } from "@/lib/policy/plain-messages";
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
 
@@ -9,7 +10,7 @@ function Result({ result }: { result: ActionResult | null }) {
   return (
     <p role={result.ok ? "status" : "alert"} className={`text-sm ${result.ok ? "text-green-700" : "text-red-600"}`}>
       {result.message}
-      {!result.ok && result.issues?.length ? ` (${result.issues.map((i) => `${i.path}: ${i.message}`).join("; ")})` : null}
+      {!result.ok && result.issues?.length && !result.message.startsWith("Not saved.") ? ` (${result.issues.map((i) => issueInWords(i)).join("; ")})` : null}
     </p>
   );
 }

@@ -1,16 +1,24 @@
 import Link from "next/link";
+import { count429, DENIAL_REASON_LABELS, DENIAL_REASONS, DENIAL_STATUS, UNRECORDED_REASON, UNRECORDED_REASON_LABEL, type DenialsByReason } from "@/lib/policy/denial-reasons";
 
 interface Props {
   slug: string;
-  windows: { label: string; decisions: number; passed: number; denied: number; denyShare: number | null }[];
+  windows: { label: string; decisions: number; passed: number; denied: number; byReason: DenialsByReason; share429: number | null }[];
   deniedByLimit: { operation: string; limit: string; denied: number }[];
-  quotas: { quotaId: string; operation: string; limit: number; used: number; remaining: number; projected: number; runsOutAt: string | null; usedShare: number; overage: string }[];
+  quotas: { quotaId: string; operation: string; limit: number; used: number; remaining: number; projected: number; runsOutAt: string | null; usedShare: number; overage: string; retired: boolean }[];
   period: string;
   /** May this role open the dashboards (the per-tenant dashboard link)? */
   canDashboards: boolean;
 }
 
 const n = (x: number) => x.toLocaleString("en-US");
+
+/** The denials that are not 429s, in words ("25 tenant suspended (403)"), or a dash. */
+function otherDenials(byReason: DenialsByReason): string {
+  const parts = DENIAL_REASONS.filter((r) => DENIAL_STATUS[r] !== 429 && byReason[r] > 0).map((r) => `${n(byReason[r])} ${DENIAL_REASON_LABELS[r]}`);
+  if (byReason[UNRECORDED_REASON] > 0) parts.push(`${n(byReason[UNRECORDED_REASON])} ${UNRECORDED_REASON_LABEL}`);
+  return parts.length > 0 ? parts.join(" · ") : "–";
+}
 const pct = (x: number | null) => (x === null ? "–" : `${(x * 100).toFixed(1)}%`);
 
 /** A tenant's traffic, its 429s by the limit that denied them, and this month's quota burn. */
@@ -24,8 +32,10 @@ export function TenantUsage({ slug, windows, deniedByLimit, quotas, period, canD
               <th>Traffic</th>
               <th className="text-right">Decisions</th>
               <th className="text-right">Passed</th>
-              <th className="text-right">429</th>
+              <th className="text-right">Denied</th>
+              <th className="text-right">of them 429</th>
               <th className="text-right">429 share</th>
+              <th>Other denials</th>
             </tr>
           </thead>
           <tbody>
@@ -35,7 +45,9 @@ export function TenantUsage({ slug, windows, deniedByLimit, quotas, period, canD
                 <td className="text-right tabular-nums">{n(w.decisions)}</td>
                 <td className="text-right tabular-nums">{n(w.passed)}</td>
                 <td className="text-right tabular-nums">{n(w.denied)}</td>
-                <td className="text-right tabular-nums">{pct(w.denyShare)}</td>
+                <td className="text-right tabular-nums">{n(count429(w.byReason))}</td>
+                <td className="text-right tabular-nums">{pct(w.share429)}</td>
+                <td className="text-xs text-slate-600">{otherDenials(w.byReason)}</td>
               </tr>
             ))}
           </tbody>
@@ -68,7 +80,14 @@ export function TenantUsage({ slug, windows, deniedByLimit, quotas, period, canD
               {quotas.map((q) => (
                 <li key={q.quotaId}>
                   <div className="flex justify-between gap-3">
-                    <span>{q.operation === "*" ? "all operations" : q.operation}</span>
+                    <span>
+                      {q.operation === "*" ? "all operations" : q.operation}
+                      {q.retired && (
+                        <span className="badge ml-1" data-testid="quota-retired">
+                          retired
+                        </span>
+                      )}
+                    </span>
                     <span className="tabular-nums">
                       {n(q.used)} / {n(q.limit)} ({pct(q.usedShare)})
                     </span>
@@ -77,8 +96,9 @@ export function TenantUsage({ slug, windows, deniedByLimit, quotas, period, canD
                     <div className={`h-2 rounded ${q.usedShare >= 1 ? "bg-red-500" : q.usedShare >= 0.8 ? "bg-amber-500" : "bg-indigo-500"}`} style={{ width: `${Math.min(100, q.usedShare * 100)}%` }} />
                   </div>
                   <p className="mt-0.5 text-xs text-slate-600">
-                    projected {n(q.projected)} at month end
-                    {q.runsOutAt ? `; runs out ${q.runsOutAt.slice(0, 10)}${q.overage === "bill" ? " (then billed as overage)" : " (then denied)"}` : ""}
+                    {q.retired
+                      ? "no longer in the live policy (retired by a publish or rollback): its usage this month stays billed with the limit it had; nothing counts against it now"
+                      : `projected ${n(q.projected)} at month end${q.runsOutAt ? `; runs out ${q.runsOutAt.slice(0, 10)}${q.overage === "bill" ? " (then billed as overage)" : " (then denied)"}` : ""}`}
                   </p>
                 </li>
               ))}

@@ -11,6 +11,7 @@ import { limitSchema, quotaSchema, tierSchema } from "@/lib/policy/policy-file";
 import { ALGORITHMS, MODES, OVERAGES, PERIODS, SCOPES } from "@/lib/policy/types";
 import type { ActionResult } from "@/lib/errors";
 import { describeLimit, describeQuota, type LimitDraft } from "./limit-sentence";
+import { plainMessage } from "@/lib/policy/plain-messages";
 import { limitLabel } from "@/lib/policy/labels";
 import { parseDurationMs } from "@/lib/policy/duration";
 
@@ -42,7 +43,7 @@ function fieldErrors(result: { success: boolean; error?: { issues: { path: Prope
   if (result.success || !result.error) return errors;
   for (const issue of result.error.issues) {
     const key = String(issue.path[0] ?? "");
-    errors[key] ??= issue.message;
+    errors[key] ??= plainMessage(issue.message);
   }
   return errors;
 }
@@ -116,6 +117,8 @@ export function TierEditor({
   /** A limit "+ add" just inserted with the defaults and nobody has edited yet: Escape takes it back. */
   const [fresh, setFresh] = useState<number | null>(null);
   const [result, setResult] = useState<ActionResult | null>(null);
+  /** The tier as last sent: a refusal ("tier name already taken") is shown only until the tier is edited. */
+  const [sent, setSent] = useState<TierDraft | null>(null);
   const editorFirstField = useRef<HTMLSelectElement>(null);
   /** What had focus when the editor opened (a cell or its "+ add"): focus returns there on Escape or Close. */
   const openedFrom = useRef<HTMLElement | null>(null);
@@ -130,7 +133,8 @@ export function TierEditor({
 
   const limitErrors = tier.limits.map((l) => fieldErrors(limitSchema.safeParse(cleanLimit(l))));
   const quotaErrors = tier.quotas.map((q) => fieldErrors(quotaSchema.safeParse(cleanLimit(q as unknown as LimitDraft))));
-  const serverIssues = result && !result.ok ? (result.issues ?? []) : [];
+  const refusal = result && !result.ok && JSON.stringify(sent) === JSON.stringify(tier) ? result : null;
+  const serverIssues = refusal?.issues ?? [];
   const serverError = (path: string) => serverIssues.find((i) => i.path === path || i.path.startsWith(`tier.${path}`))?.message;
   const headErrors = fieldErrors(tierSchema.safeParse({ name: tier.name, weight: tier.weight, limits: [], quotas: [] }));
   const hasClientErrors = Object.keys(headErrors).length > 0 || limitErrors.some((e) => Object.keys(e).length > 0) || quotaErrors.some((e) => Object.keys(e).length > 0);
@@ -182,6 +186,7 @@ export function TierEditor({
 
   function onSave() {
     setResult(null);
+    setSent(tier);
     startTransition(async () => {
       const r = await save({ originalName: isNew ? null : initial.name, tier });
       setResult(r);
@@ -438,9 +443,9 @@ export function TierEditor({
               {result.message ?? "Saved to the draft."} Publish it from the Policy page.
             </span>
           )}
-          {result && !result.ok && (
+          {refusal && (
             <div role="alert" className="text-sm text-red-600">
-              {result.message}
+              {refusal.message}
               {serverIssues.length > 0 && (
                 <ul className="list-disc pl-5">
                   {serverIssues.map((i, k) => (

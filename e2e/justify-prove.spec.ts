@@ -151,7 +151,7 @@ test("the replay panel on the draft's diff predicts the draft's 429s and quota r
   // Bad input names the field.
   await panel.getByLabel(/Days to replay/).fill("0");
   await panel.getByRole("button", { name: "Replay" }).click();
-  await expect(panel.getByTestId("replay-error")).toHaveText("days: expected 1 to 30 days");
+  await expect(panel.getByTestId("replay-error")).toHaveText("Days to replay: expected 1 to 30 days");
   await panel.getByLabel(/Days to replay/).fill("7");
   await panel.getByRole("button", { name: "Replay" }).click();
   await expect(panel.getByTestId("replay-summary")).toContainText(`live v${liveVersion} and the draft`);
@@ -181,7 +181,7 @@ test("the simulator has the replay too, with its tenant highlighted", async ({ p
 test("the limit advisor gives hand-computed percentiles and a proposed limit's denials; capacity gives the cap", async ({ page }) => {
   await signIn(page, "sre");
   await page.goto("/advisor?tier=enterprise&operation=catalog&scope=api_key&limit=abc&per=minute");
-  await expect(page.getByTestId("advisor-errors")).toHaveText("limit: expected a whole number ≥ 1");
+  await expect(page.getByTestId("advisor-errors")).toHaveText("Proposed limit: expected a whole number ≥ 1");
   // Four keys whose busiest minutes are 10, 20, 30, 40: nearest rank p50 = 2nd = 20, p95 = p99 = max = 40;
   // per second at least ⌈peak / 60⌉ = 1. A limit of 25 a minute denies 5 + 15 = 20 of 100, two keys.
   await page.goto("/advisor?tier=enterprise&operation=*&scope=api_key&limit=25&per=minute");
@@ -194,7 +194,7 @@ test("the limit advisor gives hand-computed percentiles and a proposed limit's d
   const capacity = page.getByTestId("capacity-panel");
   await capacity.getByLabel("Downstream capacity (requests/s)").fill("100");
   await capacity.getByLabel("Target utilisation (%)").fill("150");
-  await expect(capacity.getByTestId("capacity-errors")).toHaveText("utilisationPct: expected a percentage in (0, 100]");
+  await expect(capacity.getByTestId("capacity-errors")).toHaveText("Target utilisation (%): expected a percentage in (0, 100]");
   await capacity.getByLabel("Target utilisation (%)").fill("70");
   await capacity.getByLabel("Cap window").fill("1m");
   // ⌊100 × 0.7 × 60⌋ = 4,200 a minute.
@@ -236,7 +236,7 @@ test("a version's certification shows pass / fail per requirement and links to t
   await expect(cell.locator('[data-status="pass"]')).toHaveCount(3);
   await screenshots(page, "prove-certification-version");
   await cell.getByRole("link", { name: /^Report of/ }).click();
-  await expect(page.getByTestId("certification-verdict")).toContainText("Failed");
+  await expect(page.getByTestId("certification-verdict")).toContainText("Not certified");
   await expect(page.getByTestId("certification-results").locator('tr[data-status="fail"]')).toContainText("1200 across an edge");
   const href = await page.getByTestId("certification-readable").getAttribute("href");
   const html = await page.request.get(href!);

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { childEnv, currentEnv, decisionHttpSettings, ENV_VARIABLES, parseEnv } from "./env";
+import { DEFAULT_GRPC_LIMITS, type GrpcLimits } from "./net/grpc-limits";
+import { childEnv, currentEnv, decisionGrpcLimits, decisionHttpSettings, ENV_VARIABLES, parseEnv } from "./env";
 import { DEFAULT_HTTP_LIMITS, HTTP_SERVERS, type HttpLimits, type HttpServerKind } from "./net/http-server";
 
 describe("parseEnv", () => {
@@ -76,6 +77,22 @@ describe("the decision server's HTTP settings", () => {
     expect(() => parseEnv({ SLUICE_HTTP_MAX_HEADERS: "0" })).toThrow(/SLUICE_HTTP_MAX_HEADERS/);
     expect(() => parseEnv({ SLUICE_HTTP_MAX_BODY_BYTES: "100000000" })).toThrow(/SLUICE_HTTP_MAX_BODY_BYTES/);
     expect(() => parseEnv({ SLUICE_HTTP_HEADERS_TIMEOUT_MS: "20000" })).toThrow(/SLUICE_HTTP_HEADERS_TIMEOUT_MS: must not exceed SLUICE_HTTP_REQUEST_TIMEOUT_MS/);
+  });
+});
+
+describe("the decision server's gRPC limits", () => {
+  it("default to lib/net/grpc-limits.ts's DEFAULT_GRPC_LIMITS; descriptor tokens are off", () => {
+    const limits: GrpcLimits = decisionGrpcLimits(parseEnv({}));
+    expect(limits).toEqual(DEFAULT_GRPC_LIMITS);
+    expect(parseEnv({}).SLUICE_RLS_DESCRIPTOR_TOKENS).toBe("0");
+  });
+
+  it("names a limit out of bounds", () => {
+    expect(() => parseEnv({ SLUICE_GRPC_MAX_STREAMS: "0" })).toThrow(/SLUICE_GRPC_MAX_STREAMS/);
+    expect(() => parseEnv({ SLUICE_GRPC_MAX_SESSION_BYTES: "1000" })).toThrow(/SLUICE_GRPC_MAX_SESSION_BYTES/);
+    expect(() => parseEnv({ SLUICE_GRPC_CALL_TIMEOUT_MS: "0" })).toThrow(/SLUICE_GRPC_CALL_TIMEOUT_MS/);
+    expect(() => parseEnv({ SLUICE_GRPC_IDLE_TIMEOUT_MS: "never" })).toThrow(/SLUICE_GRPC_IDLE_TIMEOUT_MS/);
+    expect(() => parseEnv({ SLUICE_RLS_DESCRIPTOR_TOKENS: "yes" })).toThrow(/SLUICE_RLS_DESCRIPTOR_TOKENS/);
   });
 });
 

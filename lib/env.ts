@@ -86,6 +86,20 @@ const envSchema = z.object({
   /** Envoy's rate limit service protocol (gRPC, h2c) on this port of DECISION_HOST; 0 turns it off. */
   SLUICE_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   /**
+   * Decision gRPC: calls open at once on one connection (SETTINGS_MAX_CONCURRENT_STREAMS). It and
+   * the SLUICE_GRPC_* limits below are lib/net/grpc-limits.ts's DEFAULT_GRPC_LIMITS
+   * (lib/env.test.ts keeps them equal).
+   */
+  SLUICE_GRPC_MAX_STREAMS: z.coerce.number().int().min(1).max(10_000).default(100),
+  /** Decision gRPC: request bytes one connection's unfinished calls may hold (RESOURCE_EXHAUSTED past it); at least one 64 KiB message. */
+  SLUICE_GRPC_MAX_SESSION_BYTES: z.coerce.number().int().min(65_536).max(268_435_456).default(1_048_576),
+  /** Decision gRPC: from a call's headers to the end of its message (DEADLINE_EXCEEDED past it). */
+  SLUICE_GRPC_CALL_TIMEOUT_MS: ms.default(5_000),
+  /** Decision gRPC: a connection without a call open for this long is closed (GOAWAY). */
+  SLUICE_GRPC_IDLE_TIMEOUT_MS: ms.default(60_000),
+  /** `1`: a ShouldRateLimit call without a token in its metadata may carry it in every descriptor (`sluice_token`, Contour); its message is then read before it is judged. */
+  SLUICE_RLS_DESCRIPTOR_TOKENS: z.enum(["0", "1"]).default("0"),
+  /**
    * The decision server's HTTP/1.1 server: `http1` (hand-written, the fastest) or `node` (node:http);
    * docs/decision-api.md#http. It and the SLUICE_HTTP_* limits below are lib/net/http-server.ts's
    * HTTP_SERVERS and DEFAULT_HTTP_LIMITS (which lib/env.ts may not import: lib/env.test.ts keeps them equal).
@@ -197,6 +211,16 @@ export function decisionHttpSettings(e: Env) {
       keepAliveTimeoutMs: e.SLUICE_HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxPipelined: e.SLUICE_HTTP_MAX_PIPELINED,
     },
+  };
+}
+
+/** The decision server's gRPC limits, as lib/net/grpc-limits.ts's GrpcLimits. */
+export function decisionGrpcLimits(e: Env) {
+  return {
+    maxStreams: e.SLUICE_GRPC_MAX_STREAMS,
+    maxSessionBytes: e.SLUICE_GRPC_MAX_SESSION_BYTES,
+    callTimeoutMs: e.SLUICE_GRPC_CALL_TIMEOUT_MS,
+    idleTimeoutMs: e.SLUICE_GRPC_IDLE_TIMEOUT_MS,
   };
 }
 

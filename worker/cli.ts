@@ -15,6 +15,7 @@ import { readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
+import path from "node:path";
 import { Command, CommanderError, Option } from "commander";
 import { createDb } from "../lib/db/client";
 import { currentEnv, sluiceMode } from "../lib/env";
@@ -25,6 +26,7 @@ import { ROLES } from "../lib/policy/types";
 import { createRedisClient, type RedisClient } from "../lib/redis/client";
 import { applyPolicyFile } from "../lib/services/apply-policy-file";
 import { formatPlan } from "./format-plan";
+import { loadDemoEnv } from "./support/demo-env";
 import { createApiKey } from "../lib/services/create-api-key";
 import { createUser } from "../lib/services/create-user";
 import { unlockLogin } from "../lib/services/login";
@@ -72,7 +74,7 @@ const opened: { db?: PrismaClient; redis?: RedisClient } = {};
 
 function databaseUrl(): string {
   const url = currentEnv("DATABASE_URL");
-  if (!url) throw new CliError("DATABASE_URL is not set (e.g. postgresql://postgres@127.0.0.1:5432/sluice)");
+  if (!url) throw new CliError("DATABASE_URL is not set (e.g. postgresql://postgres@127.0.0.1:5432/sluice; while `npm run demo` runs, sluice finds its database by itself)");
   return url;
 }
 
@@ -153,7 +155,7 @@ export function buildProgram(): Command {
     .action(async (opts: { to: number }) => {
       const r = await rollbackPolicy({ db: database(), redis: redisClient(true) }, { actor: actor(), toVersion: opts.to });
       out(`Rolled back: v${r.version} is live with the document of v${opts.to}.`);
-      out(r.draftReset === null ? `Warning: ${r.draftNote}.` : `The draft was reset to it (${r.draftReset} row(s) changed).`);
+      out(r.draftReset === null ? `Warning: ${r.draftNote}.` : `The draft was reset to it (${r.pendingDiscarded} unpublished change(s) discarded).`);
       if (r.regionsMissed) out(missedRegionsLine(r.regionsMissed));
     });
 
@@ -231,9 +233,10 @@ export function buildProgram(): Command {
     .description("export a month's usage per tenant and quota (same bytes every time for the same data)")
     .requiredOption("--period <YYYY-MM>", "calendar month, UTC")
     .addOption(new Option("--format <format>", "output format").choices([...BILLING_FORMATS]).default("csv"))
+    .option("--tenant <slug>", "one tenant's lines only")
     .option("--out <file>", "write to a file instead of stdout")
-    .action(async (opts: { period: string; format: string; out?: string }) => {
-      const query = billingExportQuerySchema.safeParse({ period: opts.period, format: opts.format });
+    .action(async (opts: { period: string; format: string; tenant?: string; out?: string }) => {
+      const query = billingExportQuerySchema.safeParse({ period: opts.period, format: opts.format, tenant: opts.tenant });
       if (!query.success) {
         const issue = query.error.issues[0];
         throw new CliError(`--${String(issue.path[0])}: ${issue.message}`);
@@ -312,6 +315,9 @@ function report(error: unknown): void {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // No DATABASE_URL: a running `npm run demo` says where its database is (worker/support/demo-env.ts).
+  const demoEnv = loadDemoEnv(path.resolve(currentEnv("SLUICE_DATA_DIR") ?? ".data"));
+  if (demoEnv) process.stderr.write(`DATABASE_URL unset: using the running demo's database (${path.relative(process.cwd(), demoEnv) || demoEnv})\n`);
   try {
     await buildProgram().parseAsync(argv);
     // A command whose verdict is a failure (certify) sets the exit code without throwing.

@@ -17,7 +17,7 @@
 import cluster from "node:cluster";
 import { availableParallelism } from "node:os";
 import { pathToFileURL } from "node:url";
-import { decisionHttpSettings, env } from "../lib/env";
+import { decisionGrpcLimits, decisionHttpSettings, env } from "../lib/env";
 import { parseTrustedProxies } from "../lib/decision/client-address";
 import { createLogger, errorMessage } from "../lib/log";
 import { MAX_BATCH } from "../lib/decision/request";
@@ -63,6 +63,8 @@ async function main(): Promise<void> {
     region: e.SLUICE_REGION,
     grpcPort: e.SLUICE_GRPC_PORT,
     rlsDomain: e.SLUICE_RLS_DOMAIN,
+    rlsDescriptorTokens: e.SLUICE_RLS_DESCRIPTOR_TOKENS === "1",
+    grpcLimits: decisionGrpcLimits(e),
     mode: e.SLUICE_MODE,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL ?? "redis://127.0.0.1:6379",

@@ -23,6 +23,7 @@ import { createLogger, errorMessage } from "../lib/log";
 import { createRedisClient } from "../lib/redis/client";
 import { DEMO_PASSWORD, DEMO_POLICY_PATH, DEMO_USERS, seedDemo } from "../lib/services/seed-demo";
 import { freePort } from "../lib/net/ports";
+import { demoEnvPath, removeDemoEnv, writeDemoEnv } from "./support/demo-env";
 import { startChild, stopAll, waitForHttp } from "./support/processes";
 import { startRedisServer } from "./support/redis-server";
 
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
   let embeddedStarting: Promise<EmbeddedPostgresHandle> | null = null;
   const shutdown = async (signal: string) => {
     log(`${signal}: stopping…`);
+    removeDemoEnv(DATA_DIR);
     await stopAll();
     // A Ctrl-C while PostgreSQL is still starting stops it once it is up, rather than orphan it.
     embedded ??= await embeddedStarting?.catch(() => null) ?? null;
@@ -131,6 +133,9 @@ async function main(): Promise<void> {
       { NEXT_TELEMETRY_DISABLED: "1", LOG_FORMAT: "pretty", DATABASE_URL: databaseUrl, SLUICE_MODE: "single-node", SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens }
     : // With only REDIS_CLUSTER_NODES set there is no REDIS_URL to pass (an empty one would not validate).
       { NEXT_TELEMETRY_DISABLED: "1", LOG_FORMAT: "pretty", DATABASE_URL: databaseUrl, ...(redisUrl ? { REDIS_URL: redisUrl } : {}), SLUICE_DEMO: "1", SLUICE_SERVICE_TOKENS: tokens };
+  // So `npx sluice …` in another terminal finds this demo's database and Redis (worker/support/demo-env.ts).
+  writeDemoEnv(DATA_DIR, { DATABASE_URL: databaseUrl, ...(redisUrl ? { REDIS_URL: redisUrl } : {}), ...(singleNode ? { SLUICE_MODE: "single-node" } : {}) });
+  const cliEnv = `DATABASE_URL='${databaseUrl}'${redisUrl ? ` REDIS_URL='${redisUrl}'` : ""}${singleNode ? " SLUICE_MODE=single-node" : ""}`;
 
   const nextBin = path.join(ROOT, "node_modules", ".bin", "next");
   // node with tsx's loader, not the tsx CLI: one process per child, so the SIGTERM (or, past the
@@ -182,8 +187,11 @@ ${users}
       -d '{"key":"sk_test_acme_ci_0001","operation":"GET /v1/orders/42","ip":"203.0.113.7"}'
   Envoy RLS       127.0.0.1:${grpcPort}   (gRPC, domain sluice; docs/gateways.md)
 
-  PostgreSQL      ${embedded ? `embedded, data in ${path.join(DATA_DIR, "pg")}` : "DATABASE_URL"}
+  PostgreSQL      ${embedded ? `embedded, data in ${path.join(DATA_DIR, "pg")}` : "DATABASE_URL"}: ${databaseUrl}
   Redis           ${singleNode ? "none: SINGLE-NODE mode (in-process counters, usage in PostgreSQL; one decision server only)" : redisUrl}
+
+  CLI             npx sluice certify   (finds this demo through ${path.relative(ROOT, demoEnvPath(DATA_DIR)) || demoEnvPath(DATA_DIR)} while it runs)
+    from elsewhere: ${cliEnv} npx sluice …
   Ctrl-C stops everything.
 `);
 
@@ -191,6 +199,7 @@ ${users}
 
 main().catch(async (error: unknown) => {
   logger.error(errorMessage(error));
+  removeDemoEnv(DATA_DIR);
   await stopAll();
   process.exit(1);
 });

@@ -18,6 +18,7 @@ import { createDb, type Db } from "../lib/db/client";
 import { env } from "../lib/env";
 import { createLogger } from "../lib/log";
 import { checkSingleNodeEnv, SingleNodeConfigError } from "../lib/single-node/config";
+import { recordJobRun } from "../lib/db/job-runs";
 import { closeDuePeriods } from "../lib/jobs/billing-close";
 import { downsampleMinutes } from "../lib/jobs/downsample";
 import { reconcileQuotas } from "../lib/jobs/reconcile";
@@ -72,6 +73,8 @@ export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Recor
   if (due("billing")) {
     const closed = await closeDuePeriods({ db: deps.db }, { nowMs, graceMs: deps.billingGraceMs });
     if (closed.length > 0) log("info", "billing periods closed", { closed });
+    // The Billing page says when the close last ran (a month past its close still open says why).
+    await recordJobRun(deps.db, "billing-close", { nowMs, result: { closed } });
   }
   if (due("alerts")) {
     const opened = await evaluateAlerts(deps.db, { nowMs, webhookUrl: deps.webhookUrl, allowPrivateWebhooks: deps.allowPrivateWebhooks });
@@ -79,8 +82,12 @@ export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Recor
   }
   if (deps.redis && due("reconcile")) {
     // Only a real difference: not usage still in flight, not decisions that passed degraded (lib/jobs/reconcile.ts).
-    const diffs = (await reconcileQuotas(deps.db, deps.redis, { nowMs })).filter((d) => d.real);
+    const all = await reconcileQuotas(deps.db, deps.redis, { nowMs });
+    const diffs = all.filter((d) => d.real);
     if (diffs.length > 0) log("warn", "quota counters differ from quota usage beyond what is in flight or degraded", { diffs: diffs.slice(0, 20), count: diffs.length });
+    // Shown on the Billing page, on the line and the period they concern (lib/services/quota-drift.ts).
+    const differences = diffs.map((d) => ({ tenant: d.tenant, quotaId: d.quotaId, period: d.period, redis: d.redis, expected: d.postgres + d.pending, degraded: d.degraded }));
+    await recordJobRun(deps.db, "reconcile", { nowMs, result: { differences, checked: all.length } });
   }
   if (deps.redis && due("notify")) {
     const found = await detectQuotaNotifications({ db: deps.db, redis: deps.redis }, { nowMs });

@@ -3,7 +3,7 @@
  * proposed limit) and, for the query, the per-subject peak rates of the last 30 days and what the
  * proposed limit would have denied (lib/services/advisor.ts). Server-rendered: no script needed.
  */
-import type { AdvisorResult, Percentiles } from "@/lib/services/advisor";
+import { ADVISOR_DAYS, spanLabel, type AdvisorResult, type Percentiles } from "@/lib/services/advisor";
 import { ADVISOR_SCOPES, ADVISOR_UNITS, type FieldError } from "@/lib/services/justify-input";
 import { num, pct } from "@/components/format-numbers";
 
@@ -109,7 +109,7 @@ export function AdvisorPanel({
         <ul role="alert" className="text-sm text-red-700" data-testid="advisor-errors">
           {errors.map((e) => (
             <li key={`${e.field}:${e.message}`}>
-              <span className="font-mono">{e.field}</span>: {e.message}
+              {e.text}
             </li>
           ))}
         </ul>
@@ -125,7 +125,7 @@ function AdvisorResultView({ r }: { r: AdvisorResult }) {
     <div className="flex flex-col gap-3" data-testid="advisor-result">
       <p className="text-sm">
         Tier <strong>{r.query.tier}</strong>, operation <strong>{r.query.operation}</strong>, scope <strong>{scope}</strong>: {num(r.subjects)} subject{r.subjects === 1 ? "" : "s"},{" "}
-        {num(Math.round(r.requests))} requests over the last 30 days (minute rows for {r.minuteDays.toFixed(1)} of them).
+        {num(Math.round(r.requests))} requests over the last 30 days ({r.minuteDays >= ADVISOR_DAYS ? "all of them by the minute" : r.minuteDays > 0 ? `the last ${spanLabel(r.minuteDays * 86_400_000)} by the minute, the rest by the hour` : "by the hour only: no minute rows"}).
       </p>
       <div className="overflow-x-auto">
         <table className="table" data-testid="advisor-percentiles">

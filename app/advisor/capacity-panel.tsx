@@ -65,7 +65,7 @@ export function CapacityPanel({ tiers, globalCaps }: { tiers: JustifyContext["ti
         <ul role="alert" className="text-sm text-red-700" data-testid="capacity-errors">
           {errors.map((e) => (
             <li key={e.field}>
-              <span className="font-mono">{e.field}</span>: {e.message}
+              {e.text}
             </li>
           ))}
         </ul>

@@ -10,6 +10,7 @@ import { TimeChart } from "@/components/charts/time-chart";
 import type { Column } from "@/components/data-table";
 import { SortableDataTable } from "@/components/sortable-data-table";
 import { db } from "@/lib/db/client";
+import { DENIAL_REASON_LABELS, DENIAL_REASONS, UNRECORDED_REASON, UNRECORDED_REASON_LABEL, type DenialsByReason } from "@/lib/policy/denial-reasons";
 import { DASHBOARD_RANGES, loadDashboard, type DashboardRange } from "@/lib/services/usage-dashboard";
 
 const TIER_COLORS = ["#4f46e5", "#0891b2", "#16a34a", "#ea580c", "#db2777", "#64748b"];
@@ -18,7 +19,7 @@ const TOP_TENANT_COLUMNS: Column[] = [
   { key: "tenant", label: "tenant" },
   { key: "tier", label: "tier" },
   { key: "requests", label: "requests", align: "right", className: "tabular-nums", firstDir: "desc" },
-  { key: "denied", label: "429s", align: "right", className: "tabular-nums", firstDir: "desc" },
+  { key: "denied", label: "denied (401/403/429/503)", align: "right", className: "tabular-nums", firstDir: "desc" },
 ];
 const TOP_KEY_COLUMNS: Column[] = [
   { key: "keyPrefix", label: "API key", className: "font-mono text-xs" },
@@ -39,6 +40,17 @@ const QUOTA_COLUMNS: Column[] = [
 export const NO_TENANT_LABEL = "no tenant (unknown or missing key)";
 function tierLabel(tier: string): string {
   return tier === "_" ? NO_TENANT_LABEL : tier;
+}
+
+/** The range's denials in words, by the decision API's reason (only those that happened). */
+function DenialSummary({ byReason }: { byReason: DenialsByReason }) {
+  const parts = [...DENIAL_REASONS.map((r) => [DENIAL_REASON_LABELS[r], byReason[r]] as const), [UNRECORDED_REASON_LABEL, byReason[UNRECORDED_REASON]] as const].filter(([, n]) => n > 0);
+  if (parts.length === 0) return null;
+  return (
+    <span data-testid="denials-by-reason" className="text-xs text-slate-600">
+      denied: {parts.map(([label, n]) => `${n.toLocaleString("en-US")} ${label}`).join(" · ")}
+    </span>
+  );
 }
 
 function tenantLink(tenant: string) {
@@ -98,7 +110,10 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
         <RangePicker range={range} basePath={basePath} />
         <div className="flex items-center gap-4 text-sm text-slate-700">
           <span data-testid="total-decisions">{d.totals.decisions.toLocaleString("en-US")} decisions</span>
-          <span data-testid="total-deny-share">429 share {d.totals.denySharePct}%</span>
+          <span data-testid="total-deny-share" title="429s (rate_limited, quota_exhausted, concurrency_limited, cost_exceeds_limit) over all decisions">
+            429 share {d.totals.share429Pct}%
+          </span>
+          <DenialSummary byReason={d.totals.byReason} />
           <AutoRefresh seconds={30} />
         </div>
       </div>
@@ -129,11 +144,16 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
           csvName="decisions"
           series={[
             { key: "allowed", label: "allowed", color: "#16a34a" },
-            { key: "denied", label: "denied", color: "#dc2626" },
+            { key: "denied429", label: "429 (limits and quotas)", color: "#dc2626" },
+            { key: "denied401", label: "401 unknown or missing key", color: "#9333ea" },
+            { key: "denied403", label: "403 tenant suspended", color: "#0f766e" },
+            { key: "denied503", label: "503 store unavailable", color: "#1e293b" },
+            ...(d.totals.byReason[UNRECORDED_REASON] > 0 ? [{ key: UNRECORDED_REASON, label: UNRECORDED_REASON_LABEL, color: "#a8a29e" }] : []),
             { key: "shadowDenied", label: "shadow-denied", color: "#f59e0b" },
             { key: "degraded", label: "degraded", color: "#64748b" },
-            { key: "denySharePct", label: "429 share %", color: "#7f1d1d", right: true },
+            { key: "share429Pct", label: "429 share %", color: "#7f1d1d", right: true },
           ]}
+          csvColumns={["allowed", "denied", ...DENIAL_REASONS, UNRECORDED_REASON, "shadowDenied", "degraded", "share429Pct"]}
           rightUnit="%"
         />
         <TimeChart
@@ -176,7 +196,7 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
         {(
           [
             ["Top consumers by requests", d.topByRequests, "top-requests"],
-            ["Top consumers by 429s", d.topByDenied, "top-denied"],
+            ["Top consumers by denials", d.topByDenied, "top-denied"],
           ] as const
         ).map(([title, top, name]) => (
           <div className="card" key={name} data-testid={name}>
@@ -220,9 +240,15 @@ export async function UsagePanels({ tenant, range, basePath }: { tenant?: string
               values: { tenant: q.tenant, used: q.limit > 0 ? q.used / q.limit : null, projected: q.projected, runsOutAt: q.runsOutAt },
               cells: {
                 tenant: tenantLink(q.tenant),
-                operation: q.operation,
+                operation: q.retired ? (
+                  <>
+                    {q.operation} <span className="badge">retired</span>
+                  </>
+                ) : (
+                  q.operation
+                ),
                 used: `${q.used.toLocaleString("en-US")} / ${q.limit.toLocaleString("en-US")}`,
-                projected: q.projected.toLocaleString("en-US"),
+                projected: q.retired ? <span className="text-slate-400">not projected (retired)</span> : q.projected.toLocaleString("en-US"),
                 runsOutAt: q.runsOutAt ? <span className="text-red-700">{q.runsOutAt.slice(0, 10)}</span> : <span className="text-slate-400">—</span>,
               },
             }))}

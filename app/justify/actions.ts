@@ -16,8 +16,8 @@ export async function replayDraftAction(input: unknown): Promise<ActionResult<Dr
     if (!can(principal.role, "policy.read")) return { ok: false, status: 403, message: `the ${principal.role} role may not read the policy` };
     const parsed = replayInputSchema.safeParse(input ?? {});
     if (!parsed.success) {
-      const issues = fieldErrors(parsed.error).map((e) => ({ path: e.field, message: e.message }));
-      return { ok: false, status: 400, message: issues.map((i) => `${i.path}: ${i.message}`).join("; "), issues };
+      const errors = fieldErrors(parsed.error);
+      return { ok: false, status: 400, message: errors.map((e) => e.text).join("; "), issues: errors.map((e) => ({ path: e.field, message: e.message })) };
     }
     try {
       const replay = await replayDraft(db(), { days: parsed.data.days, nowMs: Date.now() });

@@ -22,7 +22,7 @@ export function ReplayPanel({ replay, tenant }: { replay: Replay; /** Highlight 
   const run = () => {
     const parsed = replayInputSchema.safeParse({ days });
     if (!parsed.success) {
-      setError(fieldErrors(parsed.error).map((e) => `${e.field}: ${e.message}`).join("; "));
+      setError(fieldErrors(parsed.error).map((e) => e.text).join("; "));
       return;
     }
     setError(null);

@@ -38,7 +38,9 @@ export async function rollbackAction(input: unknown): Promise<ActionResult<{ ver
       (r) => ({
         message:
           `Rolled back: version ${r.version} now serves the document of version ${parsed.data.toVersion}. ` +
-          (r.draftReset === null ? `Warning: ${r.draftNote}.` : `The draft was reset to it (${r.draftReset} change${r.draftReset === 1 ? "" : "s"} discarded).`),
+          (r.draftReset === null
+            ? `Warning: ${r.draftNote}.`
+            : `The draft was reset to it (${r.pendingDiscarded === 0 ? "no unpublished change" : `${r.pendingDiscarded} unpublished change${r.pendingDiscarded === 1 ? "" : "s"}`} discarded).`),
         data: { version: r.version },
       }),
     );

@@ -4,6 +4,7 @@ import { CertificationCell } from "../certify/certification-cell";
 import { diffPolicies, type DiffLine } from "@/components/policy-diff";
 import { DiscardDraftButton, PublishPanel, RollbackButton } from "@/components/publish-panel";
 import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
+import { PolicyYamlLinks } from "@/components/policy-yaml-links";
 import { can } from "@/lib/auth/permissions";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
@@ -64,6 +65,7 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
         title="Policy"
         description="The draft (what Tiers, Operations and Tenants edit) compiled and compared with the live version decision servers enforce. Publishing makes the draft live as a new version."
       />
+      <PolicyYamlLinks liveVersion={live?.version ?? null} />
       {(selected.invalid || selected.version !== null) && (
         <Section
           title={change ? `What v${change.version.version} changed` : "Version not found"}

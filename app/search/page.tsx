@@ -26,6 +26,23 @@ export default async function SearchPage({ searchParams }: { searchParams: Promi
   return (
     <>
       <PageHeader title={`Search: ${results.query}`} description="Tenants by slug or name, API keys by prefix (sk_test_acme…) or name; at most 20 of each." />
+      {results.exact !== undefined && (
+        <Section title="Exact key">
+          <p className="card text-sm" data-testid="search-exact">
+            {results.exact ? (
+              <>
+                This is API key <strong>{results.exact.name}</strong> (<span className="font-mono text-xs">{results.exact.prefix}…</span>) of tenant{" "}
+                <Link href={`/tenants/${results.exact.tenant}`} className="text-indigo-700 hover:underline">
+                  {results.exact.tenant}
+                </Link>
+                , {results.exact.revoked ? "revoked: the decision API refuses it (401)." : "active."}
+              </>
+            ) : (
+              "No API key is exactly this value (checked by its SHA-256): keys below only share its prefix or name."
+            )}
+          </p>
+        </Section>
+      )}
       <Section title={`Tenants (${results.tenants.length})`}>
         {results.tenants.length === 0 ? (
           <EmptyState title="No tenant matches." />

@@ -1,14 +1,13 @@
 "use server";
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { actorOf, editorOf, guardAction, malformed } from "@/lib/auth/action";
+import { actorOf, guardAction, malformed } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
 import { actionResult, type ActionResult } from "@/lib/errors";
-import { FAILURE_MODES, ROLES } from "@/lib/policy/types";
+import { ROLES } from "@/lib/policy/types";
 import { createApiToken } from "@/lib/services/create-api-token";
 import { revokeApiToken } from "@/lib/services/revoke-api-token";
 import { createUser, setUserDisabled, setUserRole } from "@/lib/services/create-user";
-import { setDefaultFailureMode } from "@/lib/services/set-failure-mode";
 import { unlockLogin } from "@/lib/services/login";
 import { appRedis } from "../_lib/redis";
 
@@ -56,10 +55,10 @@ export async function unlockUserAction(input: unknown): Promise<ActionResult> {
 /** Creates a service or admin token; the plaintext is in the result once. */
 export async function createTokenAction(input: unknown): Promise<ActionResult<{ token: string; name: string }>> {
   return guardAction("tokens.manage", async (principal) => {
-    const p = z.strictObject({ kind: z.enum(["service", "admin"]), name: z.string().trim().max(100).optional(), role: z.enum(ROLES).optional() }).safeParse(input);
+    const p = z.strictObject({ kind: z.enum(["service", "admin"]), name: z.string().max(200), role: z.enum(ROLES).optional() }).safeParse(input);
     if (!p.success) return malformed(p.error);
     const r = await actionResult(
-      () => createApiToken({ db: db(), redis: appRedis() }, { kind: p.data.kind, name: p.data.name || undefined, role: p.data.kind === "admin" ? p.data.role : undefined }, actorOf(principal)),
+      () => createApiToken({ db: db(), redis: appRedis() }, { kind: p.data.kind, name: p.data.name, role: p.data.kind === "admin" ? p.data.role : undefined }, actorOf(principal)),
       (t) => ({ message: `Token ${t.name} created.`, data: { token: t.token, name: t.name } }),
     );
     revalidatePath("/settings");
@@ -72,20 +71,6 @@ export async function revokeTokenAction(input: unknown): Promise<ActionResult> {
     const p = z.strictObject({ id: z.string().max(64) }).safeParse(input);
     if (!p.success) return { ok: false, status: 400, message: "Malformed request." };
     const r = await actionResult(() => revokeApiToken({ db: db(), redis: appRedis() }, { id: p.data.id }, actorOf(principal)), () => ({ message: "Token revoked." }));
-    revalidatePath("/settings");
-    return r;
-  });
-}
-
-/** The default failure mode of operations without their own (draft: live after publish). */
-export async function setDefaultFailureModeAction(input: unknown): Promise<ActionResult> {
-  return guardAction("failure_mode.set", async (principal) => {
-    const p = z.strictObject({ failureMode: z.enum(FAILURE_MODES) }).safeParse(input);
-    if (!p.success) return malformed(p.error);
-    const r = await actionResult(
-      () => setDefaultFailureMode(db(), p.data, editorOf(principal)),
-      (v) => ({ message: v.changed ? `Default failure mode set to ${p.data.failureMode} in the draft; publish to apply it.` : "Nothing changed." }),
-    );
     revalidatePath("/settings");
     return r;
   });

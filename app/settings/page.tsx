@@ -1,22 +1,26 @@
-import { CreateUserForm, FailureModeForm, TokensPanel, UsersTable } from "@/components/settings-forms";
+import Link from "next/link";
+import { CreateUserForm, TokensPanel, UsersTable } from "@/components/settings-forms";
 import { PageHeader, Section } from "@/components/ui";
-import { ACTION_LABELS, ACTIONS, can, PERMISSIONS } from "@/lib/auth/permissions";
+import { can } from "@/lib/auth/permissions";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
+import { roleTableRows } from "@/lib/auth/role-table";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
-import { listApiTokens, listUsers, readDefaultFailureMode } from "@/lib/db/ui-settings";
+import { listUsers } from "@/lib/db/ui-settings";
 import { ROLES } from "@/lib/policy/types";
+import { readLivePolicy } from "@/lib/services/draft-view";
+import { listApiTokensWithUse } from "@/lib/services/api-token-use";
 import { env } from "@/lib/env";
 import { envServiceTokens } from "@/lib/services/env-tokens";
 import {
   createTokenAction,
   createUserAction,
   revokeTokenAction,
-  setDefaultFailureModeAction,
   setUserDisabledAction,
   unlockUserAction,
   setUserRoleAction,
 } from "./actions";
+import { appRedis } from "../_lib/redis";
 
 export const metadata = { title: "Settings · Sluice" };
 
@@ -25,16 +29,25 @@ export default async function SettingsPage() {
   const canUsers = can(principal.role, "users.manage");
   const canTokens = can(principal.role, "tokens.manage");
   const canFailure = can(principal.role, "failure_mode.set");
-  const [users, tokens, failureMode] = await Promise.all([
+  const [users, tokens, live] = await Promise.all([
     canUsers ? listUsers(db()) : Promise.resolve([]),
-    canTokens ? listApiTokens(db()) : Promise.resolve([]),
-    readDefaultFailureMode(db()),
+    canTokens ? listApiTokensWithUse({ db: db(), redis: appRedis() }) : Promise.resolve([]),
+    readLivePolicy(db()),
   ]);
   return (
     <>
       <PageHeader title="Settings" description="Users and roles, tokens for the decision API and the admin API, and the default failure mode." />
       <Section title="Failure mode" description="What a decision does when Redis cannot answer in time.">
-        <FailureModeForm current={failureMode} canSet={canFailure} save={setDefaultFailureModeAction} />
+        {/* One control, live: Operations → Failure modes (live) applies it at once (#29 defect 6). */}
+        <div className="card flex flex-wrap items-center gap-3 text-sm" data-testid="settings-failure-mode">
+          <span>
+            Default failure mode: <strong className="font-mono">{live?.defaults.failureMode ?? "not published yet"}</strong>
+            {live ? ` (live v${live.version})` : ""}.
+          </span>
+          <Link className={canFailure ? "btn" : "link"} href="/operations#failure-modes">
+            {canFailure ? "Change it live on Operations →" : "See every operation's on Operations →"}
+          </Link>
+        </div>
       </Section>
       {canUsers && (
         <Section title="Users" description="People who sign in to this control plane.">
@@ -60,12 +73,12 @@ export default async function SettingsPage() {
           />
         </Section>
       )}
-      <Section title="Roles" description="What each role may do. Every page, server action and API route checks this on the server.">
+      <Section title="Roles" description="What each role may open and do. Every page, server action and API route checks this on the server.">
         <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
           <table className="table" data-testid="roles-table">
             <thead>
               <tr>
-                <th>Action</th>
+                <th>Page or action</th>
                 {ROLES.map((r) => (
                   <th key={r} className="text-center">
                     {r}
@@ -74,12 +87,12 @@ export default async function SettingsPage() {
               </tr>
             </thead>
             <tbody>
-              {ACTIONS.map((a) => (
-                <tr key={a}>
-                  <td>{ACTION_LABELS[a]}</td>
+              {roleTableRows().map((row) => (
+                <tr key={row.label}>
+                  <td>{row.label}</td>
                   {ROLES.map((r) => (
-                    <td key={r} className="text-center" aria-label={PERMISSIONS[r].has(a) ? "allowed" : "not allowed"}>
-                      {PERMISSIONS[r].has(a) ? "✓" : "—"}
+                    <td key={r} className="text-center" aria-label={row.allowed[r] ? "allowed" : "not allowed"}>
+                      {row.allowed[r] ? "✓" : "—"}
                     </td>
                   ))}
                 </tr>

@@ -2,11 +2,13 @@ import Link from "next/link";
 import { DataTable, type Column } from "@/components/data-table";
 import { LiveDraft } from "@/components/live-draft";
 import { queryHref } from "@/components/table-sort";
-import { EmptyState, Forbidden, formatTime, PageHeader } from "@/components/ui";
+import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
+import { OverridesList } from "@/components/overrides-list";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { listTenants, listTierNames, tenantListQuerySchema, type TenantListQuery } from "@/lib/db/ui-tenants";
+import { listAllOverrides } from "@/lib/db/ui-overrides";
 import { readLivePolicy } from "@/lib/services/draft-view";
 
 export const metadata = { title: "Tenants · Sluice" };
@@ -42,7 +44,7 @@ export default async function TenantsPage({ searchParams }: { searchParams: Prom
     dir: first(raw.dir),
     page: first(raw.page),
   });
-  const [{ rows, total }, tiers, live] = await Promise.all([listTenants(db(), query), listTierNames(db()), readLivePolicy(db())]);
+  const [{ rows, total }, tiers, live, overrides] = await Promise.all([listTenants(db(), query), listTierNames(db()), readLivePolicy(db()), listAllOverrides(db())]);
   const pages = Math.max(1, Math.ceil(total / query.pageSize));
   return (
     <>
@@ -144,6 +146,9 @@ export default async function TenantsPage({ searchParams }: { searchParams: Prom
           </span>
         </nav>
       )}
+      <Section title={`Overrides, all tenants (${overrides.total})`} description="Every tenant's overrides in the draft, soonest expiry first; an expired one is enforced by nothing. Edit one on its tenant's page.">
+        <OverridesList nowMs={overrides.asOfMs} total={overrides.total} rows={overrides.rows.map((o) => ({ ...o, expiresAt: o.expiresAt?.toISOString() ?? null }))} />
+      </Section>
     </>
   );
 }

@@ -28,6 +28,7 @@ export function TimeChart({
   unit,
   rightUnit,
   csvName,
+  csvColumns,
   height = 220,
 }: {
   title: string;
@@ -37,6 +38,8 @@ export function TimeChart({
   unit?: string;
   rightUnit?: string;
   csvName: string;
+  /** The CSV's columns after `t`, when it carries more than the lines drawn (default: the series' keys). */
+  csvColumns?: readonly string[];
   height?: number;
 }) {
   const first = (data[0]?.t as number | undefined) ?? 0;
@@ -47,7 +50,7 @@ export function TimeChart({
     <div className="card" data-testid={`chart-${csvName}`}>
       <div className="mb-2 flex items-center justify-between">
         <h3 className="text-sm font-semibold text-slate-800">{title}</h3>
-        <CsvButton rows={data} columns={["t", ...series.map((s) => s.key)]} filename={csvName} />
+        <CsvButton rows={data} columns={["t", ...(csvColumns ?? series.map((s) => s.key))]} filename={csvName} />
       </div>
       <ResponsiveContainer width="100%" height={height}>
         <LineChart data={data as Array<Record<string, number | null>>} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>

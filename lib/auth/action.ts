@@ -5,6 +5,7 @@
  */
 import { headers } from "next/headers";
 import { actionFailure, type ActionResult, type FieldIssue } from "../errors";
+import { issueInWords, plainMessage } from "../policy/plain-messages";
 import { actionOriginRefusal } from "./origin";
 import type { Action } from "./permissions";
 import { AuthError, type Principal } from "./require-role";
@@ -40,11 +41,13 @@ export function editorOf(principal: Principal): { actor: string; role: Principal
   return { actor: actorOf(principal), role: principal.role };
 }
 
+/** zod's issues as field issues, each message in words (lib/plain-messages.ts). */
 export function zodIssues(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): FieldIssue[] {
-  return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+  return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: plainMessage(i.message) }));
 }
 
-/** The result of an action whose input did not parse. */
+/** The result of an action whose input did not parse: what is wrong, naming the field. */
 export function malformed(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): ActionResult<never> {
-  return { ok: false, status: 400, message: "Malformed request.", issues: zodIssues(error) };
+  const issues = zodIssues(error);
+  return { ok: false, status: 400, message: issues.length ? `Not saved. ${issues.map((i) => issueInWords(i)).join("; ")}.` : "Not saved: the request was malformed.", issues };
 }

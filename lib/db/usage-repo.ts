@@ -63,7 +63,7 @@ export function pgTs(ms: number): string {
 }
 
 /** SQL for "the row lies in one of these spans", with parameters starting at $<first>. */
-function spansSql(spans: Span[], first: number): { sql: string; params: string[] } {
+export function spansSql(spans: Span[], first: number): { sql: string; params: string[] } {
   const parts: string[] = [];
   const params: string[] = [];
   for (const s of spans) {

@@ -387,6 +387,7 @@ export class DecisionEngine {
         latencyMs,
         deniedQuota: denied?.quota ?? null,
         deniedLimit: denied?.limit ?? null,
+        deniedReason: outcome === "denied" ? answer.reason : null,
         // Every field present in every event (one shape for the recorder): absent is undefined.
         accuracy: accuracy ?? undefined,
         units: outcome !== "denied" && run.cost !== 1 ? run.cost : undefined,

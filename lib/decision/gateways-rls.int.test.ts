@@ -57,7 +57,8 @@ beforeAll(async () => {
     tenants: [{ slug: "acme", name: "Acme", tier: "free", keys: KEYS.map((k) => ({ name: k, key: KEY(k) })) }],
   });
   await writeFixturePolicy(redis, fixture);
-  server = await spawnDecisionServer({ REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: EXAMPLE_TOKEN }, { waitReady: true });
+  // SLUICE_RLS_DESCRIPTOR_TOKENS: contour-ratelimit.yaml's token travels in the descriptors, as it says.
+  server = await spawnDecisionServer({ REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: EXAMPLE_TOKEN, SLUICE_RLS_DESCRIPTOR_TOKENS: "1" }, { waitReady: true });
   // A fresh process compiles its gRPC path on the first calls (200 ms on this loaded machine): warm
   // it up so the examples' 100 ms timeout measures steady decisions, as it would on a running server.
   const warm = rlsClient(server.grpcAddress);

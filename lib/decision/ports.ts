@@ -7,6 +7,7 @@
  */
 import { hash } from "node:crypto";
 import type { CompiledPolicy } from "../policy/compiled";
+import type { Reason } from "../policy/types";
 
 /**
  * Thrown by {@link KeyIndexPort.fetch} when the index itself is missing from the store (Redis
@@ -77,6 +78,11 @@ export interface UsageEvent {
    * a rate limit, quota, concurrency limit or global cap; status 429); null or absent otherwise.
    */
   deniedLimit?: string | null;
+  /**
+   * Why a denied decision was denied: the answer's `reason` (`rate_limited`, `unknown_key`,
+   * `tenant_suspended`, …, docs/decision-api.md); null or absent when it passed.
+   */
+  deniedReason?: Reason | null;
   /** The accuracy meter's samples of this decision; absent when it sampled none. */
   accuracy?: AccuracyEvent[];
   /**

@@ -6,6 +6,7 @@ import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from
 import { type Db } from "../db/client";
 import { acknowledgeAlert, alertStates, silenceAlert } from "../services/alert-actions";
 import { deliverWebhook } from "../services/alert-webhook";
+import type { DenialReason } from "../policy/denial-reasons";
 import { evaluateAlerts, listAlerts } from "./alerts";
 import { drainClosedMinutes } from "./rollup";
 import { emptyExpected, publishTestPolicy, writeDecisions, type Decision } from "./testing/fixtures";
@@ -16,11 +17,18 @@ let redis: Redis;
 const NOW = Date.UTC(2026, 11, 2, 12, 0, 30);
 const MIN = 60_000;
 
-function traffic(fromMs: number, minutes: number, perMinute: number, deniedPerMinute: number): Decision[] {
+function traffic(
+  fromMs: number,
+  minutes: number,
+  perMinute: number,
+  deniedPerMinute: number,
+  { tenant = "acme", tier = "free", reason = "rate_limited" }: { tenant?: string; tier?: "free" | "pro"; reason?: DenialReason } = {},
+): Decision[] {
   const out: Decision[] = [];
   for (let m = 0; m < minutes; m++) {
     for (let i = 0; i < perMinute; i++) {
-      out.push({ atMs: fromMs + m * MIN + i, tenant: "acme", tier: "free", operation: "read", outcome: i < deniedPerMinute ? "denied" : "allowed", keyPrefix: "acme00000000" });
+      const denied = i < deniedPerMinute;
+      out.push({ atMs: fromMs + m * MIN + i, tenant, tier, operation: "read", outcome: denied ? "denied" : "allowed", keyPrefix: `${tenant}00000000`.slice(0, 12), ...(denied ? { reason } : {}) });
     }
   }
   return out;
@@ -86,6 +94,30 @@ describe("alerts", () => {
     await evaluateAlerts(db, { nowMs: start + 46 * MIN + 30_000 });
     expect(await openAcme()).toEqual([]);
     expect((await db.alertEvent.findUniqueOrThrow({ where: { id } })).resolvedAt).not.toBeNull();
+  });
+
+  it("counts 429s only: a tenant suspended (403) or unknown keys (401) open no 429-share alert, nor does a share already 100 % in the baseline", async () => {
+    const start = Date.UTC(2026, 11, 5, 9, 0);
+    const prefix = `${testRedisPrefix()}al-reasons:`;
+    await writeDecisions(
+      redis,
+      prefix,
+      [
+        // globex is suspended when the window starts: every request answered 403 tenant_suspended.
+        ...traffic(start - 60 * MIN, 60, 40, 0, { tenant: "globex", tier: "pro" }),
+        ...traffic(start, 5, 40, 40, { tenant: "globex", tier: "pro", reason: "tenant_suspended" }),
+        // Unknown keys, 401, from the window on.
+        ...traffic(start, 5, 30, 30, { tenant: "_", tier: "_" as "free", reason: "unknown_key" }),
+        // umbrella was already denied 100 % (429) all through the baseline.
+        ...traffic(start - 60 * MIN, 65, 30, 30, { tenant: "umbrella", tier: "free" }),
+      ],
+      emptyExpected(),
+    );
+    await drainClosedMinutes({ db, redis, prefix }, { nowMs: start + 7 * MIN });
+    const opened = await evaluateAlerts(db, { nowMs: start + 5 * MIN + 30_000 });
+    expect(opened.filter((a) => a.kind === "deny_share").map((a) => a.subject)).toEqual([]);
+    const open = await db.alertEvent.findMany({ where: { kind: "deny_share", resolvedAt: null } });
+    expect(open.map((a) => a.subject)).toEqual([]);
   });
 
   it("opens an alert when store errors pass 1 % of decisions", async () => {

@@ -1,8 +1,11 @@
 /**
  * Alerts, evaluated by the worker every minute over the drained rollups:
- *  - `deny_share`: the 429 (denied) share of a tier or tenant over the last 5 complete minutes
- *    rising above its trailing baseline (the 60 minutes before): share > max(5 %, 2 × baseline,
- *    baseline + 10 points), with at least 20 decisions in the window;
+ *  - `deny_share`: the 429 share of a tier or tenant over the last 5 complete minutes rising above
+ *    its trailing baseline (the 60 minutes before): share > max(5 %, 2 × baseline, baseline + 10
+ *    points), with at least 20 decisions in the window. It counts 429s only (the reasons
+ *    rate_limited, quota_exhausted, concurrency_limited, cost_exceeds_limit, as the decision
+ *    servers record them): a suspended tenant's 403s, unknown keys' 401s and fail-closed 503s are
+ *    not a limit denying, and a share already at 100 % in the baseline has a threshold above 100 %;
  *  - `quota_80` / `quota_100`: a monthly quota at 80 % / 100 % of its limit;
  *  - `redis_errors`: store errors + timeouts ≥ 1 % of decisions in the window, or any breaker opening;
  *  - `accuracy_divergence`: over the last 15 minutes, a limit's admissions diverge from the accuracy
@@ -14,7 +17,9 @@
  */
 import { createHash } from "node:crypto";
 import type { Db } from "../db/client";
+import { DENIAL_REASON_PREFIX } from "../db/denial-repo";
 import { pgTs } from "../db/usage-repo";
+import { REASONS_429 } from "../policy/denial-reasons";
 import { activeSilences } from "../services/alert-actions";
 import { deliverWebhook } from "../services/alert-webhook";
 import { accuracyByLimit } from "../services/accuracy-report";
@@ -45,9 +50,10 @@ function pct(x: number): string {
   return `${(x * 100).toFixed(1)}%`;
 }
 
+/** Decisions and 429s per tenant and per tier total (`*:<tier>`) over [fromMs, toMs), from the minute rollups. */
 async function shares(db: Db, fromMs: number, toMs: number): Promise<Map<string, { total: number; denied: number }>> {
-  const rows = await db.$queryRawUnsafe<{ tenant: string; total: bigint; denied: bigint }[]>(
-    `SELECT "tenant", sum("count")::bigint AS total, coalesce(sum("count") FILTER (WHERE "outcome" = 'denied'), 0)::bigint AS denied
+  const totals = await db.$queryRawUnsafe<{ tenant: string; total: bigint }[]>(
+    `SELECT "tenant", sum("count")::bigint AS total
        FROM "UsageRollup"
       WHERE "granularity" = 'minute' AND "bucketStart" >= $1::timestamp(3) AND "bucketStart" < $2::timestamp(3)
         AND "keyPrefix" = '' AND "tenant" NOT IN ('', '_')
@@ -55,7 +61,27 @@ async function shares(db: Db, fromMs: number, toMs: number): Promise<Map<string,
     pgTs(fromMs),
     pgTs(toMs),
   );
-  return new Map(rows.map((r) => [r.tenant, { total: Number(r.total), denied: Number(r.denied) }]));
+  // The 429s: reason rows (lib/db/denial-repo.ts), per tenant and tier.
+  const denials = await db.$queryRawUnsafe<{ tenant: string; tier: string; n: bigint }[]>(
+    `SELECT substr(split_part("operation", '|', 1), $3::int) AS tenant, "tier", sum("count")::bigint AS n
+       FROM "UsageRollup"
+      WHERE "tenant" = '' AND "granularity" = 'minute' AND "bucketStart" >= $1::timestamp(3) AND "bucketStart" < $2::timestamp(3)
+        AND starts_with("operation", $4) AND split_part("operation", '|', 2) = ANY($5::text[])
+      GROUP BY 1, 2`,
+    pgTs(fromMs),
+    pgTs(toMs),
+    DENIAL_REASON_PREFIX.length + 1,
+    DENIAL_REASON_PREFIX,
+    [...REASONS_429],
+  );
+  const out = new Map(totals.map((r) => [r.tenant, { total: Number(r.total), denied: 0 }]));
+  for (const d of denials) {
+    for (const subject of [d.tenant, `*:${d.tier}`]) {
+      const s = out.get(subject);
+      if (s) s.denied += Number(d.n);
+    }
+  }
+  return out;
 }
 
 /**
@@ -96,6 +122,8 @@ export async function currentConditions(db: Db, nowMs: number, openThresholds: R
 
   const month = new Date(nowMs).toISOString().slice(0, 7);
   for (const q of (await getQuotas(db, { period: month, nowMs })).quotas) {
+    // A retired quota enforces nothing any more: no alert on it.
+    if (q.retired) continue;
     if (q.usedShare >= 1) out.push({ kind: "quota_100", subject: `${q.tenant}/${q.quotaId}`, value: q.usedShare, threshold: 1, message: `${q.tenant} used ${pct(q.usedShare)} of its ${q.operation} monthly quota (${q.used}/${q.limit})` });
     else if (q.usedShare >= 0.8) out.push({ kind: "quota_80", subject: `${q.tenant}/${q.quotaId}`, value: q.usedShare, threshold: 0.8, message: `${q.tenant} used ${pct(q.usedShare)} of its ${q.operation} monthly quota (${q.used}/${q.limit})` });
   }

@@ -32,6 +32,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "../db/client";
+import { DENIAL_REASON_PREFIX } from "../db/denial-repo";
 import { keys, redisPrefix } from "../redis/keys";
 import { parseUsageHash, USAGE_OUTCOMES, type RedisLike, type UsageMinute } from "../redis/usage";
 import { tryJobLock } from "./lock";
@@ -160,6 +161,8 @@ export function rollupRows(usage: UsageMinute): RollupRow[] {
   for (const a of usage.accuracy) add("", a.tier, `accuracy:${a.limit}`, a.what, "", a.count);
   // 429s by the limit that denied them: system rows, so no tenant or key series counts them twice.
   for (const r of usage.limitDenials) add("", r.tier, `${LIMIT_DENIAL_PREFIX}${r.tenant}|${r.operation}|${r.limit}`, "denied", "", r.count);
+  // Denials by the answer's reason (401, 403, 429, 503 told apart): system rows too.
+  for (const r of usage.denialReasons ?? []) add("", r.tier, `${DENIAL_REASON_PREFIX}${r.tenant}|${r.reason}`, "denied", "", r.count);
   return [...rows.values()];
 }
 

@@ -31,13 +31,28 @@ export const adminErrorSchema = z.object({
   }),
 });
 
+/** Denials by the decision API's reason (docs/decision-api.md); `not_recorded`: minutes recorded before reasons were. */
+export const deniedByReasonSchema = z.object({
+  rate_limited: count,
+  quota_exhausted: count,
+  concurrency_limited: count,
+  cost_exceeds_limit: count,
+  unknown_key: count,
+  tenant_suspended: count,
+  store_unavailable: count,
+  not_recorded: count,
+});
+const shareSchema = z.number().min(0).max(1);
+
 export const usagePointSchema = z.object({
   t: isoDate,
   allowed: count,
   denied: count,
   shadowDenied: count,
   degraded: count,
-  denyShare: z.number().min(0).max(1),
+  denyShare: shareSchema.meta({ description: "every denial (401, 403, 429, 503) / all decisions" }),
+  deniedByReason: named("DeniedByReason", deniedByReasonSchema),
+  share429: shareSchema.meta({ description: "429s (rate_limited, quota_exhausted, concurrency_limited, cost_exceeds_limit) / all decisions" }),
 });
 
 export const usageAnswerSchema = z.object({
@@ -47,6 +62,7 @@ export const usageAnswerSchema = z.object({
   tenant: z.string().nullable(),
   tier: z.string().nullable(),
   points: z.array(usagePointSchema),
+  totals: z.object({ decisions: count, denied: count, deniedByReason: deniedByReasonSchema, share429: shareSchema }),
 });
 
 const topTenant = z.object({ tenant: z.string(), tier: z.string(), requests: count, denied: count });
@@ -71,6 +87,7 @@ export const quotaBurnSchema = z.object({
   projected: count,
   runsOutAt: isoDate.nullable(),
   usedShare: z.number().min(0),
+  retired: z.boolean().meta({ description: "the live policy no longer gives the tenant this quota (retired by a publish or rollback): its usage stays, with the limit it had; not projected" }),
 });
 export const quotasAnswerSchema = z.object({ period: z.string(), quotas: z.array(quotaBurnSchema) });
 
@@ -91,6 +108,7 @@ export const publishAnswerSchema = z.object({
 });
 export const rollbackAnswerSchema = publishAnswerSchema.extend({
   draftReset: count.nullable().meta({ description: "Draft rows the rollback reset to the rolled-back document; null when it no longer validates" }),
+  pendingDiscarded: count.meta({ description: "Unpublished draft changes the rollback discarded (rows that differed from the version live before it)" }),
   draftNote: z.string().optional().meta({ description: "Why the draft was not reset" }),
 });
 export const discardAnswerSchema = z.object({ version: count, changes: count });
@@ -139,23 +157,24 @@ function registry(): OpenAPIRegistry {
     };
     return Object.fromEntries([401, 403, ...codes].map((c) => [c, json(ErrorBody, what[c]!)]));
   };
-  const get = (path: string, operationId: string, summary: string, query: z.ZodObject | null, ok: ResponseConfig, tag: string) =>
-    r.registerPath({ method: "get", path, operationId, summary, tags: [tag], security, ...(query ? { request: { query } } : {}), responses: { 200: ok, ...errors(400) } });
+  const get = (path: string, operationId: string, summary: string, query: z.ZodObject | null, ok: ResponseConfig, tag: string, more: 404[] = []) =>
+    r.registerPath({ method: "get", path, operationId, summary, tags: [tag], security, ...(query ? { request: { query } } : {}), responses: { 200: ok, ...errors(400, ...more) } });
 
-  get("/api/v1/usage", "getUsage", "Decisions by outcome over time (minute, hour or day buckets)", usageQuerySchema, json(named("Usage", usageAnswerSchema), "The series"), "usage");
+  get("/api/v1/usage", "getUsage", "Decisions by outcome and denials by the decision API's reason over time (minute, hour or day buckets)", usageQuerySchema, json(named("Usage", usageAnswerSchema), "The series"), "usage");
   get("/api/v1/usage/top", "getTopConsumers", "Top tenants and API key prefixes by requests or denials", topQuerySchema, json(named("TopConsumers", topAnswerSchema), "Top consumers"), "usage");
   get("/api/v1/quotas", "getQuotas", "Quota burn per tenant and quota, with a projection to period end", quotasQuerySchema, json(named("Quotas", quotasAnswerSchema), "Quota burn"), "usage");
   get("/api/v1/billing/periods", "listBillingPeriods", "Billing months with status, revision and checksums", null, json(z.object({ periods: z.array(named("BillingPeriod", billingPeriodSchema)) }), "Billing periods"), "billing");
   get(
     "/api/v1/billing/exports",
     "exportBilling",
-    "The month's billing export; the same bytes for the same period until an adjustment (X-Sluice-Checksum is their sha256)",
+    "The month's billing export; the same bytes for the same period until an adjustment (X-Sluice-Checksum is their sha256). Reading never writes: a month before the first usage or after the current one is a 404",
     billingExportQuerySchema.strict(),
     {
       description: "The export (CSV, JSON or CloudEvents JSON lines, by format)",
       content: { "text/csv": { schema: z.string() }, "application/json": { schema: z.unknown() }, "application/cloudevents-batch+json": { schema: z.unknown() } },
     },
     "billing",
+    [404],
   );
   get(
     "/api/v1/billing/dictionary",

@@ -48,9 +48,13 @@ export interface LimitLike {
   mode?: string;
 }
 
-/** "API key · sliding window counter · 100 per 1 min" (concurrency: "… · 10 in flight"; shadow/delay modes said last). */
+/**
+ * "API key · sliding window counter · 100 per 1 min" (concurrency: "… · 10 in flight"; shadow/delay
+ * modes said last). A windowed limit still being edited without a window says so, never "in flight".
+ */
 export function limitLabel(l: LimitLike): string {
-  const amount = l.algorithm === "concurrency" || !l.windowMs ? `${n(l.limit)} in flight` : `${n(l.limit)} per ${windowLabel(l.windowMs)}`;
+  const amount =
+    l.algorithm === "concurrency" ? `${n(l.limit)} in flight` : l.windowMs ? `${n(l.limit)} per ${windowLabel(l.windowMs)}` : `${n(l.limit)} per (no window yet)`;
   const mode = l.mode && l.mode !== "reject" ? ` · ${l.mode}` : "";
   return `${scopeLabel(l.scope)} · ${algorithmLabel(l.algorithm)} · ${amount}${mode}`;
 }

@@ -34,7 +34,7 @@ export const duration = z.string().superRefine((value, ctx) => {
 });
 
 const positiveInt = (max = 1_000_000_000) =>
-  z.number().int("expected an integer").min(1, "expected an integer ≥ 1").max(max, `expected an integer ≤ ${max}`);
+  z.number({ error: (issue) => (issue.input === undefined ? "required" : "expected an integer") }).int("expected an integer").min(1, "expected an integer ≥ 1").max(max, `expected an integer ≤ ${max}`);
 
 const METHOD_PATH = /^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|\*) \/[^\s]*$/;
 export const matchPattern = z
@@ -127,7 +127,7 @@ export const thresholdsSchema = z
 
 export const tierSchema = z.strictObject({
   name: name("tier name"),
-  weight: z.number().int("expected an integer").min(1).max(1000).default(1),
+  weight: z.number({ error: "expected a whole number from 1 to 1000" }).int("expected a whole number from 1 to 1000").min(1, "expected a whole number from 1 to 1000").max(1000, "expected a whole number from 1 to 1000").default(1),
   limits: z.array(limitSchema).max(200).default([]),
   quotas: z.array(quotaSchema).max(50).default([]),
   thresholds: thresholdsSchema.optional(),

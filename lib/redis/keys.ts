@@ -45,6 +45,12 @@ export const keys = {
   /** <p>{policy}:service-tokens — set of sha256(service token) hex the decision API accepts, plus PUBLISHED_MARKER (written by publish). */
   serviceTokens: (p = redisPrefix()) => `${p}{policy}:service-tokens`,
   /**
+   * <p>{policy}:service-tokens:last-used — hash sha256(service token) → when a decision server last
+   * accepted it (ms, to the minute: each server writes its tokens once a minute, off the decision
+   * path). The control plane shows it as the token's "last used"; a revocation deletes the field.
+   */
+  serviceTokenLastUsed: (p = redisPrefix()) => `${p}{policy}:service-tokens:last-used`,
+  /**
    * <p>{policy}:tenant-tokens — hash sha256(tenant read token) → tenant slug, plus PUBLISHED_MARKER:
    * the tokens `GET /v1/usage` accepts, each for its one tenant. Never a service token.
    */

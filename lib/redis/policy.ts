@@ -149,7 +149,28 @@ export async function unindexApiKeys(redis: RedisLike, keyHashes: string[]): Pro
 /** Adds or removes a service token in the set the decision API accepts. */
 export async function setServiceToken(redis: RedisLike, tokenHash: string, active: boolean): Promise<void> {
   if (active) await redis.sadd(keys.serviceTokens(), tokenHash);
-  else await redis.srem(keys.serviceTokens(), tokenHash);
+  else {
+    await redis.srem(keys.serviceTokens(), tokenHash);
+    await redis.hdel(keys.serviceTokenLastUsed(), tokenHash);
+  }
+}
+
+/** A decision server's once-a-minute note of the service tokens it accepted (keys.serviceTokenLastUsed). */
+export async function recordServiceTokensUsed(redis: RedisLike, tokenHashes: readonly string[], atMs: number): Promise<void> {
+  if (tokenHashes.length === 0) return;
+  await redis.hset(keys.serviceTokenLastUsed(), Object.fromEntries(tokenHashes.map((h) => [h, String(atMs)])));
+}
+
+/** When each of these service tokens was last accepted by a decision server (absent: not since it was created). */
+export async function readServiceTokensLastUsed(redis: RedisLike, tokenHashes: readonly string[]): Promise<Map<string, number>> {
+  if (tokenHashes.length === 0) return new Map();
+  const values = await redis.hmget(keys.serviceTokenLastUsed(), ...tokenHashes);
+  const out = new Map<string, number>();
+  tokenHashes.forEach((h, i) => {
+    const ms = Number(values[i]);
+    if (values[i] !== null && Number.isSafeInteger(ms)) out.set(h, ms);
+  });
+  return out;
 }
 
 /** Adds (tenant: its slug) or removes (null) one tenant read token, at once. */

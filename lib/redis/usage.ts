@@ -17,6 +17,7 @@
  * | `q|<tenant>|<quotaId>`                         | decisions denied (429) by that quota               |
  * | `a|<tier>|<limit>|<sampled|limit|exact>`       | the accuracy meter: sampled decisions, and those the limit / an exact log admitted |
  * | `r|<tenant>|<tier>|<operation>|<limitName>`    | decisions denied (429) by that limit: the 429s broken down by the check that denied them |
+ * | `n|<tenant>|<tier>|<reason>`                   | denied decisions by the answer's reason (`rate_limited`, `unknown_key`, `tenant_suspended`, …) |
  *
  * - `<tenant>` is the tenant slug, `_` when the key was unknown; `<tier>` is the tier name or `_`;
  *   `<operation>` is the resolved operation name, `*` when no operation matched. `|` never occurs in
@@ -39,6 +40,11 @@
  *   (`mostRestrictive`, as for `q|`), e.g. `free-orders-read-api_key`, `free-month`,
  *   `global-*`. One decision counts for one limit, so a tenant's `r|` fields sum to its 429s.
  *   Added 2026-12-03; older readers skip it.
+ * - `n|…` is written in addition to the `d|…|denied` field of the same decision for every denial
+ *   (401, 403, 429, 503): `<reason>` is the answer's `reason` exactly as the decision API names it
+ *   (docs/decision-api.md), so a tenant's `n|` fields sum to its `denied` decisions and a 429
+ *   share can count 429s only. Added 2026-12-06; minutes written before it have none (their
+ *   denials are "reason not recorded"), and older readers skip it.
  * - `a|…` (lib/decision/accuracy.ts): `<limit>` is the limit's name (`free-api_key`), one field
  *   triple per tier and approximate limit whose subjects the meter samples. Added 2026-12-03.
  *
@@ -94,6 +100,7 @@ export const usageFields = {
   extraUnits: (tenant: string, tier: string, operation: string, outcome: UsageOutcome) =>
     `x|${clean(tenant)}|${clean(tier)}|${clean(operation)}|${outcome}`,
   limitDenied: (tenant: string, tier: string, operation: string, limit: string) => `r|${clean(tenant)}|${clean(tier)}|${clean(operation)}|${clean(limit)}`,
+  denialReason: (tenant: string, tier: string, reason: string) => `n|${clean(tenant)}|${clean(tier)}|${clean(reason)}`,
   accuracy: (tier: string, limit: string, what: AccuracyCount) => `a|${clean(tier)}|${clean(limit)}|${what}`,
 };
 
@@ -122,6 +129,8 @@ export interface UsageMinute {
   limitDenials: { tenant: string; tier: string; operation: string; limit: string; count: number }[];
   /** The accuracy meter's counts per tier and limit (`a|` fields). */
   accuracy: { tier: string; limit: string; what: AccuracyCount; count: number }[];
+  /** Denied decisions by the answer's reason, per tenant (`_`: none resolved) and tier (`n|` fields); absent or empty before they were recorded. */
+  denialReasons?: { tenant: string; tier: string; reason: string; count: number }[];
   /**
    * Passed decisions' units beyond one each (`x|` fields): a decision row's units are its count
    * plus the matching extra units. Hashes written before this field existed have none (cost 1).
@@ -144,6 +153,7 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
     limitDenials: [],
     accuracy: [],
     extraUnits: [],
+    denialReasons: [],
   };
   for (const [field, raw] of Object.entries(hash)) {
     const count = Number(raw);
@@ -176,6 +186,9 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
     } else if (parts[0] === "r" && parts.length === 5) {
       if (parts[1] === "" || parts[4] === "") continue;
       out.limitDenials.push({ tenant: parts[1]!, tier: parts[2]!, operation: parts[3]!, limit: parts[4]!, count });
+    } else if (parts[0] === "n" && parts.length === 4) {
+      if (parts[1] === "" || parts[3] === "") continue;
+      (out.denialReasons ??= []).push({ tenant: parts[1]!, tier: parts[2]!, reason: parts[3]!, count });
     } else if (parts[0] === "a" && parts.length === 4) {
       const what = parts[3] as AccuracyCount;
       if (!ACCURACY_COUNTS.includes(what) || parts[2] === "") continue;
@@ -328,6 +341,7 @@ export class UsageRecorder implements UsageSink {
     if (event.deniedLimit && event.outcome === "denied" && event.tenant !== null) {
       this.add(minute, usageFields.limitDenied(tenant, event.tier ?? "_", event.operation ?? "*", event.deniedLimit));
     }
+    if (event.deniedReason && event.outcome === "denied") this.add(minute, usageFields.denialReason(tenant, event.tier ?? "_", event.deniedReason));
     if (event.accuracy) {
       const tier = event.tier ?? "_";
       for (const a of event.accuracy) {

@@ -108,6 +108,36 @@ describe("the RLS codec", () => {
     );
   });
 
+  it("reads a uint32 field exactly: 2^32−1 is taken, anything above it (2^32, 2^64−1) is refused, never wrapped", () => {
+    // hits_addend is field 3 of RateLimitRequest (tag 0x18), uint32.
+    const addend = (...varint: number[]) => Buffer.from([0x18, ...varint]);
+    expect(decodeRateLimitRequest(addend(0xff, 0xff, 0xff, 0xff, 0x0f))).toEqual({ hits_addend: 0xffff_ffff });
+    // The same value in 10 bytes (padded with continuation bits) is still 2^32−1, and ten bytes of zero are 0.
+    expect(decodeRateLimitRequest(addend(0xff, 0xff, 0xff, 0xff, 0x8f, 0x80, 0x80, 0x80, 0x80, 0x00))).toEqual({ hits_addend: 0xffff_ffff });
+    expect(decodeRateLimitRequest(addend(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00))).toEqual({ hits_addend: 0 });
+    const refused: [number[], RegExp][] = [
+      [[0x80, 0x80, 0x80, 0x80, 0x10], /hits_addend: a varint above 4294967295, outside uint32/], // 2^32
+      [[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], /hits_addend: a varint above 4294967295/], // 2^64−1
+      [[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01], /hits_addend: a varint above 4294967295/], // 2^63
+      [[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02], /varint over 64 bits/],
+      [[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x81, 0x00], /varint over 64 bits/],
+      [[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00], /varint over 64 bits/],
+      [[0xff, 0xff, 0xff, 0xff], /truncated varint/],
+      [[0x80], /truncated varint/],
+      [[], /truncated varint/],
+    ];
+    for (const [varint, message] of refused) {
+      expect(() => decodeRateLimitRequest(addend(...varint))).toThrow(ProtoDecodeError);
+      expect(() => decodeRateLimitRequest(addend(...varint))).toThrow(message);
+    }
+    // protobufjs agrees on the largest value taken.
+    expect(rls.requestDeserialize(addend(0xff, 0xff, 0xff, 0xff, 0x0f))).toMatchObject({ hits_addend: 0xffff_ffff });
+    // A descriptor's limit override is uint32 too: RateLimitDescriptor { limit: { requests_per_unit: 2^32 } }.
+    const limit = [0x08, 0x80, 0x80, 0x80, 0x80, 0x10];
+    const descriptor = [0x12, limit.length, ...limit];
+    expect(() => decodeRateLimitRequest(Buffer.from([0x12, descriptor.length, ...descriptor]))).toThrow(/descriptor\.limit\.requests_per_unit: a varint above 4294967295/);
+  });
+
   it("speaks gRPC health like protobufjs", () => {
     for (const service of ["", "envoy.service.ratelimit.v3.RateLimitService", "ü"]) {
       const bytes = health.requestSerialize({ service });

@@ -1,20 +1,20 @@
 /**
  * The protobuf wire format of the few messages the rate limit service reads and writes, by hand:
  * `RateLimitRequest` in, `RateLimitResponse` out (envoy.service.ratelimit.v3, with the newer
- * descriptor `hits_addend` and unit `WEEK` lib/rls/protos.ts adds), and gRPC health's
- * `HealthCheckRequest` / `HealthCheckResponse`. The decoded objects have exactly the shape
- * lib/rls/protos.ts gives the grpc-js handlers (snake_case, enums by name, 64-bit integers as
- * numbers, absent fields absent), and a response encodes to the same bytes protobufjs writes for
+ * descriptor `hits_addend` and unit `WEEK` that lib/rls/protos.ts adds to the bundled protos), and
+ * gRPC health's `HealthCheckRequest` / `HealthCheckResponse`. The decoded objects have exactly the
+ * shape of lib/rls/messages.ts, the one proto-loader gives with lib/rls/protos.ts's options
+ * (snake_case, enums by name, 64-bit integers as numbers, absent fields absent), and a response encodes to the same bytes protobufjs writes for
  * it (fields in number order, every field that is set written, zeros included): lib/rls/codec.test.ts
  * holds both against protobufjs on random messages.
  *
  * Why by hand: the serving side reads one small request and writes one small response per call;
  * the reflection-driven encoders and the toObject/fromObject conversions cost more than the
  * decision itself. Unknown fields are skipped by wire type, as protobuf requires; malformed bytes
- * (a truncated field, a length past the end, a wrong wire type for a known field) throw
- * ProtoDecodeError, which the server answers INVALID_ARGUMENT.
+ * (a truncated field, a length past the end, a wrong wire type for a known field, a uint32 field
+ * above 2^32−1) throw ProtoDecodeError, which the server answers INVALID_ARGUMENT.
  */
-import type { RlsCode, RlsDescriptorMessage, RlsEntryMessage, RlsHeader, RlsRequestMessage, RlsResponseMessage, RlsUnit } from "./protos";
+import type { RlsCode, RlsDescriptorMessage, RlsEntryMessage, RlsHeader, RlsRequestMessage, RlsResponseMessage, RlsUnit } from "./messages";
 
 export class ProtoDecodeError extends Error {
   constructor(message: string) {
@@ -29,6 +29,7 @@ const BYTES = 2;
 const START_GROUP = 3;
 const END_GROUP = 4;
 const FIXED32 = 5;
+const UINT32_MAX = 0xffff_ffff;
 
 /** RateLimitOverride's unit (envoy.type.v3.RateLimitUnit), by number. */
 const OVERRIDE_UNITS = ["UNKNOWN", "SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "YEAR", "WEEK"];
@@ -48,7 +49,7 @@ class Reader {
     this.pos = start;
   }
 
-  /** A varint as a number: exact up to 2^53, the nearest double above (protobufjs with `longs: Number` does the same). */
+  /** A varint (at most 10 bytes, 64 bits) as a number: exact up to 2^53, above it the nearest double, as protobufjs with `longs: Number`. */
   varint(): number {
     const { buf, end } = this;
     let result = 0;
@@ -56,6 +57,7 @@ class Reader {
     for (let i = 0; i < 10; i++) {
       if (this.pos >= end) throw new ProtoDecodeError("truncated varint");
       const b = buf[this.pos++]!;
+      if (i === 9 && b > 1) throw new ProtoDecodeError("varint over 64 bits");
       result += (b & 0x7f) * scale;
       if (b < 0x80) return result;
       scale *= 128;
@@ -63,9 +65,14 @@ class Reader {
     throw new ProtoDecodeError("varint longer than 10 bytes");
   }
 
-  /** A uint32 field: the low 32 bits of the varint, as protobuf reads a longer one. */
-  uint32(): number {
-    return this.varint() % 0x1_0000_0000;
+  /**
+   * A uint32 field, exactly: a varint above 2^32−1 is refused, never cut to its low 32 bits (a
+   * `hits_addend` of 2^64−1 became a cost of 0, #30.8). Rounding above 2^53 is monotonic, so the comparison is exact.
+   */
+  uint32(field: string): number {
+    const value = this.varint();
+    if (value > UINT32_MAX) throw new ProtoDecodeError(`${field}: a varint above ${UINT32_MAX}, outside uint32`);
+    return value;
   }
 
   /** A length-delimited field's bounds; the cursor moves past it. */
@@ -164,7 +171,7 @@ function readDescriptor(r: Reader): RlsDescriptorMessage {
       readFields(lr, (ln, lw) => {
         if (ln === 1) {
           expectWire(lw, VARINT, "limit.requests_per_unit");
-          limit.requests_per_unit = lr.uint32();
+          limit.requests_per_unit = lr.uint32("descriptor.limit.requests_per_unit");
         } else if (ln === 2) {
           expectWire(lw, VARINT, "limit.unit");
           const unit = lr.varint();
@@ -203,7 +210,7 @@ export function decodeRateLimitRequest(bytes: Buffer): RlsRequestMessage {
       (message.descriptors ??= []).push(readDescriptor(sub(r)));
     } else if (n === 3) {
       expectWire(w, VARINT, "hits_addend");
-      message.hits_addend = r.uint32();
+      message.hits_addend = r.uint32("hits_addend");
     } else return false;
     return true;
   });

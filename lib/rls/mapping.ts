@@ -29,7 +29,7 @@ import { MAX_BATCH, MAX_COST, MAX_FIELD_CHARS, type FieldError } from "../decisi
 import type { Reason } from "../policy/types";
 import { clientAddressOrUnknown, UNKNOWN_CLIENT_ADDRESS } from "../decision/client-address";
 import { formatIpAddress, parseIpRange } from "../policy/ip-address";
-import type { RlsDescriptorStatus, RlsHeader, RlsRateLimit, RlsRequestMessage, RlsResponseMessage, RlsUnit } from "./protos";
+import type { RlsDescriptorStatus, RlsHeader, RlsRateLimit, RlsRequestMessage, RlsResponseMessage, RlsUnit } from "./messages";
 
 /** The descriptor entry keys Sluice reads; every other key is ignored. */
 export const RLS_ENTRY_KEYS = ["api_key", "tenant", "remote_address", "masked_remote_address", "operation", "method", "path"] as const;

@@ -13,8 +13,11 @@
  * An older Envoy or client built from the bundled protos interoperates unchanged: it never sends
  * field 3, and reads a WEEK unit as an unknown enum value.
  *
- * Also the client side (tests, the benchmark and the Envoy filter model build their gRPC clients
- * from the same definitions the server uses).
+ * Only tests, the benchmark and the Envoy filter model load this module (they build their gRPC
+ * clients and check the hand-written codec against these definitions); production never does: the
+ * decision server speaks through lib/rls/codec.ts and lib/rls/messages.ts, so @grpc/grpc-js,
+ * @grpc/proto-loader, @grpc/grpc-js-xds and protobufjs are dev dependencies (scripts/build.test.ts
+ * fails the build if a compiled process imports one).
  */
 import { accessSync, constants } from "node:fs";
 import { createRequire } from "node:module";
@@ -23,8 +26,9 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import protobuf from "protobufjs";
 
-export const RLS_SERVICE = "envoy.service.ratelimit.v3.RateLimitService";
-export const HEALTH_SERVICE = "grpc.health.v1.Health";
+import { HEALTH_SERVICE, RLS_SERVICE, type RlsRequestMessage, type RlsResponseMessage } from "./messages";
+
+export * from "./messages";
 
 /** What proto-loader hands the handlers: field names as in the .proto, enums as names, 64-bit ints as numbers, absent fields absent. */
 const LOADER_OPTIONS: protoLoader.Options = { keepCase: true, longs: Number, enums: String, defaults: false, oneofs: true };
@@ -123,53 +127,6 @@ export function rlsServiceDefinition(): grpc.ServiceDefinition {
 
 export function healthServiceDefinition(): grpc.ServiceDefinition {
   return serviceOf(healthPackageDefinition(), HEALTH_SERVICE);
-}
-
-// ---- Messages as the handlers see them (LOADER_OPTIONS): snake_case, enums by name, absent fields absent.
-
-export type RlsCode = "UNKNOWN" | "OK" | "OVER_LIMIT";
-export type RlsUnit = "UNKNOWN" | "SECOND" | "MINUTE" | "HOUR" | "DAY" | "WEEK" | "MONTH" | "YEAR";
-
-export interface RlsEntryMessage {
-  key?: string;
-  value?: string;
-}
-
-export interface RlsDescriptorMessage {
-  entries?: RlsEntryMessage[];
-  limit?: { requests_per_unit?: number; unit?: string } | null;
-  hits_addend?: { value?: number } | null;
-}
-
-export interface RlsRequestMessage {
-  domain?: string;
-  descriptors?: RlsDescriptorMessage[];
-  hits_addend?: number;
-}
-
-export interface RlsRateLimit {
-  name: string;
-  requests_per_unit: number;
-  unit: RlsUnit;
-}
-
-export interface RlsDescriptorStatus {
-  code: RlsCode;
-  current_limit?: RlsRateLimit;
-  limit_remaining: number;
-  duration_until_reset?: { seconds: number; nanos?: number };
-}
-
-export interface RlsHeader {
-  key: string;
-  value: string;
-}
-
-export interface RlsResponseMessage {
-  overall_code: RlsCode;
-  statuses: RlsDescriptorStatus[];
-  response_headers_to_add: RlsHeader[];
-  request_headers_to_add: RlsHeader[];
 }
 
 /** A client of the rate limit service built from the same definitions (tests, bench, the Envoy model). */

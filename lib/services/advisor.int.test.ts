@@ -88,3 +88,38 @@ describe("the limit advisor", () => {
     expect(ip.notes[0]).toMatch(/Client addresses are not recorded/);
   });
 });
+
+describe("the limit advisor on traffic that began minutes ago (minute rows inside one hour)", () => {
+  // 10:05–10:24 one key sends 245 requests a minute; a limit of 100 a minute denies 145 of each
+  // minute's 245: 2,900 of 4,900 = 59.2 %. The rollup writes the hour row 10:00 alongside (4,900).
+  const now = Date.UTC(2026, 11, 5, 10, 25, 30);
+  let young: FreshDatabase;
+
+  beforeAll(async () => {
+    young = await freshDatabase();
+    const rows: { granularity: string; bucketStart: Date; tenant: string; tier: string; operation: string; outcome: string; keyPrefix: string; count: bigint }[] = [];
+    for (const [granularity, atMs, allowed, denied] of [
+      ...Array.from({ length: 20 }, (_, m) => ["minute", Date.UTC(2026, 11, 5, 10, 5 + m), 100, 145] as const),
+      ["hour", Date.UTC(2026, 11, 5, 10), 2_000, 2_900] as const,
+    ]) {
+      for (const [outcome, n] of [["allowed", allowed], ["denied", denied]] as const) {
+        rows.push({ granularity, bucketStart: new Date(atMs), tenant: "acme", tier: "free", operation: "", outcome, keyPrefix: "acme00000000", count: BigInt(n) });
+        rows.push({ granularity, bucketStart: new Date(atMs), tenant: "acme", tier: "free", operation: "read", outcome, keyPrefix: "", count: BigInt(n) });
+      }
+    }
+    await young.db.usageRollup.createMany({ data: rows });
+  });
+  afterAll(async () => {
+    await young?.drop();
+  });
+
+  it("judges a per-minute limit on the minute rows (59 % denied), not on the hour's count / 60", async () => {
+    const r = await adviseLimit(young.db, { tier: "free", operation: "*", scope: "api_key", nowMs: now, proposed: { limit: 100, per: "minute" } });
+    expect(r.requests).toBe(4_900);
+    expect(r.perMinute.max).toBe(245);
+    expect(r.proposed).toEqual({ limit: 100, per: "minute", deniedRequests: 2_900, deniedShare: 2_900 / 4_900, subjectsDenied: 1 });
+    // Minute rows from the hour the oldest minute is in: never a negative span.
+    expect(r.minuteDays).toBeCloseTo((now - Date.UTC(2026, 11, 5, 10) - 30_000) / 86_400_000, 10);
+    expect(r.notes.join(" ")).not.toMatch(/-0\.0|−0\.0/);
+  });
+});

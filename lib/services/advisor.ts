@@ -70,6 +70,14 @@ interface Combined {
   over: number;
 }
 
+/** A span in the largest unit that keeps it readable: "25 minutes", "6.5 hours", "7.0 days". */
+export function spanLabel(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  if (minutes < 120) return `${minutes} minute${minutes === 1 ? "" : "s"}`;
+  if (ms < 2 * 86_400_000) return `${(ms / 3_600_000).toFixed(1)} hours`;
+  return `${(ms / 86_400_000).toFixed(1)} days`;
+}
+
 /** Merges minute-row and hour-row stats per subject (hours give per-minute lower bounds). */
 export function combineSubjectStats(minutes: readonly SubjectStats[], hours: readonly SubjectStats[]): Map<string, Combined> {
   const out = new Map<string, Combined>();
@@ -97,9 +105,13 @@ export async function adviseLimit(db: Db, q: AdvisorQuery): Promise<AdvisorResul
   if (q.proposed && !(Number.isInteger(q.proposed.limit) && q.proposed.limit >= 1)) {
     throw new ServiceError("invalid_request", "proposed limit: expected a whole number ≥ 1", { field: "limit" });
   }
-  // Minute rows where they exist (the most recent days), hour rows before them.
+  // Minute rows where they exist (the most recent days), hour rows before them. They split at the
+  // start of the oldest minute's hour: downsampling deletes minute rows by whole hours, so every
+  // minute of that hour is still there (or never had traffic). Rounding up instead threw away the
+  // first hour's minutes — all of them when traffic began less than an hour ago, which left only
+  // hour rows, whose count / 60 cannot show a per-minute limit denying anything.
   const oldestMinute = await oldestMinuteBucket(db, fromMs);
-  const minuteFrom = oldestMinute === null ? toMs : Math.ceil(oldestMinute / 3_600_000) * 3_600_000;
+  const minuteFrom = oldestMinute === null ? toMs : Math.max(fromMs, Math.floor(oldestMinute / 3_600_000) * 3_600_000);
   const per = q.proposed?.per;
   const limit = q.proposed?.limit ?? null;
   const perMinuteLimit = limit === null ? null : per === "second" ? limit * 60 : per === "minute" ? limit : null;
@@ -119,7 +131,13 @@ export async function adviseLimit(db: Db, q: AdvisorQuery): Promise<AdvisorResul
   const over = values.reduce((s, c) => s + c.over, 0);
   const notes: string[] = [];
   const minuteDays = (toMs - minuteFrom) / 86_400_000;
-  if (minuteDays < ADVISOR_DAYS) notes.push(`Minute rows cover the last ${minuteDays.toFixed(1)} days; for the days before, per-minute peaks are lower bounds (an hour's count / 60).`);
+  if (minuteDays < ADVISOR_DAYS) {
+    notes.push(
+      oldestMinute === null
+        ? "No minute rows in the last 30 days: per-minute peaks are lower bounds (an hour's count / 60)."
+        : `Minute rows cover the last ${spanLabel(toMs - minuteFrom)}; for the time before, per-minute peaks are lower bounds (an hour's count / 60).`,
+    );
+  }
   if (q.scope === "api_key" && q.operation !== "*") notes.push("Per-key counts of one operation are estimated: key rows count all operations, split here in the proportions of the tenant's operations in each minute.");
   notes.push("Per-second rates are not recorded: the per-second figures are lower bounds (a minute's requests spread evenly).");
   if (per === "second") notes.push("A per-second limit is judged per minute as 60 × the limit (as if each minute's requests were spread evenly): the true denials are at least these.");

@@ -91,19 +91,21 @@ export async function entityNames(db: Db, rows: readonly AuditEntryLike[]): Prom
 }
 
 /**
- * The entity ids a free-text search names (users by email, tenants by slug or name, tiers by name)
+ * The entity ids a free-text search names (users by email, tenants by slug or name, tiers by name,
+ * tokens by name or prefix, so every entry about a token is found, its revocation too)
  * and the entries whose records mention it, for listAuditEntries' `q`.
  */
 export async function auditSearchTargets(db: Db, q: string): Promise<{ entityIds: string[]; entryIds: bigint[] }> {
   const like = { contains: q, mode: "insensitive" as const };
-  const [users, tenants, tiers, entries] = await Promise.all([
+  const [users, tenants, tiers, tokens, entries] = await Promise.all([
     db.user.findMany({ where: { OR: [{ email: like }, { name: like }] }, select: { id: true }, take: 200 }),
     db.tenant.findMany({ where: { OR: [{ slug: like }, { name: like }] }, select: { id: true }, take: 200 }),
     db.tier.findMany({ where: { name: like }, select: { id: true }, take: 200 }),
+    db.apiToken.findMany({ where: { OR: [{ name: like }, { prefix: like }] }, select: { id: true }, take: 200 }),
     db.$queryRawUnsafe<{ id: bigint }[]>(
       `SELECT "id" FROM "AuditEntry" WHERE "after"::text ILIKE $1 OR "before"::text ILIKE $1 ORDER BY "at" DESC LIMIT 2000`,
       `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
     ),
   ]);
-  return { entityIds: [...users, ...tenants, ...tiers].map((x) => x.id), entryIds: entries.map((e) => e.id) };
+  return { entityIds: [...users, ...tenants, ...tiers, ...tokens].map((x) => x.id), entryIds: entries.map((e) => e.id) };
 }

@@ -8,11 +8,11 @@ const statement: Statement = {
   lines: [
     {
       tenant: "acme", tenantName: "Acme, \"Inc\"", tier: "pro", tierHistory: [{ tier: "free", from: "2026-11-01", to: "2026-11-14" }, { tier: "pro", from: "2026-11-15", to: "2026-11-30" }],
-      quotaId: "q1", operation: "*", quotaPeriod: "month", limit: 100, overage: "bill", used: 130, overageUnits: 30, denied: 2,
+      quotaId: "q1", operation: "*", quotaPeriod: "month", limit: 100, overage: "bill", used: 130, overageUnits: 30, denied: 2, tenantOverride: true,
     },
   ],
   adjustments: [
-    { revision: 1, tenant: "acme", tenantName: "Acme, \"Inc\"", tier: "pro", tierHistory: [], quotaId: "q1", operation: "*", quotaPeriod: "month", limit: 100, overage: "bill", used: 5, overageUnits: 5, denied: 0 },
+    { revision: 1, tenant: "acme", tenantName: "Acme, \"Inc\"", tier: "pro", tierHistory: [], quotaId: "q1", operation: "*", quotaPeriod: "month", limit: 100, overage: "bill", used: 5, overageUnits: 5, denied: 0, tenantOverride: true },
   ],
 };
 
@@ -23,12 +23,20 @@ describe("billing formats", () => {
     expect(csvField("line\nbreak")).toBe('"line\nbreak"');
   });
 
-  it("renders CSV with the documented columns, CRLF ends, usage then adjustment lines", () => {
+  it("renders CSV with the documented columns, CRLF ends, usage then adjustment lines, a tenant's override marked", () => {
     expect(renderCsv(statement)).toBe(
-      "period,status,line_type,revision,tenant,tenant_name,tier,tier_history,quota_id,operation,quota_period,limit,overage_policy,used,overage_units,denied\r\n" +
-        '2026-11,final,usage,0,acme,"Acme, ""Inc""",pro,free:2026-11-01..2026-11-14;pro:2026-11-15..2026-11-30,q1,*,month,100,bill,130,30,2\r\n' +
-        '2026-11,final,adjustment,1,acme,"Acme, ""Inc""",pro,,q1,*,month,100,bill,5,5,0\r\n',
+      "period,status,line_type,revision,tenant,tenant_name,tier,tier_history,quota_id,operation,quota_period,limit,overage_policy,used,overage_units,denied,tenant_override\r\n" +
+        '2026-11,final,usage,0,acme,"Acme, ""Inc""",pro,free:2026-11-01..2026-11-14;pro:2026-11-15..2026-11-30,q1,*,month,100,bill,130,30,2,true\r\n' +
+        '2026-11,final,adjustment,1,acme,"Acme, ""Inc""",pro,,q1,*,month,100,bill,5,5,0,true\r\n',
     );
+  });
+
+  it("adds the tenant_override column only to a month that has an override, so every other month keeps its bytes", () => {
+    const plain = { ...statement, lines: statement.lines.map((l) => ({ ...l, tenantOverride: false })), adjustments: statement.adjustments.map((x) => ({ ...x, tenantOverride: false })) };
+    expect(renderCsv(plain).split("\r\n")[0]).toBe("period,status,line_type,revision,tenant,tenant_name,tier,tier_history,quota_id,operation,quota_period,limit,overage_policy,used,overage_units,denied");
+    expect(renderCsv(plain).split("\r\n")[1]).toMatch(/,130,30,2$/);
+    expect(renderJson(plain)).not.toContain("tenantOverride");
+    expect((JSON.parse(renderJson(statement)) as { lines: Array<{ tenantOverride?: boolean }> }).lines[0]!.tenantOverride).toBe(true);
   });
 
   it("renders the same bytes every time, and CloudEvents with stable, distinct ids", () => {

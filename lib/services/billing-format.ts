@@ -25,6 +25,9 @@
  *                  denials by rate limits, concurrency, global caps, 401 and 403 are not counted.
  *                  Lines frozen before quota denials were recorded (migration 20261202170000) keep the
  *                  figure they were closed with: denials for any reason on the quota's operations.
+ *   tenant_override only in a month with a tenant override (so every other month keeps its bytes):
+ *                  true when the line's quota is the tenant's own override of its tier's quota (same
+ *                  quota_id, its own limit) at some moment of the month, else false
  *
  * Which tenant × quota lines a month has: lib/services/billing-statement.ts.
  */
@@ -56,6 +59,8 @@ export interface StatementLine {
   overageUnits: number;
   /** Requests denied by this quota (see the `denied` column above). */
   denied: number;
+  /** The tenant's own override of its tier's quota was in force during the month. */
+  tenantOverride: boolean;
 }
 
 export interface StatementAdjustment extends StatementLine {
@@ -80,7 +85,7 @@ export interface Statement {
 /** GET /api/v1/billing/dictionary's query (the route and the OpenAPI document share it). */
 export const billingDictionaryQuerySchema = z.strictObject({ format: z.enum(["csv", "json"]).default("csv") });
 
-export const BILLING_DICTIONARY: ReadonlyArray<{ column: (typeof CSV_COLUMNS)[number]; json: string; unit: string; meaning: string }> = [
+export const BILLING_DICTIONARY: ReadonlyArray<{ column: (typeof CSV_COLUMNS)[number] | typeof OVERRIDE_COLUMN; json: string; unit: string; meaning: string }> = [
   { column: "period", json: "period", unit: "UTC calendar month", meaning: "The billing month, YYYY-MM." },
   { column: "status", json: "status", unit: "—", meaning: "provisional while the month is open (figures still grow as usage is drained, about every minute); final once the worker has closed it, BILLING_GRACE_MS (default 1 h) after the month ended. A final month exports the same bytes every time." },
   { column: "line_type", json: "(lines / adjustments)", unit: "—", meaning: "usage: the month's figures; adjustment: usage drained after the close, added as its own line (the frozen usage lines never change)." },
@@ -97,12 +102,15 @@ export const BILLING_DICTIONARY: ReadonlyArray<{ column: (typeof CSV_COLUMNS)[nu
   { column: "used", json: "used", unit: "units", meaning: "Units of the requests that passed and counted against the quota (allowed, shadow-denied and degraded, i.e. passed while Redis was unavailable), each its cost: the same units the decision servers count to enforce the quota." },
   { column: "overage_units", json: "overageUnits", unit: "units", meaning: "Units above the limit, summed per quota period; 0 unless overage_policy is bill." },
   { column: "denied", json: "denied", unit: "requests", meaning: "Requests denied BY THIS QUOTA only (429 quota_exhausted, or a cost above its limit). Denials by rate limits, concurrency limits, global caps, unknown keys (401) and suspended tenants (403) are not counted here." },
+  { column: "tenant_override", json: "tenantOverride", unit: "true | false", meaning: "Only in a month where some tenant had its own override of a tier quota (the last column; absent otherwise): true when the line's quota is the tenant's override (the same quota_id with its own limit or overage) at some moment of the month, the limit being the override's; else false. JSON carries tenantOverride: true on those lines only." },
 ];
 
 export const CSV_COLUMNS = [
   "period", "status", "line_type", "revision", "tenant", "tenant_name", "tier", "tier_history", "quota_id",
   "operation", "quota_period", "limit", "overage_policy", "used", "overage_units", "denied",
 ] as const;
+/** The last column, present only when some line of the export is a tenant's override. */
+export const OVERRIDE_COLUMN = "tenant_override";
 
 export function csvField(value: string | number): string {
   const s = String(value);
@@ -113,17 +121,25 @@ export function formatTierHistory(spans: TierSpanOut[]): string {
   return spans.map((s) => `${s.tier}:${s.from}..${s.to}`).join(";");
 }
 
-function csvRow(s: Statement, type: "usage" | "adjustment", revision: number, l: StatementLine): string {
-  return [
+function csvRow(s: Statement, type: "usage" | "adjustment", revision: number, l: StatementLine, marked: boolean): string {
+  const row: (string | number)[] = [
     s.period, s.status, type, revision, l.tenant, l.tenantName, l.tier, formatTierHistory(l.tierHistory), l.quotaId,
     l.operation, l.quotaPeriod, l.limit, l.overage, l.used, l.overageUnits, l.denied,
-  ].map(csvField).join(",");
+  ];
+  if (marked) row.push(l.tenantOverride ? "true" : "false");
+  return row.map(csvField).join(",");
+}
+
+/** Whether the export marks overrides: only a month that has one, so every other month keeps its bytes. */
+export function hasOverrides(s: Statement): boolean {
+  return s.lines.some((l) => l.tenantOverride) || s.adjustments.some((a) => a.tenantOverride);
 }
 
 export function renderCsv(s: Statement): string {
-  const rows = [CSV_COLUMNS.join(",")];
-  for (const l of s.lines) rows.push(csvRow(s, "usage", 0, l));
-  for (const a of s.adjustments) rows.push(csvRow(s, "adjustment", a.revision, a));
+  const marked = hasOverrides(s);
+  const rows = [(marked ? [...CSV_COLUMNS, OVERRIDE_COLUMN] : CSV_COLUMNS).join(",")];
+  for (const l of s.lines) rows.push(csvRow(s, "usage", 0, l, marked));
+  for (const a of s.adjustments) rows.push(csvRow(s, "adjustment", a.revision, a, marked));
   return rows.join("\r\n") + "\r\n";
 }
 
@@ -141,11 +157,15 @@ function lineJson(l: StatementLine) {
     used: l.used,
     overageUnits: l.overageUnits,
     denied: l.denied,
+    // Only on overridden lines, so the bytes of every other line stay as they were.
+    ...(l.tenantOverride ? { tenantOverride: true } : {}),
   };
 }
 
-function jsonDictionary() {
-  return Object.fromEntries(BILLING_DICTIONARY.filter((d) => !d.json.startsWith("(")).map((d) => [d.json, { unit: d.unit, meaning: d.meaning }]));
+/** The dictionary inside the JSON; `tenantOverride` only in a month that has one (the bytes of every other month stay). */
+function jsonDictionary(marked: boolean) {
+  const entries = BILLING_DICTIONARY.filter((d) => !d.json.startsWith("(") && (marked || d.column !== OVERRIDE_COLUMN));
+  return Object.fromEntries(entries.map((d) => [d.json, { unit: d.unit, meaning: d.meaning }]));
 }
 
 /** The dictionary as its own CSV (column, json_field, unit, meaning), for the CSV export. */
@@ -160,7 +180,7 @@ export function renderJson(s: Statement): string {
     status: s.status,
     revision: s.revision,
     columnsVersion: 2,
-    dictionary: jsonDictionary(),
+    dictionary: jsonDictionary(hasOverrides(s)),
     lines: s.lines.map(lineJson),
     adjustments: s.adjustments.map((a) => ({ revision: a.revision, ...lineJson(a) })),
   };

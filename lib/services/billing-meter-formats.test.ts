@@ -10,11 +10,11 @@ const statement: Statement = {
   status: "final",
   revision: 1,
   lines: [
-    { tenant: "acme", tenantName: "Acme", tier: "free", tierHistory: [{ tier: "free", from: "2026-11-01", to: "2026-11-09" }, { tier: "pro", from: "2026-11-10", to: "2026-11-30" }], quotaId: "qfree", operation: "*", quotaPeriod: "month", limit: 10_000, overage: "block", used: 7_000, overageUnits: 0, denied: 0 },
-    { tenant: "acme", tenantName: "Acme", tier: "pro", tierHistory: [{ tier: "free", from: "2026-11-01", to: "2026-11-09" }, { tier: "pro", from: "2026-11-10", to: "2026-11-30" }], quotaId: "qpro", operation: "*", quotaPeriod: "month", limit: 1_000_000, overage: "bill", used: 50_000, overageUnits: 0, denied: 0 },
-    { tenant: "globex", tenantName: "Globex", tier: "pro", tierHistory: [], quotaId: "qpro", operation: "*", quotaPeriod: "month", limit: 1_000_000, overage: "bill", used: 1_200_000, overageUnits: 200_000, denied: 0 },
+    { tenant: "acme", tenantName: "Acme", tier: "free", tierHistory: [{ tier: "free", from: "2026-11-01", to: "2026-11-09" }, { tier: "pro", from: "2026-11-10", to: "2026-11-30" }], quotaId: "qfree", operation: "*", quotaPeriod: "month", limit: 10_000, overage: "block", used: 7_000, overageUnits: 0, denied: 0, tenantOverride: false },
+    { tenant: "acme", tenantName: "Acme", tier: "pro", tierHistory: [{ tier: "free", from: "2026-11-01", to: "2026-11-09" }, { tier: "pro", from: "2026-11-10", to: "2026-11-30" }], quotaId: "qpro", operation: "*", quotaPeriod: "month", limit: 1_000_000, overage: "bill", used: 50_000, overageUnits: 0, denied: 0, tenantOverride: false },
+    { tenant: "globex", tenantName: "Globex", tier: "pro", tierHistory: [], quotaId: "qpro", operation: "*", quotaPeriod: "month", limit: 1_000_000, overage: "bill", used: 1_200_000, overageUnits: 200_000, denied: 0, tenantOverride: false },
   ],
-  adjustments: [{ revision: 1, tenant: "globex", tenantName: "Globex", tier: "pro", tierHistory: [], quotaId: "qpro", operation: "*", quotaPeriod: "month", limit: 1_000_000, overage: "bill", used: 5, overageUnits: 5, denied: 0 }],
+  adjustments: [{ revision: 1, tenant: "globex", tenantName: "Globex", tier: "pro", tierHistory: [], quotaId: "qpro", operation: "*", quotaPeriod: "month", limit: 1_000_000, overage: "bill", used: 5, overageUnits: 5, denied: 0, tenantOverride: false }],
 };
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");

@@ -82,7 +82,7 @@ export function versionsInForce(all: readonly PolicyAt[], startMs: number, endMs
  * own override wins over the tier's quota: they share an id but not the limit) and the policy
  * document the tenant was last seen in (for its name once it is deleted).
  */
-function quotasInForce(all: readonly PolicyAt[], startMs: number, endMs: number) {
+export function quotasInForce(all: readonly PolicyAt[], startMs: number, endMs: number) {
   const defs = new Map<string, QuotaDef>();
   const lastDoc = new Map<string, PolicyQuotaDoc>();
   for (const { version, untilMs } of versionsInForce(all, startMs, endMs)) {
@@ -101,6 +101,31 @@ function quotasInForce(all: readonly PolicyAt[], startMs: number, endMs: number)
   return { defs, lastDoc };
 }
 
+/**
+ * Tenant × quota pairs where the tenant's own override of the quota (same id as its tier's, its
+ * own allowance) was in force at some moment of the month: the export's `tenant_override`. From
+ * the immutable policy history, so a closed month always marks the same lines.
+ */
+export function overriddenInMonth(all: readonly PolicyAt[], startMs: number, endMs: number): Set<string> {
+  const out = new Set<string>();
+  for (const { version } of versionsInForce(all, startMs, endMs)) {
+    const fromMs = Math.max(startMs, version.createdAtMs);
+    for (const [slug, tenant] of Object.entries(version.doc.tenants)) {
+      for (const o of tenant.overrides) {
+        if (o.kind !== "quota" || !("quota" in o)) continue;
+        const { quota, expiresAtMs } = o as { quota: QuotaDef; expiresAtMs: number | null };
+        if (expiresAtMs === null || expiresAtMs > fromMs) out.add(`${slug}\u0000${quota.id}`);
+      }
+    }
+  }
+  return out;
+}
+
+async function overridesOf(client: Client, month: string): Promise<Set<string>> {
+  const { startMs, endMs } = monthRangeMs(month);
+  return overriddenInMonth(await new PolicyHistory(client).load(), startMs, endMs);
+}
+
 /** Lines computed from quota usage (what is frozen at close). Sorted by tenant, then quota id. */
 export async function computeLines(client: Client, month: string): Promise<ComputedLine[]> {
   const { startMs, endMs } = monthRangeMs(month);
@@ -110,6 +135,7 @@ export async function computeLines(client: Client, month: string): Promise<Compu
   const usage = await quotaUsageOfMonth(client, month);
   const names = await tenantNames(client);
   const history = await tierHistoryOfMonth(client, month);
+  const overridden = overriddenInMonth(await policies.load(), startMs, endMs);
 
   type Entry = { tenant: string; quotaId: string; periods: Map<string, bigint>; used: bigint; denied: bigint; deniedAnyReason: bigint };
   const keyed = new Map<string, Entry>();
@@ -157,6 +183,7 @@ export async function computeLines(client: Client, month: string): Promise<Compu
       overageUnits: Number(overageOf(def, e.periods)),
       denied: Number(e.denied),
       deniedAnyReason: Number(e.deniedAnyReason),
+      tenantOverride: overridden.has(`${e.tenant}\u0000${e.quotaId}`),
     });
   }
   return lines.sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.quotaId < b.quotaId ? -1 : a.quotaId > b.quotaId ? 1 : 0));
@@ -169,6 +196,7 @@ export async function buildStatement(client: Client, month: string): Promise<Sta
     return { period: month, status: "provisional", revision: 0, lines: await computeLines(client, month), adjustments: [] };
   }
   const frozen = await frozenLines(client, month);
+  const overridden = await overridesOf(client, month);
   const lines: StatementLine[] = frozen.map((l) => ({
     tenant: l.tenant,
     tenantName: l.tenantName,
@@ -184,6 +212,7 @@ export async function buildStatement(client: Client, month: string): Promise<Sta
     // Lines frozen before quota denials were recorded keep their old figure (any reason), so a
     // closed month re-exports the same bytes.
     denied: Number(l.quotaDenied ?? l.denied),
+    tenantOverride: overridden.has(`${l.tenant}\u0000${l.quotaId}`),
   }));
   const base = new Map(lines.map((l) => [`${l.tenant}\u0000${l.quotaId}`, l]));
   // Running totals per line, so an adjustment's overage is exactly the overage it adds.
@@ -213,6 +242,7 @@ export async function buildStatement(client: Client, month: string): Promise<Sta
       used: Number(a.used),
       overageUnits: 0,
       denied: Number(a.quotaDenied ?? a.denied),
+      tenantOverride: line?.tenantOverride ?? overridden.has(k),
     });
   }
   const adjustments = [...grouped.values()];

@@ -18,6 +18,7 @@ const resultSchema = z.object({
   measured: z.string(),
   status: z.enum(["pass", "fail", "not_verified"]),
   note: z.string().optional(),
+  remedy: z.string().optional(),
 });
 const reportSchema = z.object({
   version: z.number(),

@@ -10,6 +10,7 @@ import { z } from "zod";
 import type { PrismaClient } from "../generated/prisma/client";
 import { writeAudit } from "../db/audit";
 import { newId } from "../db/policy-repo";
+import { issueInWords } from "../policy/plain-messages";
 import { ROLES, type Role } from "../policy/types";
 import { setServiceToken, setTenantToken, type RedisLike } from "../redis/policy";
 import { ServiceError } from "./errors";
@@ -19,7 +20,8 @@ import { displayPrefix, generateSecret, hashSecret } from "./secrets";
 const inputSchema = z
   .strictObject({
     kind: z.enum(["service", "admin", "tenant"], "expected service, admin or tenant"),
-    name: z.string().trim().min(1).max(100).optional(),
+    /** Absent: a generated one (the CLI without --name); given, it must say something. */
+    name: z.string().trim().min(1, "enter a name for the token").max(100, "at most 100 characters").optional(),
     role: z.enum(ROLES, `expected one of ${ROLES.join(", ")}`).optional(),
     /** The one tenant a `tenant` token may read (its usage, never a decision). */
     tenant: z.string().min(1).max(63).optional(),
@@ -27,6 +29,7 @@ const inputSchema = z
   .superRefine((v, ctx) => {
     if (v.kind === "tenant" && v.tenant === undefined) ctx.addIssue({ code: "custom", path: ["tenant"], message: "required for a tenant token" });
     if (v.kind !== "tenant" && v.tenant !== undefined) ctx.addIssue({ code: "custom", path: ["tenant"], message: "only for a tenant token" });
+    if (v.kind !== "admin" && v.role !== undefined) ctx.addIssue({ code: "custom", path: ["role"], message: "only for an admin token (a service or tenant token has no role)" });
   });
 
 export interface CreatedApiToken {
@@ -51,12 +54,14 @@ export async function createApiToken(
   const parsed = inputSchema.safeParse(input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ServiceError("invalid_request", `${String(issue.path[0])}: ${issue.message}`, { field: String(issue.path[0]) });
+    const field = String(issue.path[0] ?? "");
+    throw new ServiceError("invalid_request", issueInWords({ path: field, message: issue.message }), { field });
   }
   const { kind } = parsed.data;
   const tenant = parsed.data.tenant ?? null;
-  // A tenant token's holder reads one tenant's usage; the role is never used, and says the least.
-  const role: Role = kind === "tenant" ? "billing" : (parsed.data.role ?? "admin");
+  // Only an admin token acts with a role. The column needs one for the others: the one that says the
+  // least, never shown or audited (a service token calls the decision API only, a tenant token reads usage).
+  const role: Role = kind === "admin" ? (parsed.data.role ?? "admin") : "billing";
   const token = generateSecret(TOKEN_KIND_PREFIX[kind]);
   const hash = hashSecret(token);
   const prefix = displayPrefix(token);
@@ -67,7 +72,7 @@ export async function createApiToken(
       throw new ServiceError("not_found", `tenant: no tenant ${JSON.stringify(tenant)}`, { field: "tenant" });
     }
     await tx.apiToken.create({ data: { id, kind, tenant, name, hash, prefix, role, createdBy: actor } });
-    await writeAudit(tx, { actor, action: "token.create", entity: "token", entityId: id, after: { kind, name, role, prefix, ...(tenant ? { tenant } : {}) } });
+    await writeAudit(tx, { actor, action: "token.create", entity: "token", entityId: id, after: { kind, name, ...(kind === "admin" ? { role } : {}), prefix, ...(tenant ? { tenant } : {}) } });
     if (kind === "service" && deps.redis) await writeEveryRegion(tx, deps.redis, "adding the service token", (r) => setServiceToken(r, hash, true));
     if (kind === "tenant" && deps.redis) await writeEveryRegion(tx, deps.redis, "adding the tenant token", (r) => setTenantToken(r, hash, tenant));
   });

@@ -115,6 +115,8 @@ describe("rollback resets the draft", () => {
     expect(v3.value.tenants.wonka?.planChange).toMatchObject({ fromTier: "startup", rule: "full" });
     expect(policyChecksum(withoutStamps(v3.value))).toBe(v1.checksum);
     expect(back.draftReset).toBeGreaterThanOrEqual(5);
+    // The confirmation counts what was pending (acme's tier), not the rows the reset to v1 rewrote.
+    expect(back.pendingDiscarded).toBe(1);
     expect(await draftChecksum()).toBe(v1.checksum);
     expect((await db.tenant.findUniqueOrThrow({ where: { slug: "acme" }, include: { tier: true } })).tier.name).toBe("free");
     expect((await publishPolicy({ db, redis }, { actor })).status).toBe("unchanged");

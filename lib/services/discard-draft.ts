@@ -76,6 +76,29 @@ export async function discardDraft(db: PrismaClient, editor: Editor, options: { 
 }
 
 /**
+ * The draft's unpublished changes: the rows a reset to the live version would change (a dry run;
+ * 0 when nothing is published or the draft equals live). What a rollback discards, as the user
+ * counts it — not the rows the rollback's own reset rewrites, which include everything that
+ * differs between live and the version rolled back to.
+ */
+export async function pendingChangesIn(tx: Tx, actor: string, nowMs: number): Promise<number> {
+  let live: CompiledPolicy;
+  try {
+    live = await readPublishedVersion(tx);
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === "not_found") return 0;
+    throw error;
+  }
+  try {
+    const r = await editPolicyIn(tx, resetTo(live), { actor, role: "admin" }, { nowMs, fieldCheck: false, dryRun: true });
+    return r.plan.created.length + r.plan.changed.length + r.plan.deleted.length;
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === "invalid_policy") return 0;
+    throw error;
+  }
+}
+
+/**
  * Inside a rollback's transaction (which holds the lock): the draft becomes `doc`, the version just
  * made live. Returns the rows changed, or null with the reason when the document no longer passes
  * today's validation (the rollback still stands; the draft is left as it was, and the caller says so).

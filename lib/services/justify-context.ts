@@ -7,7 +7,7 @@ import type { PrismaClient } from "../generated/prisma/client";
 import type { CompiledPolicy } from "../policy/compiled";
 import { adviseLimit, type AdvisorResult } from "./advisor";
 import { ServiceError } from "./errors";
-import { advisorInputSchema, fieldErrors, type FieldError } from "./justify-input";
+import { advisorInputSchema, fieldError, fieldErrors, type FieldError } from "./justify-input";
 import { readPublishedVersion } from "./published-version";
 
 export interface JustifyContext {
@@ -51,8 +51,8 @@ export async function adviseFromForm(
   if (!parsed.success) return { errors: fieldErrors(parsed.error), result: null };
   const q = parsed.data;
   const errors: FieldError[] = [];
-  if (!context.tiers.some((t) => t.name === q.tier)) errors.push({ field: "tier", message: `no tier named ${q.tier} in live v${context.version}` });
-  if (q.operation !== "*" && !context.operations.includes(q.operation)) errors.push({ field: "operation", message: `no operation named ${q.operation} in live v${context.version}` });
+  if (!context.tiers.some((t) => t.name === q.tier)) errors.push(fieldError("tier", `no tier named ${q.tier} in live v${context.version}`));
+  if (q.operation !== "*" && !context.operations.includes(q.operation)) errors.push(fieldError("operation", `no operation named ${q.operation} in live v${context.version}`));
   if (errors.length > 0) return { errors, result: null };
   const result = await adviseLimit(db, { tier: q.tier, operation: q.operation, scope: q.scope, nowMs, proposed: q.limit === undefined ? null : { limit: q.limit, per: q.per } });
   return { errors, result };

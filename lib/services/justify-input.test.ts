@@ -37,4 +37,11 @@ describe("the Justify tools' inputs", () => {
       "window: expected a duration such as 1s or 1m (at most 1d)",
     ]);
   });
+
+  it("says each error with the field's label on the form, never its key (defect #29.9)", () => {
+    const texts = (r: { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } }) => (r.success ? [] : fieldErrors(r.error!).map((e) => e.text));
+    expect(texts(replayInputSchema.safeParse({ days: "0" }))).toEqual(["Days to replay: expected 1 to 30 days"]);
+    expect(texts(capacityInputSchema.safeParse({ capacityPerSecond: "", utilisationPct: "70", window: "1m" }))).toEqual(["Downstream capacity (requests/s): expected requests per second > 0"]);
+    expect(texts(advisorInputSchema.safeParse({ tier: "pro", limit: "0" }))).toEqual(["Proposed limit: expected a whole number ≥ 1"]);
+  });
 });

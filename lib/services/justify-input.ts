@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { parseDurationMs } from "../policy/duration";
+import { issueInWords } from "../policy/plain-messages";
 
 export const DEFAULT_REPLAY_DAYS = 7;
 export const MAX_REPLAY_DAYS = 30;
@@ -83,14 +84,36 @@ export type CapacityFormInput = z.infer<typeof capacityInputSchema>;
 export interface FieldError {
   field: string;
   message: string;
+  /** What the page shows: the field by its label on the form, "Days to replay: expected 1 to 30 days". */
+  text: string;
 }
 
-/** A zod failure as field errors (`days: expected 1 to 30 days`). */
+/** Each field's label on the Justify forms (the replay panel, the advisor, the capacity planner). */
+export const JUSTIFY_FIELD_LABELS: Readonly<Record<string, string>> = {
+  days: "Days to replay",
+  tier: "Tier",
+  operation: "Operation",
+  scope: "Scope",
+  limit: "Proposed limit",
+  per: "Per",
+  capacityPerSecond: "Downstream capacity (requests/s)",
+  utilisationPct: "Target utilisation (%)",
+  window: "Cap window",
+  input: "Form",
+};
+
+/** One field error, said with the field's label. */
+export function fieldError(field: string, message: string): FieldError {
+  return { field, message, text: issueInWords({ path: field, message }, JUSTIFY_FIELD_LABELS) };
+}
+
+/** A zod failure as field errors (field `days`, text "Days to replay: expected 1 to 30 days"). */
 export function fieldErrors(error: { issues: readonly { path: readonly PropertyKey[]; message: string; code?: string }[] }): FieldError[] {
-  return error.issues.map((i) => ({
-    field: i.path.map(String).join(".") || (i.code === "unrecognized_keys" ? "input" : ""),
-    message: i.code === "unrecognized_keys" ? i.message.toLowerCase() : i.message,
-  }));
+  return error.issues.map((i) => {
+    const field = i.path.map(String).join(".") || (i.code === "unrecognized_keys" ? "input" : "");
+    const message = i.code === "unrecognized_keys" ? i.message.toLowerCase() : i.message;
+    return fieldError(field, message);
+  });
 }
 
 /** Reads the first value of each search parameter (`?a=1&a=2` → "1"). */

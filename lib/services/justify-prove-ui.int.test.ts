@@ -103,9 +103,9 @@ describe("the advisor page's query", () => {
     const context = (await readJustifyContext(db))!;
     expect(context.tiers.map((t) => t.name).sort()).toEqual(["enterprise", "free", "pro"]);
     expect(context.globalCaps).toEqual([expect.objectContaining({ operation: "export", limit: 50, windowMs: 60_000, share: "weighted" })]);
-    expect((await adviseFromForm(db, context, { tier: "gold" }, NOW)).errors).toEqual([{ field: "tier", message: "no tier named gold in live v1" }]);
-    expect((await adviseFromForm(db, context, { tier: "pro", operation: "teleport" }, NOW)).errors).toEqual([{ field: "operation", message: "no operation named teleport in live v1" }]);
-    expect((await adviseFromForm(db, context, { tier: "pro", limit: "-3" }, NOW)).errors).toEqual([{ field: "limit", message: "expected a whole number ≥ 1" }]);
+    expect((await adviseFromForm(db, context, { tier: "gold" }, NOW)).errors).toEqual([{ field: "tier", message: "no tier named gold in live v1", text: "Tier: no tier named gold in live v1" }]);
+    expect((await adviseFromForm(db, context, { tier: "pro", operation: "teleport" }, NOW)).errors).toEqual([{ field: "operation", message: "no operation named teleport in live v1", text: "Operation: no operation named teleport in live v1" }]);
+    expect((await adviseFromForm(db, context, { tier: "pro", limit: "-3" }, NOW)).errors).toEqual([{ field: "limit", message: "expected a whole number ≥ 1", text: "Proposed limit: expected a whole number ≥ 1" }]);
     // globex's key peaks at 30 a minute; a limit of 20 a minute denies 10 of its 30 in each of 60 minutes.
     const ok = await adviseFromForm(db, context, { tier: "pro", scope: "api_key", limit: "20", per: "minute" }, NOW);
     expect(ok.errors).toEqual([]);

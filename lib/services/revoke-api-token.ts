@@ -23,7 +23,7 @@ export async function revokeApiToken(
       await tx.apiToken.update({ where: { id: row.id }, data: { revokedAt } });
       await writeAudit(tx, {
         actor, action: "token.revoke", entity: "token", entityId: row.id,
-        before: { revokedAt: null }, after: { revokedAt: revokedAt.toISOString(), prefix: row.prefix, kind: row.kind },
+        before: { revokedAt: null }, after: { revokedAt: revokedAt.toISOString(), name: row.name, prefix: row.prefix, kind: row.kind },
       });
     }
     if (row.kind === "service" && deps.redis) await writeEveryRegion(tx, deps.redis, "removing the service token", (r) => setServiceToken(r, row.hash, false));

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { findPolicyVersion, lockPolicy } from "../db/policy-repo";
 import { bodyOf } from "../policy/compile";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
-import { resetDraftIn } from "./discard-draft";
+import { pendingChangesIn, resetDraftIn } from "./discard-draft";
 import { ServiceError } from "./errors";
 import { publishBody, type PublishDeps, type PublishResult } from "./publish-policy";
 
@@ -24,6 +24,8 @@ export const rollbackRequestSchema = z.strictObject({
 export interface RollbackResult extends PublishResult {
   /** Draft rows the reset changed; null when the old document no longer validates (draftNote says why). */
   draftReset: number | null;
+  /** The draft's unpublished changes the rollback discarded (rows that differed from the live version before it). */
+  pendingDiscarded: number;
   draftNote?: string;
 }
 
@@ -42,6 +44,8 @@ export async function rollbackPolicy(
       if (!target) throw new ServiceError("not_found", `policy version ${options.toVersion} does not exist`, { field: "version" });
       const stored = parseCompiledPolicy(target.document);
       if (!stored.ok) throw new ServiceError("conflict", `stored policy v${target.version} does not validate`, { field: "version" });
+      // Counted before the publish: what differed from the version live until now.
+      const pendingDiscarded = await pendingChangesIn(tx, options.actor, nowMs);
       const { doc, previousVersion, regionsMissed } = await publishBody(tx, deps.redis, bodyOf(stored.value), {
         actor: options.actor,
         note: options.note ?? `rollback to v${target.version}`,
@@ -55,6 +59,7 @@ export async function rollbackPolicy(
         checksum: doc.checksum,
         previousVersion,
         draftReset: reset.changes,
+        pendingDiscarded: reset.changes === null ? 0 : pendingDiscarded,
         ...(regionsMissed ? { regionsMissed } : {}),
         ...("reason" in reset ? { draftNote: `the draft was left as it was: v${target.version} no longer validates (${reset.reason})` } : {}),
       };

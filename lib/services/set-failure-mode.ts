@@ -1,24 +1,13 @@
 /**
- * Failure modes (what a decision does when Redis cannot answer): the default of operations without
- * their own, and one operation's (null: back to the default). Draft: live after publish. Changing
- * one needs failure_mode.set (admin, sre), checked per field by the edit like every other field.
+ * One operation's failure mode in the draft (null: back to the default), for those who edit the
+ * draft (admin); live after publish. The default and every operation's are applied live, at once,
+ * by lib/services/apply-failure-modes.ts (Operations → Failure modes), the one control for SREs.
+ * Changing one needs failure_mode.set, checked per field by the edit like every other field.
  */
 import type { PrismaClient } from "../generated/prisma/client";
 import type { FailureMode } from "../policy/types";
 import { editPolicy, type Editor } from "./edit-policy";
 import { ServiceError } from "./errors";
-
-export async function setDefaultFailureMode(db: PrismaClient, input: { failureMode: FailureMode }, editor: Editor): Promise<{ changed: boolean }> {
-  const result = await editPolicy(
-    db,
-    (draft) => {
-      draft.spec.defaults = { ...draft.spec.defaults, failureMode: input.failureMode };
-      return draft;
-    },
-    editor,
-  );
-  return { changed: result.applied };
-}
 
 export async function setOperationFailureMode(
   db: PrismaClient,

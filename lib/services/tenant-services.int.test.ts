@@ -57,6 +57,17 @@ describe("tenant services", () => {
     expect(await db.auditEntry.count()).toBe(1);
   });
 
+  it("refuses an override that would expire in the past, naming the Expires field (#29.9)", async () => {
+    const nowMs = Date.parse("2026-12-05T12:00:00Z");
+    const past = { operation: "search", scope: "api_key", limit: 99, expiresAt: "2026-12-05T11:59:00Z" };
+    const error = await upsertTenantOverride(db, { tenant: "wonka", override: past, nowMs }, editor).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "invalid_request", field: "expiresAt" });
+    expect((error as Error).message).toBe("Expires: 2026-12-05T11:59:00Z is in the past; choose a time after now, or leave it empty for no expiry");
+    expect(await db.auditEntry.count()).toBe(0);
+    const future = await upsertTenantOverride(db, { tenant: "wonka", override: { ...past, expiresAt: "2026-12-06T12:00:00Z" }, nowMs }, editor);
+    expect(future.created).toBe(true);
+  });
+
   it("creates, updates and deletes an override, refusing one the draft cannot compile", async () => {
     const created = await upsertTenantOverride(db, { tenant: "wonka", override: { operation: "search", scope: "api_key", limit: 99 } }, editor);
     expect(created.created).toBe(true);

@@ -1,11 +1,13 @@
 /**
  * One tenant's usage for its own page (#18 job 2): its traffic over the last hour, day and 30 days
- * (decisions by outcome and the 429 share), its 429s of the last 24 hours by the limit that denied
+ * (decisions by outcome, denials by the decision API's reason, and the 429 share: 429s only), its 429s of the last 24 hours by the limit that denied
  * them, and this month's quota burn with the projection to month end. From the rollups the worker
  * drains exactly once; the same figures the usage API and the dashboards read.
  */
 import type { Db } from "../db/client";
+import { denialTotals } from "../db/denial-repo";
 import { limitDenialTotals, usageTotals } from "../db/usage-repo";
+import { count429, type DenialsByReason } from "../policy/denial-reasons";
 import { getQuotas, type QuotaBurn } from "./usage-query";
 
 export interface TenantUsageWindow {
@@ -16,6 +18,10 @@ export interface TenantUsageWindow {
   denied: number;
   /** Denied / decisions, 0–1; null with no decisions. */
   denyShare: number | null;
+  /** The denials by the decision API's reason. */
+  byReason: DenialsByReason;
+  /** 429s (limits and quotas) / decisions, 0–1; null with no decisions. */
+  share429: number | null;
 }
 
 export interface TenantUsage {
@@ -39,7 +45,16 @@ export async function tenantUsage(db: Db, slug: string, nowMs: number): Promise<
     const t = await usageTotals(db, { fromMs: toMs - w.ms, toMs, tenant: slug });
     const decisions = Object.values(t).reduce((a, b) => a + b, 0);
     const denied = t.denied ?? 0;
-    windows.push({ label: w.label, decisions, passed: decisions - denied, denied, denyShare: decisions > 0 ? denied / decisions : null });
+    const byReason = await denialTotals(db, { fromMs: toMs - w.ms, toMs, tenant: slug, denied });
+    windows.push({
+      label: w.label,
+      decisions,
+      passed: decisions - denied,
+      denied,
+      denyShare: decisions > 0 ? denied / decisions : null,
+      byReason,
+      share429: decisions > 0 ? count429(byReason) / decisions : null,
+    });
   }
   const period = new Date(nowMs).toISOString().slice(0, 7);
   const [deniedByLimit, quotas] = await Promise.all([

@@ -20,10 +20,14 @@ export function overrideIndex(draft: Draft, context: EditContext, slug: string, 
 
 export async function upsertTenantOverride(
   db: PrismaClient,
-  input: { tenant: string; id?: string; override: unknown },
+  input: { tenant: string; id?: string; override: unknown; nowMs?: number },
   editor: Editor,
 ): Promise<{ id: string; created: boolean; override: OverrideSpec }> {
   const o = parsePart(overrideSchema, input.override);
+  // An override that is over before it is saved would only look like it did something.
+  if (o.expiresAt !== undefined && Date.parse(o.expiresAt) <= (input.nowMs ?? Date.now())) {
+    throw new ServiceError("invalid_request", `Expires: ${o.expiresAt} is in the past; choose a time after now, or leave it empty for no expiry`, { field: "expiresAt" });
+  }
   let naturalKey = "";
   const result = await editPolicy(
     db,

@@ -22,7 +22,9 @@ import {
   type TopKey,
   type TopTenant,
 } from "../db/usage-repo";
+import { denialsByReason, sumDenials } from "../db/denial-repo";
 import { listAlerts } from "../jobs/alerts";
+import { count429, emptyDenials, type DenialsByReason } from "../policy/denial-reasons";
 import { LATENCY_BUCKETS_MS } from "../redis/usage";
 import { getQuotas, type QuotaBurn } from "./usage-query";
 
@@ -55,7 +57,12 @@ export interface DashboardData {
   fromMs: number;
   toMs: number;
   tenant: string | null;
-  decisions: Array<{ t: number; allowed: number; denied: number; shadowDenied: number; degraded: number; denySharePct: number }>;
+  /**
+   * Per bucket: decisions by outcome, the denials by status (429 = the limit reasons, 401 unknown
+   * or missing key, 403 tenant suspended, 503 store unavailable, and those recorded before reasons
+   * were), every reason of the decision API as its own column (the CSV), and the 429 share (%).
+   */
+  decisions: Array<DecisionsPoint>;
   rpsByTier: { tiers: string[]; points: Array<Record<string, number>> };
   latency: Array<{ t: number; allowP50: number | null; allowP95: number | null; allowP99: number | null; rejectP50: number | null; rejectP95: number | null; rejectP99: number | null }>;
   errors: Array<{ t: number; redisError: number; redisTimeout: number; breakerOpen: number; degraded: number }>;
@@ -64,10 +71,26 @@ export interface DashboardData {
   quotas: QuotaBurn[];
   markers: Array<{ version: number; t: number }>;
   alerts: Array<{ id: string; kind: string; subject: string; message: string; startedAt: number; resolvedAt: number | null; policyVersion: number | null; webhookStatus: string | null }>;
-  totals: { decisions: number; denied: number; denySharePct: number };
+  /** `share429Pct`: 429s / decisions; `denySharePct`: every denial / decisions; `byReason`: the denials by reason. */
+  totals: { decisions: number; denied: number; denySharePct: number; share429Pct: number; byReason: DenialsByReason };
   /** The last bucket holds only the finished minutes of the current hour (hourly ranges). */
   partial: { t: number; minutes: number } | null;
 }
+
+export type DecisionsPoint = {
+  t: number;
+  allowed: number;
+  denied: number;
+  shadowDenied: number;
+  degraded: number;
+  denied429: number;
+  denied401: number;
+  denied403: number;
+  denied503: number;
+  share429Pct: number;
+} & DenialsByReason;
+
+const pct1 = (part: number, all: number) => (all ? Math.round((part / all) * 1000) / 10 : 0);
 
 /**
  * A top key with the label people know it by: usage is recorded under the first 12 hex characters
@@ -116,8 +139,10 @@ export async function loadDashboard(db: Db, { range, tenant, nowMs = Date.now() 
   const partial = partialMinutes < size / 60_000 ? { t: lastBucket, minutes: partialMinutes } : null;
   const f = { fromMs, toMs, granularity };
   const month = new Date(nowMs).toISOString().slice(0, 7);
-  const [series, tiers, hist, errors, topR, topD, quotas, markers, alerts] = await Promise.all([
-    usageSeries(db, { ...f, tenant }),
+  const series = await usageSeries(db, { ...f, tenant });
+  const deniedAt = new Map(series.map((p) => [p.bucketStartMs, p.denied]));
+  const [reasons, tiers, hist, errors, topR, topD, quotas, markers, alerts] = await Promise.all([
+    denialsByReason(db, { ...f, tenant }, (t) => deniedAt.get(t) ?? 0),
     requestsByTier(db, f),
     latencyHistograms(db, f),
     errorSeries(db, f),
@@ -129,12 +154,27 @@ export async function loadDashboard(db: Db, { range, tenant, nowMs = Date.now() 
   ]);
   let total = 0;
   let denied = 0;
-  const decisions = series.map((p) => {
+  const decisions = series.map((p): DecisionsPoint => {
     const all = p.allowed + p.denied + p.shadowDenied + p.degraded;
     total += all;
     denied += p.denied;
-    return { t: p.bucketStartMs, allowed: p.allowed, denied: p.denied, shadowDenied: p.shadowDenied, degraded: p.degraded, denySharePct: all ? Math.round((p.denied / all) * 1000) / 10 : 0 };
+    const r = reasons.get(p.bucketStartMs) ?? emptyDenials();
+    const n429 = count429(r);
+    return {
+      t: p.bucketStartMs,
+      allowed: p.allowed,
+      denied: p.denied,
+      shadowDenied: p.shadowDenied,
+      degraded: p.degraded,
+      denied429: n429,
+      denied401: r.unknown_key,
+      denied403: r.tenant_suspended,
+      denied503: r.store_unavailable,
+      share429Pct: pct1(n429, all),
+      ...r,
+    };
   });
+  const byReason = sumDenials(reasons.values());
   const secondsOf = (t: number) => (partial && t === partial.t ? partial.minutes * 60 : size / 1000);
   return {
     range,
@@ -168,7 +208,7 @@ export async function loadDashboard(db: Db, { range, tenant, nowMs = Date.now() 
     alerts: alerts
       .filter((a) => !tenant || a.subject === `tenant:${tenant}` || a.subject.startsWith(`${tenant}/`))
       .map((a) => ({ id: a.id, kind: a.kind, subject: a.subject, message: a.message, startedAt: a.startedAt.getTime(), resolvedAt: a.resolvedAt?.getTime() ?? null, policyVersion: a.policyVersion, webhookStatus: a.webhookStatus })),
-    totals: { decisions: total, denied, denySharePct: total ? Math.round((denied / total) * 1000) / 10 : 0 },
+    totals: { decisions: total, denied, denySharePct: pct1(denied, total), share429Pct: pct1(count429(byReason), total), byReason },
     partial,
   };
 }

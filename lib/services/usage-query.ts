@@ -1,15 +1,18 @@
 /**
- * The usage API's use cases (docs/observability-and-billing.md): time series by outcome, top consumers and quota burn
+ * The usage API's use cases (docs/observability-and-billing.md): time series by outcome and by the
+ * decision API's denial reason, top consumers and quota burn
  * with a projection to period end. Query schemas live here so the routes, the dashboards and the
  * tests validate the same way.
  */
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { monthRangeMs, quotaUsageOfMonth } from "../db/billing-repo";
+import { denialsByReason, sumDenials } from "../db/denial-repo";
 import { GRANULARITY_MS, topConsumers, usageSeries, type TopKey, type TopTenant } from "../db/usage-repo";
 import { effectiveQuotas, PolicyHistory, type QuotaDef } from "../jobs/quota-defs";
+import { count429, emptyDenials, type DenialsByReason } from "../policy/denial-reasons";
 import { periodSchema } from "./billing-export";
-import { quotaCatalog } from "./billing-statement";
+import { quotaCatalog, quotasInForce } from "./billing-statement";
 
 /** Most points one series request may return (7 days of minutes). */
 export const MAX_POINTS = 10_080;
@@ -50,24 +53,58 @@ export interface UsagePoint {
   denied: number;
   shadowDenied: number;
   degraded: number;
-  /** denied / all decisions of the bucket (0 when none). */
+  /** denied / all decisions of the bucket (0 when none): every denial, 401, 403, 429 and 503. */
   denyShare: number;
+  /** The denials by the decision API's reason; `not_recorded`: recorded before reasons were. */
+  deniedByReason: DenialsByReason;
+  /** 429s (rate_limited, quota_exhausted, concurrency_limited, cost_exceeds_limit) / all decisions (0 when none). */
+  share429: number;
 }
 
-export async function getUsage(db: Db, q: UsageQuery): Promise<{ from: string; to: string; granularity: string; tenant: string | null; tier: string | null; points: UsagePoint[] }> {
+export interface UsageTotals {
+  decisions: number;
+  denied: number;
+  deniedByReason: DenialsByReason;
+  share429: number;
+}
+
+const share = (part: number, all: number) => (all > 0 ? part / all : 0);
+
+export async function getUsage(
+  db: Db,
+  q: UsageQuery,
+): Promise<{ from: string; to: string; granularity: string; tenant: string | null; tier: string | null; points: UsagePoint[]; totals: UsageTotals }> {
   const fromMs = Date.parse(q.from);
   const toMs = Date.parse(q.to);
-  const points = await usageSeries(db, { fromMs, toMs, granularity: q.granularity, tenant: q.tenant, tier: q.tier });
+  const f = { fromMs, toMs, granularity: q.granularity, tenant: q.tenant, tier: q.tier };
+  const points = await usageSeries(db, f);
+  const deniedAt = new Map(points.map((p) => [p.bucketStartMs, p.denied]));
+  const reasons = await denialsByReason(db, f, (t) => deniedAt.get(t) ?? 0);
+  let decisions = 0;
+  const out = points.map((p) => {
+    const total = p.allowed + p.denied + p.shadowDenied + p.degraded;
+    decisions += total;
+    const deniedByReason = reasons.get(p.bucketStartMs) ?? emptyDenials();
+    return {
+      t: new Date(p.bucketStartMs).toISOString(),
+      allowed: p.allowed,
+      denied: p.denied,
+      shadowDenied: p.shadowDenied,
+      degraded: p.degraded,
+      denyShare: share(p.denied, total),
+      deniedByReason,
+      share429: share(count429(deniedByReason), total),
+    };
+  });
+  const deniedByReason = sumDenials(out.map((p) => p.deniedByReason));
   return {
     from: new Date(fromMs).toISOString(),
     to: new Date(toMs).toISOString(),
     granularity: q.granularity,
     tenant: q.tenant ?? null,
     tier: q.tier ?? null,
-    points: points.map((p) => {
-      const total = p.allowed + p.denied + p.shadowDenied + p.degraded;
-      return { t: new Date(p.bucketStartMs).toISOString(), allowed: p.allowed, denied: p.denied, shadowDenied: p.shadowDenied, degraded: p.degraded, denyShare: total ? p.denied / total : 0 };
-    }),
+    points: out,
+    totals: { decisions, denied: out.reduce((s, p) => s + p.denied, 0), deniedByReason, share429: share(count429(deniedByReason), decisions) },
   };
 }
 
@@ -94,6 +131,12 @@ export interface QuotaBurn {
   runsOutAt: string | null;
   /** used / limit. */
   usedShare: number;
+  /**
+   * The live policy no longer gives the tenant this quota (a publish or a rollback retired it):
+   * its usage this month stays, with the limit it had while in force (as billing shows it), and it
+   * is not projected: nothing counts against it any more.
+   */
+  retired: boolean;
 }
 
 /** Pure projection: used so far over elapsed time, extrapolated to the period's end. */
@@ -112,6 +155,8 @@ export async function getQuotas(db: Db, q: QuotasQuery & { nowMs: number }): Pro
   const policies = new PolicyHistory(db);
   const policy = await policies.at(Math.min(q.nowMs, endMs - 1));
   const catalog = await quotaCatalog(policies);
+  // The definition each tenant's quota had while in force this month, as the billing export names it.
+  const inForce = quotasInForce(await policies.load(), startMs, endMs).defs;
   const usage = new Map<string, number>();
   for (const r of await quotaUsageOfMonth(db, q.period)) {
     if (r.period !== q.period) continue; // day quotas are not projected to month end
@@ -135,12 +180,13 @@ export async function getQuotas(db: Db, q: QuotasQuery & { nowMs: number }): Pro
     const [tenant, quotaId] = k.split("\u0000") as [string, string];
     const fromCatalog = catalog.get(quotaId);
     // An override shares its quota id with the tier's quota it replaces but has its own limit.
-    const own = effective.get(k);
+    const own = effective.get(k) ?? inForce.get(k);
     const info = own ? { def: own, tier: fromCatalog?.tier ?? "" } : fromCatalog;
     if (!info) continue;
+    const retired = !effective.has(k);
     const used = usage.get(k) ?? 0;
     const limit = info.def.limit;
-    const { projected, runsOutAt } = projectQuota(used, limit, startMs, endMs, q.nowMs);
+    const { projected, runsOutAt } = retired ? { projected: used, runsOutAt: null } : projectQuota(used, limit, startMs, endMs, q.nowMs);
     out.push({
       tenant,
       tier: info.tier,
@@ -154,6 +200,7 @@ export async function getQuotas(db: Db, q: QuotasQuery & { nowMs: number }): Pro
       projected,
       runsOutAt: runsOutAt === null ? null : new Date(runsOutAt).toISOString(),
       usedShare: limit > 0 ? used / limit : 1,
+      retired,
     });
   }
   out.sort((a, b) => {

@@ -21,8 +21,8 @@ export function tokensCommand(deps: { database: () => PrismaClient; redis: () =>
     .addOption(new Option("--kind <kind>", "service, admin or tenant").choices(["service", "admin", "tenant"]).makeOptionMandatory())
     .option("--tenant <slug>", "the tenant a tenant token reads (required with --kind tenant)")
     .option("--name <name>", "a name to recognise it by")
-    .addOption(new Option("--role <role>", "role of an admin token").choices([...ROLES]).default("admin"))
-    .action(async (opts: { kind: string; tenant?: string; name?: string; role: string }) => {
+    .addOption(new Option("--role <role>", "role of an admin token (default admin; only with --kind admin)").choices([...ROLES]))
+    .action(async (opts: { kind: string; tenant?: string; name?: string; role?: string }) => {
       const t = await createApiToken({ db: deps.database(), redis: deps.redis() }, opts, deps.actor());
       const what = t.kind === "admin" ? ` (role ${t.role})` : t.kind === "tenant" ? ` for tenant ${t.tenant}` : "";
       out(`Created ${t.kind} token ${t.name}${what}, prefix ${t.prefix}. Shown once, store it now:`);

@@ -25,6 +25,8 @@ export interface Backend {
   readiness(): { ready: boolean; body: Record<string, unknown> };
   /** Every second. */
   flushUsage(): Promise<unknown>;
+  /** Once a minute, off the decision path: the service tokens accepted since the last call (sha256 hex). */
+  recordTokenUse(tokenHashes: readonly string[], atMs: number): Promise<void>;
   /** After draining: stop following, write the last usage, close the store and connections. */
   close(): Promise<void>;
 }

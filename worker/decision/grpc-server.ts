@@ -12,9 +12,17 @@
  * - `grpc-timeout` is honoured without a timer per call: an answer ready after the deadline is
  *   DEADLINE_EXCEEDED instead, and a client that gave up (RST_STREAM) gets nothing. Every handler
  *   here is bounded anyway (the decision's own store budget);
- * - a request that is not gRPC (content-type) is HTTP 415, an unknown path UNIMPLEMENTED;
+ * - a request that is not gRPC is refused from its headers: HTTP 415 unless the content-type is
+ *   exactly `application/grpc` or `application/grpc+proto` (`application/grpcfoo` is not), and
+ *   INTERNAL without `te: trailers`; an unknown path is UNIMPLEMENTED;
  * - draining: GOAWAY to every connection, calls in flight finish, then the connections close (cut
  *   after `drainMs`).
+ *
+ * Hostile clients (docs/security.md): `admit` judges a call from its headers (the service token)
+ * before one byte of its message is read, so a refused call buffers nothing; the streams, bytes
+ * and time a connection may hold are bounded (lib/net/grpc-limits.ts); a message is gathered with each
+ * byte copied at most once (grpc-message.ts); a call the client reset before its message ended is
+ * never handed to its handler, so it is not decided.
  *
  * It replaced @grpc/grpc-js on the serving side, whose per-call machinery (interceptors,
  * metadata objects, per-call timers, stream wrappers, protobufjs conversions) cost more CPU than
@@ -24,40 +32,12 @@
 import http2 from "node:http2";
 import type { Logger } from "../../lib/log";
 import { errorMessage } from "../../lib/log";
+import { DEFAULT_GRPC_LIMITS, GrpcSweeper, type GrpcLimits, type TimedCall, type TimedSession } from "../../lib/net/grpc-limits";
+import { MessageGather } from "./grpc-message";
+import { GrpcError, GrpcStatus, type GrpcStatusCode } from "./grpc-status";
 
-/** gRPC status codes (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
-export const GrpcStatus = {
-  OK: 0,
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  INVALID_ARGUMENT: 3,
-  DEADLINE_EXCEEDED: 4,
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7,
-  RESOURCE_EXHAUSTED: 8,
-  FAILED_PRECONDITION: 9,
-  ABORTED: 10,
-  OUT_OF_RANGE: 11,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  DATA_LOSS: 15,
-  UNAUTHENTICATED: 16,
-} as const;
-export type GrpcStatusCode = (typeof GrpcStatus)[keyof typeof GrpcStatus];
-export const GRPC_STATUS_NAMES: readonly string[] = Object.keys(GrpcStatus);
-
-/** A call's failure: the status and its message (sent percent-encoded in `grpc-message`). */
-export class GrpcError extends Error {
-  constructor(
-    readonly code: GrpcStatusCode,
-    readonly details: string,
-  ) {
-    super(details);
-    this.name = "GrpcError";
-  }
-}
+export { GRPC_STATUS_NAMES, GrpcError, GrpcStatus, type GrpcStatusCode } from "./grpc-status";
+export { DEFAULT_GRPC_LIMITS, type GrpcLimits } from "../../lib/net/grpc-limits";
 
 export interface UnaryCall {
   /** The request headers: the call's metadata (`authorization`, `x-sluice-token`, `x-request-id`…). */
@@ -80,6 +60,13 @@ export interface UnaryGrpcServerOptions {
   /** Handlers by path: `/<package>.<Service>/<Method>`. */
   methods: ReadonlyMap<string, UnaryHandler>;
   maxMessageBytes: number;
+  /**
+   * Judges a call from its headers alone, before its message is read: a GrpcError refuses it (and
+   * nothing of its message is buffered), undefined lets it in. Unset: every call is let in.
+   */
+  admit?: (path: string, headers: http2.IncomingHttpHeaders) => GrpcError | undefined;
+  /** Streams, bytes and time one connection may hold (DEFAULT_GRPC_LIMITS when unset). */
+  limits?: GrpcLimits;
   /** How long draining waits for calls in flight before it cuts the connections (ms). */
   drainMs: number;
   logger: Logger;
@@ -138,13 +125,42 @@ function deadlineOf(header: string | string[] | undefined, nowMs: number): numbe
   return nowMs + Number(m[1]) * TIMEOUT_UNITS_MS[m[2]!]!;
 }
 
+/** The content types of gRPC with protobuf messages (PROTOCOL-HTTP2.md: `application/grpc` [`+proto`]), parameters aside. */
+function isGrpcProto(contentType: string | undefined): boolean {
+  if (contentType === "application/grpc") return true;
+  if (typeof contentType !== "string") return false;
+  const semicolon = contentType.indexOf(";");
+  const type = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+  return type === "application/grpc" || type === "application/grpc+proto";
+}
+
+/** A connection's share of the limits. */
+interface SessionState extends TimedSession {
+  /** Request bytes its unfinished calls announced (each message's length, reserved before it is read). */
+  reservedBytes: number;
+  openCalls: number;
+}
+
 export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrpcServer {
-  const { methods, maxMessageBytes, logger } = options;
-  const server = http2.createServer();
-  const sessions = new Set<http2.ServerHttp2Session>();
+  const { methods, maxMessageBytes, logger, admit } = options;
+  const limits = options.limits ?? DEFAULT_GRPC_LIMITS;
+  const server = http2.createServer({ settings: { maxConcurrentStreams: limits.maxStreams } });
+  const sweeper = new GrpcSweeper(limits);
+  const sessions = new Map<http2.ServerHttp2Session, SessionState>();
   server.on("session", (session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
+    const state: SessionState = {
+      reservedBytes: 0,
+      openCalls: 0,
+      idleSinceMs: performance.now(),
+      // GOAWAY: a call that raced it is refused by the client's HTTP/2 layer, never lost silently.
+      closeIdle: () => session.close(),
+    };
+    sessions.set(session, state);
+    sweeper.addSession(state);
+    session.once("close", () => {
+      sessions.delete(session);
+      sweeper.removeSession(state);
+    });
     // A connection's errors (a reset socket) end its streams; nothing to answer.
     session.on("error", () => undefined);
   });
@@ -165,66 +181,133 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
     else respondMessage(stream, answer);
   }
 
+  /** What the headers alone refuse: a GrpcError, an HTTP status (not gRPC at all), or null. */
+  function refusalOf(headers: http2.IncomingHttpHeaders, path: string): GrpcError | 415 | null {
+    if (!isGrpcProto(headers["content-type"])) return 415;
+    if (headers.te !== "trailers") return new GrpcError(GrpcStatus.INTERNAL, 'A gRPC request must carry "te: trailers"');
+    if (!methods.has(path) || headers[":method"] !== "POST") return new GrpcError(GrpcStatus.UNIMPLEMENTED, `The server does not implement the method ${path}`);
+    const encoding = headers["grpc-encoding"];
+    if (encoding !== undefined && encoding !== "identity") {
+      return new GrpcError(GrpcStatus.UNIMPLEMENTED, `Received message compressed with unsupported encoding "${String(encoding)}"`);
+    }
+    return admit?.(path, headers) ?? null;
+  }
+
+  /**
+   * Calls whose message ended in this event-loop turn, started together in its check phase: after
+   * everything the sockets held has been read, so a call the client reset (RST_STREAM) in the same
+   * read is not handled, so not decided — nobody would read the answer, and a decision charges the
+   * key. (node:http2 emits 'end' before it processes a RST_STREAM that follows in the same read.)
+   * Their decisions still share one store call: the store flushes in the next check phase
+   * (lib/store/redis/coalescer.ts). One setImmediate per turn, not per call.
+   */
+  let ready: IncomingCall[] = [];
+  function startReady(): void {
+    const calls = ready;
+    ready = [];
+    for (const call of calls) {
+      const { stream } = call;
+      if (stream.destroyed || stream.closed || stream.aborted) continue;
+      void run(stream, call.handler, { headers: call.headers, message: call.message! }, call.clientDeadlineMs);
+    }
+  }
+
+  /** A call between its headers and the end of its message: gathered within the limits, timed by the sweep. */
+  class IncomingCall implements TimedCall {
+    /** The server's call timeout (set by the sweeper). */
+    deadlineMs = 0;
+    message: Buffer | null = null;
+    private done = false;
+    private readonly gather: MessageGather;
+
+    constructor(
+      readonly stream: http2.ServerHttp2Stream,
+      readonly headers: http2.IncomingHttpHeaders,
+      readonly handler: UnaryHandler,
+      /** The client's own grpc-timeout deadline (performance.now() time, Infinity without one). */
+      readonly clientDeadlineMs: number,
+      private readonly session: SessionState | undefined,
+      path: string,
+    ) {
+      this.gather = new MessageGather({ maxMessageBytes, path, reserve: (bytes) => this.reserve(bytes) });
+      sweeper.addCall(this);
+      stream.on("data", this.onData);
+      stream.once("end", this.onEnd);
+    }
+
+    expire(): void {
+      this.finish(new GrpcError(GrpcStatus.DEADLINE_EXCEEDED, `Call not completed within the server's call timeout (${limits.callTimeoutMs} ms)`));
+    }
+
+    /** The call leaves the limits' books: refused (with `error`), complete, or gone. */
+    finish(error?: GrpcError): void {
+      if (this.done) return;
+      this.done = true;
+      sweeper.removeCall(this);
+      if (this.session) this.session.reservedBytes -= this.gather.reservedBytes;
+      this.stream.off("data", this.onData);
+      if (error) respondStatus(this.stream, error.code, error.details);
+    }
+
+    private reserve(bytes: number): boolean {
+      const { session } = this;
+      if (!session) return true;
+      if (session.reservedBytes + bytes > limits.maxSessionBytes) return false;
+      session.reservedBytes += bytes;
+      return true;
+    }
+
+    private readonly onData = (chunk: Buffer): void => {
+      try {
+        this.gather.push(chunk);
+      } catch (error) {
+        this.finish(error instanceof GrpcError ? error : new GrpcError(GrpcStatus.INTERNAL, "internal error"));
+      }
+    };
+
+    private readonly onEnd = (): void => {
+      if (this.done) return;
+      try {
+        this.message = this.gather.finish();
+      } catch (error) {
+        return this.finish(error instanceof GrpcError ? error : new GrpcError(GrpcStatus.INTERNAL, "internal error"));
+      }
+      this.finish();
+      if (ready.length === 0) setImmediate(startReady);
+      ready.push(this);
+    };
+  }
+
   server.on("stream", (stream, headers) => {
     // A stream's errors (the client reset it) mean nobody is listening any more.
     stream.on("error", () => undefined);
-    const contentType = headers["content-type"];
-    if (typeof contentType !== "string" || !contentType.startsWith("application/grpc")) {
-      stream.respond({ ":status": 415 }, { endStream: true });
-      return;
+    const session = sessions.get(stream.session as http2.ServerHttp2Session);
+    if (session) {
+      session.openCalls++;
+      session.idleSinceMs = null;
     }
+    let call: IncomingCall | null = null;
+    stream.once("close", () => {
+      call?.finish();
+      if (session && --session.openCalls === 0) session.idleSinceMs = performance.now();
+    });
     const path = headers[":path"] ?? "";
-    const handler = methods.get(path);
-    if (!handler || headers[":method"] !== "POST") {
-      respondStatus(stream, GrpcStatus.UNIMPLEMENTED, `The server does not implement the method ${path}`);
+    const refusal = refusalOf(headers, path);
+    if (refusal === 415) {
+      stream.respond({ ":status": 415 }, { endStream: true });
+      if (!stream.readableEnded) stream.close(http2.constants.NGHTTP2_NO_ERROR);
       return;
     }
-    const encoding = headers["grpc-encoding"];
-    if (encoding !== undefined && encoding !== "identity") {
-      respondStatus(stream, GrpcStatus.UNIMPLEMENTED, `Received message compressed with unsupported encoding "${String(encoding)}"`);
-      return;
-    }
+    if (refusal) return respondStatus(stream, refusal.code, refusal.details);
     const deadlineMs = deadlineOf(headers["grpc-timeout"], performance.now());
-    if (deadlineMs === null) {
-      respondStatus(stream, GrpcStatus.INTERNAL, `Invalid grpc-timeout value "${String(headers["grpc-timeout"])}"`);
-      return;
-    }
-
-    // One message: its 5-byte header (compressed flag, big-endian length), then its bytes. Most
-    // arrive in one DATA frame; the rest is gathered.
-    let received: Buffer | null = null;
-    let refused = false;
-    let message: Buffer | null = null;
-    const refuse = (code: GrpcStatusCode, details: string) => {
-      refused = true;
-      respondStatus(stream, code, details);
-    };
-    stream.on("data", (chunk: Buffer) => {
-      if (refused) return;
-      received = received === null ? chunk : Buffer.concat([received, chunk]);
-      if (received.length < 5) return;
-      if (message !== null) return refuse(GrpcStatus.UNIMPLEMENTED, `Received a second request message for unary method ${path}`);
-      if (received[0] !== 0) return refuse(GrpcStatus.UNIMPLEMENTED, "Received a compressed message: only identity encoding is supported");
-      const length = received.readUInt32BE(1);
-      if (length > maxMessageBytes) return refuse(GrpcStatus.RESOURCE_EXHAUSTED, `Received message larger than max (${length} vs. ${maxMessageBytes})`);
-      if (received.length < 5 + length) return;
-      message = received.subarray(5, 5 + length);
-      received = received.length === 5 + length ? null : received.subarray(5 + length);
-      if (received !== null && received.length >= 5) refuse(GrpcStatus.UNIMPLEMENTED, `Received a second request message for unary method ${path}`);
-    });
-    stream.on("end", () => {
-      if (refused) return;
-      if (message === null || received !== null) {
-        respondStatus(stream, GrpcStatus.UNIMPLEMENTED, received === null ? `Received no request message for unary method ${path}` : "Received a truncated request message");
-        return;
-      }
-      void run(stream, handler, { headers, message }, deadlineMs);
-    });
+    if (deadlineMs === null) return respondStatus(stream, GrpcStatus.INTERNAL, `Invalid grpc-timeout value "${String(headers["grpc-timeout"])}"`);
+    call = new IncomingCall(stream, headers, methods.get(path)!, deadlineMs, session, path);
   });
 
   return {
     server,
     listen(port, host) {
+      sweeper.start();
       return new Promise((resolve, reject) => {
         server.once("error", reject);
         server.listen(port, host, () => {
@@ -237,15 +320,16 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
     drain() {
       return new Promise((resolve) => {
         const timer = setTimeout(() => {
-          for (const session of sessions) session.destroy();
+          for (const session of sessions.keys()) session.destroy();
         }, options.drainMs);
         timer.unref();
         server.close(() => {
           clearTimeout(timer);
+          sweeper.stop();
           resolve();
         });
         // GOAWAY: no new calls on these connections; the ones in flight finish.
-        for (const session of sessions) session.close();
+        for (const session of sessions.keys()) session.close();
       });
     },
   };

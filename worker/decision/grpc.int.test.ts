@@ -50,7 +50,7 @@ let own: OwnRedis;
 let redis: Redis;
 /** Semantics: the harness's lenient store budget, so this loaded machine does not turn them into timeout tests. */
 let server: SpawnedServer;
-/** The product's 25 ms budget, for the outage. */
+/** The product's 25 ms budget, for the outage; and descriptor tokens (SLUICE_RLS_DESCRIPTOR_TOKENS=1), for Contour. */
 let fast: SpawnedServer;
 let client: ReturnType<typeof rlsClient>;
 
@@ -113,7 +113,7 @@ beforeAll(async () => {
   const env = { REDIS_URL: own.url, SLUICE_REDIS_PREFIX: PREFIX, SLUICE_SERVICE_TOKENS: TOKEN, POLICY_POLL_MS: "200", SLUICE_INSTANCES: "2" };
   [server, fast] = await Promise.all([
     spawnDecisionServer(env, { waitReady: true }),
-    spawnDecisionServer({ ...env, REDIS_TIMEOUT_MS: String(TIMEOUT_MS) }, { waitReady: true }),
+    spawnDecisionServer({ ...env, REDIS_TIMEOUT_MS: String(TIMEOUT_MS), SLUICE_RLS_DESCRIPTOR_TOKENS: "1" }, { waitReady: true }),
   ]);
   client = rlsClient(server.grpcAddress);
 }, 120_000);
@@ -222,11 +222,20 @@ describe("Envoy RLS over gRPC (real decision server)", () => {
     expect((await call(client, request([orders(KEY("big"))]), auth("wrong"))).error?.code).toBe(grpc.status.UNAUTHENTICATED);
     expect((await call(client, request([orders(KEY("big"))]), auth("wrong", "x-sluice-token"))).error?.code).toBe(grpc.status.UNAUTHENTICATED);
     expect((await call(client, request([orders(KEY("big"))]), auth(TOKEN, "x-sluice-token"))).response?.overall_code).toBe("OK");
-    // Without metadata (Contour): a sluice_token entry in every descriptor.
+    // Without metadata (Contour): a sluice_token entry in every descriptor, only where
+    // SLUICE_RLS_DESCRIPTOR_TOKENS=1 (the `fast` server); by default the headers alone decide.
     const carrying = (token: string) => orders(KEY("big"), { entries: [...orders(KEY("big")).entries!, { key: "sluice_token", value: token }] });
-    expect((await call(client, request([carrying(TOKEN), carrying(TOKEN)]), new grpc.Metadata())).response?.overall_code).toBe("OK");
-    expect((await call(client, request([carrying(TOKEN), orders(KEY("big"))]), new grpc.Metadata())).error?.code).toBe(grpc.status.UNAUTHENTICATED);
-    expect((await call(client, request([carrying("wrong")]), new grpc.Metadata())).error?.code).toBe(grpc.status.UNAUTHENTICATED);
+    expect((await call(client, request([carrying(TOKEN), carrying(TOKEN)]), new grpc.Metadata())).error?.code).toBe(grpc.status.UNAUTHENTICATED);
+    const contour = rlsClient(fast.grpcAddress);
+    try {
+      expect((await call(contour, request([carrying(TOKEN), carrying(TOKEN)]), new grpc.Metadata())).response?.overall_code).toBe("OK");
+      expect((await call(contour, request([carrying(TOKEN), orders(KEY("big"))]), new grpc.Metadata())).error?.code).toBe(grpc.status.UNAUTHENTICATED);
+      expect((await call(contour, request([carrying("wrong")]), new grpc.Metadata())).error?.code).toBe(grpc.status.UNAUTHENTICATED);
+      // A wrong token in the metadata is refused even with a right one in the descriptors.
+      expect((await call(contour, request([carrying(TOKEN)]), auth("wrong"))).error?.code).toBe(grpc.status.UNAUTHENTICATED);
+    } finally {
+      contour.close();
+    }
   });
 
   it("refuses bad input with INVALID_ARGUMENT naming the field, or RESOURCE_EXHAUSTED for size, and keeps serving", async () => {

@@ -5,8 +5,9 @@
  * "Envoy, Istio, Contour: the rate limit service protocol" (and docs/decision-api.md).
  *
  * One call: the service token from the metadata (`authorization: Bearer <token>` or
- * `x-sluice-token`, the same tokens `/v1/check` accepts; or, for gateways that cannot set
- * metadata, a `sluice_token` entry in every descriptor) → lib/rls/mapping.ts turns the
+ * `x-sluice-token`, the same tokens `/v1/check` accepts), judged before the message is read; or,
+ * for gateways that cannot set metadata and only with SLUICE_RLS_DESCRIPTOR_TOKENS=1, a
+ * `sluice_token` entry in every descriptor → lib/rls/mapping.ts turns the
  * descriptors into decision requests → `engine.decide` for each, all started in the same
  * event-loop turn, so the Redis store sends them as one DECIDE call → the answers become one
  * RateLimitResponse. Each descriptor is a decision like any `/v1/check` one: counted in usage,
@@ -31,13 +32,16 @@ import type { DecisionMetrics } from "../../lib/decision/metrics";
 import { errorMessage, type Logger } from "../../lib/log";
 import { decodeHealthCheckRequest, decodeRateLimitRequest, encodeHealthCheckResponse, encodeRateLimitResponse, ProtoDecodeError } from "../../lib/rls/codec";
 import { descriptorToken, planRateLimit, rateLimitResponse } from "../../lib/rls/mapping";
-import { HEALTH_SERVICE, RLS_SERVICE, type RlsRequestMessage } from "../../lib/rls/protos";
+import { HEALTH_SERVICE, RLS_SERVICE, type RlsRequestMessage } from "../../lib/rls/messages";
+import type { GrpcLimits } from "../../lib/net/grpc-limits";
 import { createUnaryGrpcServer, GRPC_STATUS_NAMES, GrpcError, GrpcStatus, type GrpcStatusCode, type UnaryAnswer, type UnaryCall, type UnaryGrpcServer, type UnaryHandler } from "./grpc-server";
 
 /** The same bound as an HTTP body (64 KiB): larger messages get RESOURCE_EXHAUSTED before they are read. */
 export const MAX_MESSAGE_BYTES = 64 * 1024;
 /** How long draining waits for calls in flight before it cuts the connections. */
 const DRAIN_MS = 10_000;
+const SHOULD_RATE_LIMIT = `/${RLS_SERVICE}/ShouldRateLimit`;
+const UNAUTHENTICATED_MESSAGE = "missing or wrong service token: send `authorization: Bearer <token>` or `x-sluice-token` in the metadata";
 
 export interface DecisionGrpcDeps {
   engine: { decide(request: DecisionRequest): Promise<DecisionAnswer>; release(leaseId: string): Promise<boolean> };
@@ -49,6 +53,14 @@ export interface DecisionGrpcDeps {
   metrics: DecisionMetrics;
   /** For what goes wrong (nothing is written per call). */
   logger: Logger;
+  /** Streams, bytes and time one connection may hold (SLUICE_GRPC_*; DEFAULT_GRPC_LIMITS when unset). */
+  limits?: GrpcLimits;
+  /**
+   * SLUICE_RLS_DESCRIPTOR_TOKENS: a call without a token in its metadata may carry it in every
+   * descriptor (`sluice_token`, for Contour), so its message is read before it is judged. Off
+   * (the default): such a call is UNAUTHENTICATED from its headers, before its message is read.
+   */
+  descriptorTokens?: boolean;
 }
 
 export interface DecisionGrpc {
@@ -98,6 +110,19 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
 
   let draining = false;
 
+  /**
+   * ShouldRateLimit's token, judged from the headers before the message is read: a wrong token,
+   * or none (unless descriptor tokens are on), buffers nothing of the call. The handler checks
+   * again after decoding, which is where a descriptor token is judged.
+   */
+  function admitShouldRateLimit(headers: IncomingHttpHeaders): GrpcError | undefined {
+    const token = tokenOf(headers);
+    if (token === undefined && deps.descriptorTokens) return undefined;
+    if (tokens.accepts(token)) return undefined;
+    count(GrpcStatus.UNAUTHENTICATED, "-");
+    return new GrpcError(GrpcStatus.UNAUTHENTICATED, UNAUTHENTICATED_MESSAGE);
+  }
+
   async function shouldRateLimit(call: UnaryCall): Promise<UnaryAnswer> {
     if (draining) return refuse(GrpcStatus.UNAVAILABLE, "draining: this decision server is shutting down");
     let request: RlsRequestMessage;
@@ -109,7 +134,7 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
     }
     // Gateways that cannot set metadata (Contour) put the token in every descriptor instead.
     if (!tokens.accepts(tokenOf(call.headers) ?? descriptorToken(request))) {
-      return refuse(GrpcStatus.UNAUTHENTICATED, "missing or wrong service token: send `authorization: Bearer <token>` or `x-sluice-token` in the metadata");
+      return refuse(GrpcStatus.UNAUTHENTICATED, UNAUTHENTICATED_MESSAGE);
     }
     const plan = planRateLimit(request, { domain });
     if (!plan.ok) return refuse(GrpcStatus.INVALID_ARGUMENT, plan.error.message);
@@ -148,10 +173,13 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
   // Kubernetes' gRPC probes call Check.
   const grpc = createUnaryGrpcServer({
     methods: new Map<string, UnaryHandler>([
-      [`/${RLS_SERVICE}/ShouldRateLimit`, shouldRateLimit],
+      [SHOULD_RATE_LIMIT, shouldRateLimit],
       [`/${HEALTH_SERVICE}/Check`, check],
     ]),
     maxMessageBytes: MAX_MESSAGE_BYTES,
+    // Health probes carry no token; only ShouldRateLimit is judged before its message.
+    admit: (path, headers) => (path === SHOULD_RATE_LIMIT ? admitShouldRateLimit(headers) : undefined),
+    limits: deps.limits,
     drainMs: DRAIN_MS,
     logger,
   });

@@ -1,6 +1,7 @@
 /** How a decision server is started (worker/decision-server.ts reads them from the environment). */
 import type { SluiceMode } from "../../lib/env";
 import type { ClientAddressRules } from "../../lib/decision/client-address";
+import type { GrpcLimits } from "../../lib/net/grpc-limits";
 import type { HttpLimits, HttpServerKind } from "../../lib/net/http-server";
 import type { Logger } from "../../lib/log";
 import type { CounterStore } from "../../lib/store/types";
@@ -15,6 +16,10 @@ export interface DecisionServerOptions {
   grpcPort?: number;
   /** The one `domain` the rate limit service answers (default `sluice`). */
   rlsDomain?: string;
+  /** SLUICE_RLS_DESCRIPTOR_TOKENS: a token in every descriptor counts when the metadata has none (default off). */
+  rlsDescriptorTokens?: boolean;
+  /** The gRPC port's limits (SLUICE_GRPC_*; default lib/net/grpc-limits.ts DEFAULT_GRPC_LIMITS). */
+  grpcLimits?: GrpcLimits;
   /** `redis` (default) or `single-node` (no Redis; needs databaseUrl). */
   mode?: SluiceMode;
   /** Redis mode: redis://… (default redis://127.0.0.1:6379). */
@@ -43,6 +48,8 @@ export interface DecisionServerOptions {
   httpLimits?: Partial<HttpLimits>;
   /** Forward-auth's client address (SLUICE_CLIENT_ADDRESS_HEADER, SLUICE_TRUSTED_PROXY_HOPS, SLUICE_TRUSTED_PROXIES); default X-Real-IP when present else X-Forwarded-For, no hops. */
   clientAddressRules?: ClientAddressRules;
+  /** How often the service tokens accepted are written as "last used" (default 60 s; tests set less). */
+  tokenUseFlushMs?: number;
   /** How often denials are written, one line per reason (default 10 s; lib/decision/denial-log.ts). */
   denialLogMs?: number;
   /**

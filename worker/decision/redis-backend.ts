@@ -10,6 +10,7 @@ import { PolicySource } from "../../lib/redis/policy-source";
 import { parseClusterNodes, type RedisClient } from "../../lib/redis/client";
 import { KeyIndex } from "../../lib/redis/key-index";
 import { RegionSharesFollower } from "../../lib/redis/region-shares";
+import { recordServiceTokensUsed } from "../../lib/redis/policy";
 import { UsageRecorder } from "../../lib/redis/usage";
 import { createRedisStore } from "../../lib/store/redis";
 import type { Backend, BackendContext } from "./backend";
@@ -128,6 +129,7 @@ export function redisBackend(ctx: BackendContext): Backend {
       return { ready, body: { ready, policyVersion: doc?.version ?? null, redis: redisUp, breaker: breaker.state, missing: policy.missing, ...regionShares } };
     },
     flushUsage: () => usage.flush(),
+    recordTokenUse: (hashes, atMs) => recordServiceTokensUsed(redis, hashes, atMs),
     async close() {
       policy.stop();
       shares.stop();

@@ -124,7 +124,16 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     httpLimits: options.httpLimits,
   });
   const grpc = options.grpcPort
-    ? createDecisionGrpc({ engine, tokens, domain: options.rlsDomain ?? "sluice", readiness, metrics, logger })
+    ? createDecisionGrpc({
+        engine,
+        tokens,
+        domain: options.rlsDomain ?? "sluice",
+        readiness,
+        metrics,
+        logger,
+        limits: options.grpcLimits,
+        descriptorTokens: options.rlsDescriptorTokens,
+      })
     : null;
 
   await backend.start();
@@ -141,6 +150,14 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     void engine.syncClock();
   }, 1_000);
   usageTimer.unref();
+  // Once a minute, off the decision path: "last used" of the service tokens accepted since (the
+  // request itself only adds the token's hash to a set; ServiceTokens.takeUsed).
+  const recordTokenUse = async () => {
+    const used = tokens.takeUsed();
+    if (used.length > 0) await backend.recordTokenUse(used, Date.now()).catch((error: unknown) => log(`could not record the service tokens' last use: ${error instanceof Error ? error.message : String(error)}`));
+  };
+  const tokenUseTimer = setInterval(() => void recordTokenUse(), options.tokenUseFlushMs ?? 60_000);
+  tokenUseTimer.unref();
 
   await new Promise<void>((resolve, reject) => {
     http.server.once("error", reject);
@@ -165,6 +182,8 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
       await Promise.all([http.drain(), grpc?.drain()]);
       clearInterval(usageTimer);
       clearInterval(denialTimer);
+      clearInterval(tokenUseTimer);
+      await recordTokenUse();
       writeDenials();
       await backend.close();
       await localStore.close().catch(() => undefined);

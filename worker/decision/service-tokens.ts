@@ -4,6 +4,9 @@
  * writes from the ApiToken table (Redis `keys.serviceTokens()`, or Postgres in single-node mode,
  * refreshed on every policy poll) or in SLUICE_SERVICE_TOKENS. The decision path never touches
  * Postgres. Every protocol adapter (HTTP, forward-auth, gRPC) asks the same `accepts`.
+ *
+ * A published token that is accepted is noted in a set (one Set.add); the server takes the set once
+ * a minute and writes "last used" for those tokens off the decision path (server.ts).
  */
 import { MAX_FIELD_CHARS } from "../../lib/decision/request";
 import { sha256Hex } from "../../lib/redis/key-index";
@@ -20,6 +23,8 @@ export class ServiceTokens {
   // sha256 of the few service tokens callers present, so a request does not hash its token again
   // (bounded: a caller cycling random tokens only ever fills it, then it is dropped).
   private readonly hashes = new Map<string, string>();
+  /** Published tokens accepted since the last takeUsed(). */
+  private used = new Set<string>();
 
   /** `fixed`: SLUICE_SERVICE_TOKENS entries, sha256 hex or plaintext. */
   constructor(fixed: readonly string[]) {
@@ -38,6 +43,18 @@ export class ServiceTokens {
       if (this.hashes.size >= 64) this.hashes.clear();
       this.hashes.set(token, hash);
     }
-    return this.fixed.has(hash) || this.published.has(hash);
+    if (this.published.has(hash)) {
+      this.used.add(hash);
+      return true;
+    }
+    return this.fixed.has(hash);
+  }
+
+  /** The published tokens accepted since the last call (sha256 hex), and a fresh set for the next. */
+  takeUsed(): string[] {
+    if (this.used.size === 0) return [];
+    const taken = [...this.used];
+    this.used = new Set();
+    return taken;
   }
 }

@@ -6,6 +6,7 @@
  * is not migrated, or while another single-node decision server holds the advisory lock.
  */
 import { createDb } from "../../lib/db/client";
+import { markTokensUsed } from "../../lib/db/token-use";
 import { checkSingleNodeEnv, SingleNodeConfigError } from "../../lib/single-node/config";
 import { acquireInstanceLock } from "../../lib/single-node/instance-lock";
 import { PostgresKeyIndex } from "../../lib/single-node/postgres-key-index";
@@ -84,6 +85,7 @@ export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
       return { ready, body: { ready, policyVersion: doc?.version ?? null, mode: "single-node", keysLoaded: keyIndex.loaded, postgres: policy.postgresOk } };
     },
     flushUsage: () => usage.flush(),
+    recordTokenUse: (hashes, atMs) => withQueryTimeout(markTokensUsed(db, hashes, new Date(atMs)), "recording service tokens' last use"),
     async close() {
       policy.stop();
       keyIndex.stop();

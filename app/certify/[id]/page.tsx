@@ -4,7 +4,7 @@ import { Forbidden, formatTime, PageHeader } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { readCertification } from "@/lib/services/certification-view";
-import { REQUIREMENT_TITLES } from "@/lib/services/certify/report";
+import { REQUIREMENT_TITLES, verdictText } from "@/lib/services/certify/report";
 import { ServiceError } from "@/lib/services/errors";
 
 export const metadata = { title: "Certification · Sluice" };
@@ -40,10 +40,11 @@ export default async function CertificationPage({ params }: { params: Promise<{ 
           </>
         }
       />
-      <p className={`card mb-4 text-sm ${c.passed ? "border-green-300 bg-green-50" : "border-red-300 bg-red-50"}`} data-testid="certification-verdict">
-        {c.passed ? "Passed: every requirement holds." : "Failed: at least one requirement does not hold."}{" "}
-        {r.results.filter((x) => x.status === "pass").length} passed, {r.results.filter((x) => x.status === "fail").length} failed,{" "}
-        {r.results.filter((x) => x.status === "not_verified").length} not verified. <Link className="text-indigo-700 hover:underline" href="/policy">Version history</Link>
+      <p
+        className={`card mb-4 text-sm ${c.passed ? "border-green-300 bg-green-50" : r.results.some((x) => x.status === "fail") ? "border-red-300 bg-red-50" : "border-amber-300 bg-amber-50"}`}
+        data-testid="certification-verdict"
+      >
+        {verdictText(r)} <Link className="text-indigo-700 hover:underline" href="/policy">Version history</Link>
       </p>
       <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
         <table className="table text-xs" data-testid="certification-results">
@@ -67,7 +68,10 @@ export default async function CertificationPage({ params }: { params: Promise<{ 
                 <td>{x.expected}</td>
                 <td>{x.measured}</td>
                 <td className="font-mono">{x.source}</td>
-                <td className="text-slate-600">{x.note ?? ""}</td>
+                <td className="text-slate-600">
+                  {x.note ?? ""}
+                  {x.remedy && <span className="block font-medium text-slate-900" data-testid="certification-remedy">Remedy: {x.remedy}</span>}
+                </td>
               </tr>
             ))}
           </tbody>

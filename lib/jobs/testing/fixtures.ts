@@ -5,6 +5,7 @@
  */
 import type { Db } from "../../db/client";
 import { UsageRecorder, minuteStartMs, type RedisLike, type UsageOutcome } from "../../redis/usage";
+import type { DenialReason } from "../../policy/denial-reasons";
 
 export const TEST_TIERS = {
   free: { quotas: [{ id: "q_free_all_m", operation: "*", period: "month", limit: 300, overage: "block" }] },
@@ -93,6 +94,8 @@ export interface Decision {
   keyPrefix: string;
   /** For a denied decision: the id of the quota (of TEST_TIERS) that denied it; absent for other denials. */
   deniedQuota?: string;
+  /** For a denied decision: the answer's reason, as the decision server records it; absent: not recorded (older data). */
+  reason?: DenialReason;
 }
 
 /** The quota of `tier` that a denial of `operation` is attributed to in generated traffic: the narrowest covering one. */
@@ -105,7 +108,7 @@ export function quotaDenying(tier: "free" | "pro", operation: "read" | "write"):
 export async function writeDecisions(redis: RedisLike, prefix: string, decisions: Decision[], expected: Expected): Promise<void> {
   const recorder = new UsageRecorder(redis, prefix);
   for (const d of decisions) {
-    recorder.record({ atMs: d.atMs, tenant: d.tenant, tier: d.tier, operation: d.operation, outcome: d.outcome, keyPrefix: d.keyPrefix, latencyMs: 1.5, deniedQuota: d.deniedQuota ?? null });
+    recorder.record({ atMs: d.atMs, tenant: d.tenant, tier: d.tier, operation: d.operation, outcome: d.outcome, keyPrefix: d.keyPrefix, latencyMs: 1.5, deniedQuota: d.deniedQuota ?? null, deniedReason: d.reason ?? null });
     bump(expected.decisions, `${d.tenant}|${d.outcome}`, 1);
     bump(expected.keys, `${d.tenant}|${d.keyPrefix}|${d.outcome === "denied" ? "denied" : "allowed"}`, 1);
     expected.total++;

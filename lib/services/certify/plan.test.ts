@@ -7,7 +7,7 @@ import { parseCompiledPolicy } from "../../policy/compiled-schema";
 import { limitsFor } from "../../policy/compile";
 import type { PolicyFileInput } from "../../policy/policy-file";
 import { CERT_LIMIT, CERT_WINDOW_MS, planCertification } from "./plan";
-import { formatReportHtml, formatReportText, type CertificationReport } from "./report";
+import { formatReportHtml, formatReportText, verdictText, type CertificationReport } from "./report";
 
 const DEMO = parse(readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8")) as PolicyFileInput;
 let n = 0;
@@ -55,8 +55,41 @@ describe("the certification plan", () => {
       scaled: [], notes: [],
     };
     expect(formatReportText(report)).toBe(
-      "FAIL  failureMode (failure mode when Redis is down) — pay: expected fails closed, measured declared open; required by requirements.operations[0]\nFAILED: policy v3 — 1 passed, 1 failed, 0 not verified, in 1.0 s (ephemeral, 2 instances)\n",
+      "FAIL  failureMode (failure mode when Redis is down) — pay: expected fails closed, measured declared open; required by requirements.operations[0]\nNot certified: 1 failed, 1 passed. Policy v3: 1 passed, 1 failed, 0 not verified, in 1.0 s (ephemeral, 2 instances)\n",
     );
     expect(formatReportHtml(report)).toContain("&lt;b&gt;");
+  });
+
+  it("says 'not certified: N not verified' and why when nothing failed, never 'FAILED … 0 failed' (#29.8)", () => {
+    const nv = (subject: string, measured: string) => ({ requirement: "boundary" as const, subject, source: "the algorithm", expected: "x", measured, status: "not_verified" as const });
+    const report: CertificationReport = {
+      version: 4, checksum: "b".repeat(64), mode: "ephemeral", target: null, instances: 1, startedAt: "2026-12-03T00:00:00.000Z", durationMs: 2_000, passed: false,
+      results: [
+        { requirement: "boundary", subject: "ok", source: "the algorithm", expected: "x", measured: "x", status: "pass" },
+        nv("a", "the burst took 900 ms and crossed a window edge"), nv("b", "the burst took 900 ms and crossed a window edge"), nv("c", "Retry-After 60 s is past the time budget"), nv("d", "Retry-After 60 s is past the time budget"),
+      ],
+      scaled: [], notes: [],
+    };
+    const verdict = verdictText(report);
+    expect(verdict).toBe(
+      "Not certified: 4 not verified (nothing failed, 1 passed) — the run could not tell: the burst took 900 ms and crossed a window edge; Retry-After 60 s is past the time budget. Run again with more time (--max-seconds) or against a quieter target.",
+    );
+    expect(formatReportText(report)).not.toMatch(/FAILED|0 failed,? *$/m);
+    expect(formatReportText(report)).toContain(verdict);
+    expect(formatReportHtml(report)).toContain("Not certified: 4 not verified");
+    expect(verdictText({ ...report, passed: true, results: [report.results[0]!] })).toBe("Certified: all 1 requirement checks passed.");
+  });
+
+  it("a failed accuracy requirement names the remedy it measured, in the text, the HTML and the JSON (#29.8)", () => {
+    const report: CertificationReport = {
+      version: 5, checksum: "c".repeat(64), mode: "ephemeral", target: null, instances: 1, startedAt: "2026-12-03T00:00:00.000Z", durationMs: 3_000, passed: false,
+      results: [
+        { requirement: "accuracy", subject: "free-api_key", source: "requirements.limits[0]", expected: "within 5.0% of an exact log at 1.6× the limit", measured: "57 admitted vs 52 by the exact log (9.6%), windows 2–10", status: "fail", remedy: "precision: 6 (3.9% on the same arrivals; as is 11.8%)" },
+      ],
+      scaled: [], notes: [],
+    };
+    expect(formatReportText(report)).toContain("(9.6%), windows 2–10; required by requirements.limits[0]; remedy: precision: 6 (3.9% on the same arrivals; as is 11.8%)");
+    expect(formatReportHtml(report)).toContain("Remedy: precision: 6");
+    expect(JSON.parse(JSON.stringify(report)).results[0].remedy).toBe("precision: 6 (3.9% on the same arrivals; as is 11.8%)");
   });
 });

@@ -4,6 +4,7 @@
  * model (lib/services/limit-probe.ts: the engine's own code on a clock of our own), what it does
  * from the servers' answers.
  */
+import { accuracyRemedy } from "../../policy/accuracy-remedy";
 import { percentiles } from "../advisor";
 import { edgeBurstRequests, probeLimit, type ProbedRow, type ProbeResult } from "../limit-probe";
 import type { CertificationPlan, Cell, Subject } from "./plan";
@@ -261,6 +262,7 @@ export async function overLimit(endpoints: readonly Endpoint[], cell: Cell, seed
     }
     return { limit, exact };
   };
+  const startMs = Date.now();
   const sending = sendAt(endpoints[0]!, s, offsets, undefined);
   await sleep(windowMs);
   const first = await counts();
@@ -277,7 +279,16 @@ export async function overLimit(endpoints: readonly Endpoint[], cell: Cell, seed
     expected: `within ${(tolerance * 100).toFixed(1)}% of an exact log at 1.6× the limit`,
     measured: exactAdmitted === 0 ? "no sampled admissions (is the accuracy meter on?)" : `${limitAdmitted} admitted vs ${exactAdmitted} by the exact log (${(deviation * 100).toFixed(1)}%), windows 2–10`,
     status: exactAdmitted > 0 && deviation <= tolerance ? "pass" : "fail",
+    ...(exactAdmitted > 0 && deviation > tolerance ? { remedy: remedyFor(cell, offsets.map((t) => startMs + t), startMs + windowMs, tolerance) } : {}),
   };
+}
+
+/** What would meet the tolerance, measured on the same arrivals (lib/policy/accuracy-remedy.ts). */
+function remedyFor(cell: Cell, arrivalsMs: number[], countFromMs: number, tolerance: number): string {
+  const l = cell.limit;
+  if (!l || cell.algorithm !== "sliding_window_counter") return "algorithm: sliding_window_log (exact; the only algorithm held to an exact log by construction)";
+  const remedy = accuracyRemedy({ limit: l.limit, windowMs: l.windowMs, cost: Math.max(1, cell.cost), arrivalsMs, countFromMs, precision: l.precision, tolerance });
+  return cell.scaled ? `${remedy.text}, measured at the certified scale ${cell.scaled.to}` : remedy.text;
 }
 
 export function metricValue(text: string, name: string, labels: Record<string, string>): number {

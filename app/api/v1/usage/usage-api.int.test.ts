@@ -5,6 +5,7 @@ import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from
 import { db } from "@/lib/db/client";
 import { drainClosedMinutes } from "@/lib/jobs/rollup";
 import { emptyExpected, publishTestPolicy, seedTenants, writeDecisions, type Decision } from "@/lib/jobs/testing/fixtures";
+import type { DenialReason } from "@/lib/policy/denial-reasons";
 import { loadDashboard } from "@/lib/services/usage-dashboard";
 import { getQuotas } from "@/lib/services/usage-query";
 import { GET as getBillingExport } from "../billing/exports/route";
@@ -28,6 +29,14 @@ const DATA: Decision[] = [
   ...decisions(Date.UTC(2026, 10, 8, 9), "globex", "pro", "globexaaaaaa", "allowed", 150),
   ...decisions(Date.UTC(2026, 10, 8, 9), "globex", "pro", "globexaaaaaa", "shadow_denied", 50),
   ...decisions(Date.UTC(2026, 10, 8, 9, 1), "globex", "pro", "globexaaaaaa", "denied", 20),
+  // An hour of denials only, each with the reason its answer gave (REASONS below), on 2026-11-20.
+  ...Object.entries({ rate_limited: 12, quota_exhausted: 3, concurrency_limited: 2 } as const).flatMap(([reason, n]) =>
+    decisions(Date.UTC(2026, 10, 20, 10), "acme", "free", "acmeaaaaaaaa", "denied", n).map((d) => ({ ...d, reason: reason as DenialReason })),
+  ),
+  // Denials recorded before reasons were.
+  ...decisions(Date.UTC(2026, 10, 20, 10, 5), "acme", "free", "acmeaaaaaaaa", "denied", 4),
+  ...decisions(Date.UTC(2026, 10, 20, 10, 1), "globex", "pro", "globexaaaaaa", "denied", 25).map((d) => ({ ...d, reason: "tenant_suspended" as const })),
+  ...decisions(Date.UTC(2026, 10, 20, 10, 2), "_", "_" as "free", "_", "denied", 8).map((d) => ({ ...d, reason: "unknown_key" as const })),
 ];
 
 function req(path: string, token?: string): Request {
@@ -84,6 +93,37 @@ describe("GET /api/v1/usage", () => {
     expect(tooFine.status).toBe(400);
     expect((await getUsage(req("/api/v1/usage?from=2026-11-01T00:00:00Z&to=2026-11-11T00:00:00Z&granularity=day"))).status).toBe(401);
     expect((await getUsage(req("/api/v1/usage?from=2026-11-01T00:00:00Z&to=2026-11-11T00:00:00Z&granularity=day", "sl_wrong"))).status).toBe(401);
+  });
+});
+
+describe("GET /api/v1/usage: denials by reason", () => {
+  type Answer = { points: Array<{ denied: number; deniedByReason: Record<string, number>; share429: number; denyShare: number }>; totals: { decisions: number; denied: number; deniedByReason: Record<string, number>; share429: number } };
+  const usage = async (query: string) => (await (await getUsage(req(`/api/v1/usage?from=2026-11-20T10:00:00Z&to=2026-11-20T11:00:00Z&granularity=hour${query}`, TOKENS.sre))).json()) as Answer;
+
+  it("names each denial by the decision API's reason, and the 429 share counts 429s only", async () => {
+    const all = await usage("");
+    expect(all.totals.deniedByReason).toEqual({
+      rate_limited: 12,
+      quota_exhausted: 3,
+      concurrency_limited: 2,
+      cost_exceeds_limit: 0,
+      unknown_key: 8,
+      tenant_suspended: 25,
+      store_unavailable: 0,
+      not_recorded: 4,
+    });
+    expect(all.totals).toMatchObject({ decisions: 54, denied: 54 });
+    expect(all.totals.share429).toBeCloseTo(17 / 54, 10);
+    expect(all.points[0]!.deniedByReason).toEqual(all.totals.deniedByReason);
+    expect(all.points[0]!.denyShare).toBe(1);
+    // The suspended tenant: every request denied, none of them a 429.
+    const globex = await usage("&tenant=globex");
+    expect(globex.totals.deniedByReason.tenant_suspended).toBe(25);
+    expect(globex.totals.share429).toBe(0);
+    expect((await usage("&tier=pro")).totals.share429).toBe(0);
+    const acme = await usage("&tenant=acme");
+    expect(acme.totals.share429).toBeCloseTo(17 / 21, 10);
+    expect(acme.totals.deniedByReason).toMatchObject({ rate_limited: 12, unknown_key: 0, tenant_suspended: 0, not_recorded: 4 });
   });
 });
 
@@ -147,12 +187,29 @@ describe("GET /api/v1/billing/exports", () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { field: string } }).error.field).toBe("format");
   });
+
+  it("never writes: a period before the first usage or in the future is a 404 naming the period, and no period row appears", async () => {
+    const before = await db().billingPeriod.count();
+    for (const period of ["1999-01", "2026-09", "2099-01"]) {
+      const res = await getBillingExport(req(`/api/v1/billing/exports?period=${period}&format=csv`, TOKENS.billing));
+      expect(res.status, period).toBe(404);
+      const body = (await res.json()) as { error: { code: string; field: string; message: string } };
+      expect(body.error).toMatchObject({ code: "not_found", field: "period" });
+      expect(body.error.message).toContain(period);
+    }
+    // Reading the month that has usage, in every format, records nothing either.
+    for (const format of ["csv", "json", "cloudevents"]) {
+      expect((await getBillingExport(req(`/api/v1/billing/exports?period=2026-11&format=${format}`, TOKENS.billing))).status).toBe(200);
+    }
+    expect(await db().billingPeriod.count()).toBe(before);
+    expect(await db().billingPeriod.findMany({ where: { period: { in: ["1999-01", "2026-09", "2099-01"] } } })).toEqual([]);
+  });
 });
 
 describe("dashboard data", () => {
   it("draws the same totals, top consumers, latency percentiles and quota burn as the API", async () => {
     const d = await loadDashboard(db(), { range: "30d", nowMs: Date.UTC(2026, 10, 11) });
-    expect(d.totals).toEqual({ decisions: 310, denied: 50, denySharePct: 16.1 });
+    expect(d.totals).toMatchObject({ decisions: 310, denied: 50, denySharePct: 16.1 });
     expect(d.topByRequests.tenants.map((t) => t.tenant)).toEqual(["globex", "acme"]);
     expect(d.topByDenied.tenants.map((t) => t.tenant)).toEqual(["acme", "globex"]);
     // Every decision was recorded at 1.5 ms: bucket ≤ 2 ms, so every percentile says 2.
@@ -163,6 +220,18 @@ describe("dashboard data", () => {
     const tenant = await loadDashboard(db(), { range: "30d", tenant: "acme", nowMs: Date.UTC(2026, 10, 11) });
     expect(tenant.totals.decisions).toBe(90);
     expect(tenant.quotas.map((q) => q.tenant)).toEqual(["acme"]);
+  });
+});
+
+describe("dashboard denials by reason", () => {
+  it("draws 429s, 401s, 403s and 503s as their own series, and the 429 share counts 429s only", async () => {
+    const d = await loadDashboard(db(), { range: "24h", nowMs: Date.UTC(2026, 10, 20, 12) });
+    expect(d.totals).toMatchObject({ decisions: 54, denied: 54, denySharePct: 100, share429Pct: 31.5 });
+    expect(d.totals.byReason).toMatchObject({ rate_limited: 12, unknown_key: 8, tenant_suspended: 25, not_recorded: 4 });
+    const hour = d.decisions.find((p) => p.t === Date.UTC(2026, 10, 20, 10))!;
+    expect(hour).toMatchObject({ denied429: 17, denied401: 8, denied403: 25, denied503: 0, not_recorded: 4, share429Pct: 31.5, quota_exhausted: 3 });
+    const suspended = await loadDashboard(db(), { range: "24h", tenant: "globex", nowMs: Date.UTC(2026, 10, 20, 12) });
+    expect(suspended.totals).toMatchObject({ denied: 25, share429Pct: 0 });
   });
 });
 
@@ -184,5 +253,25 @@ describe("tenant quota overrides", () => {
     });
     const { quotas } = await getQuotas(db(), { period: "2026-11", tenant: "acme", nowMs: Date.UTC(2026, 10, 11) });
     expect(quotas.map((q) => [q.quotaId, q.limit, q.overage, q.used])).toEqual([["q_free_all_m", 1000, "bill", 60]]);
+  });
+
+  it("are marked in the billing CSV, and one tenant's lines export on their own", async () => {
+    const res = await getBillingExport(req("/api/v1/billing/exports?period=2026-11&format=csv&tenant=acme", TOKENS.billing));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-disposition")).toContain("sluice-billing-2026-11-acme-provisional.csv");
+    const [header, ...rows] = (await res.text()).trim().split("\r\n");
+    const col = header!.split(",");
+    // RFC 4180 fields: a quoted one may hold commas ("Acme, Inc.").
+    const fields = (row: string) => [...row.matchAll(/(?:^|,)("(?:[^"]|"")*"|[^,]*)/g)].map((m) => m[1]!);
+    const cell = (row: string, name: string) => fields(row)[col.indexOf(name)];
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((r) => cell(r, "tenant") === "acme")).toBe(true);
+    expect(rows.map((r) => [cell(r, "quota_id"), cell(r, "limit"), cell(r, "tenant_override")])).toEqual([["q_free_all_m", "1000", "true"]]);
+    // The whole month: globex's lines are there, not overridden.
+    const all = (await (await getBillingExport(req("/api/v1/billing/exports?period=2026-11&format=csv", TOKENS.billing))).text()).trim().split("\r\n");
+    expect(all.filter((r) => cell(r, "tenant") === "globex").map((r) => cell(r, "tenant_override"))).toEqual(["false", "false"]);
+    const unknown = await getBillingExport(req("/api/v1/billing/exports?period=2026-11&format=csv&tenant=nosuch", TOKENS.billing));
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { field: string } }).error.field).toBe("tenant");
   });
 });
