@@ -9,7 +9,10 @@
  *   address far over its limit);
  * - tenant `demo` (key BENCH_KEY_demo): the demo policy's shape, several limits and a quota per
  *   request: a per-key sliding window, a per-key token bucket, a per-address fixed window and a
- *   tenant month quota — four counters, none of which denies at bench rates.
+ *   tenant month quota — four counters, none of which denies at bench rates;
+ * - the `rateLimitService` domain BENCH_ENVOY_DOMAIN, an imported envoyproxy/ratelimit config's
+ *   shape: `generic_key: api`, then a key-only `remote_address` rule (their fixed window, counted
+ *   per address) that never denies — the gRPC row beside Sluice's own (#24).
  */
 import { compileFixture, writeFixturePolicy } from "../lib/decision/testing/fixture";
 import type { RedisClient } from "../lib/redis/client";
@@ -19,6 +22,7 @@ export const BENCH_TOKEN = "bench_service_token";
 export const BENCH_KEY = "sk_bench_side_by_side_0001";
 export const BENCH_DENY_KEY = `${BENCH_KEY}_deny`;
 export const BENCH_DEMO_KEY = `${BENCH_KEY}_demo`;
+export const BENCH_ENVOY_DOMAIN = "bench_envoy";
 const HUGE = 1_000_000_000;
 
 export async function publishBenchPolicy(redis: RedisClient): Promise<void> {
@@ -46,6 +50,14 @@ export async function publishBenchPolicy(redis: RedisClient): Promise<void> {
         { slug: "denier", name: "Denier", tier: "deny", keys: [{ name: "k", key: BENCH_DENY_KEY }] },
         { slug: "demo", name: "Demo", tier: "demo", keys: [{ name: "k", key: BENCH_DEMO_KEY }] },
       ],
+      rateLimitService: {
+        domains: [
+          {
+            domain: BENCH_ENVOY_DOMAIN,
+            descriptors: [{ key: "generic_key", value: "api", descriptors: [{ key: "remote_address", rate_limit: { unit: "minute", requests_per_unit: HUGE } }] }],
+          },
+        ],
+      },
     }),
     [sha256Hex(BENCH_TOKEN)],
   );

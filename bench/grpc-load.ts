@@ -15,7 +15,9 @@
  *
  * Environment: RLS_ADDRESS (host:port), TOKEN, SECONDS (default 6), CHANNELS (2), CONCURRENCY
  * (50), KEY_PATTERN (`bk_{i}_bench`: {i} is the key's number in base 36, {d} in decimal) with
- * KEY_COUNT (100000).
+ * KEY_COUNT (100000). ENVOY_DOMAIN: instead, descriptors of that `rateLimitService` domain as an
+ * Envoy route with `generic_key` and `remote_address` actions sends them (the pattern is then the
+ * client address's value).
  */
 import http2 from "node:http2";
 import { rlsServiceDefinition, type RlsResponseMessage } from "../lib/rls/protos";
@@ -26,6 +28,7 @@ const channels = Number(process.env.CHANNELS ?? 2);
 const concurrency = Number(process.env.CONCURRENCY ?? 50);
 const keyPattern = process.env.KEY_PATTERN ?? "bk_{i}_bench";
 const keyCount = Number(process.env.KEY_COUNT ?? 100_000);
+const envoyDomain = process.env.ENVOY_DOMAIN;
 const PATH = "/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit";
 
 const method = rlsServiceDefinition().ShouldRateLimit!;
@@ -33,8 +36,12 @@ const method = rlsServiceDefinition().ShouldRateLimit!;
 const frames = Array.from({ length: keyCount }, (_, i) => {
   const key = keyPattern.replace("{i}", i.toString(36)).replace("{d}", String(i));
   const message = method.requestSerialize({
-    domain: "sluice",
-    descriptors: [{ entries: [{ key: "api_key", value: key }, { key: "remote_address", value: "203.0.113.7" }, { key: "method", value: "GET" }, { key: "path", value: "/v1/orders/42" }] }],
+    ...(envoyDomain
+      ? { domain: envoyDomain, descriptors: [{ entries: [{ key: "generic_key", value: "api" }, { key: "remote_address", value: key }] }] }
+      : {
+          domain: "sluice",
+          descriptors: [{ entries: [{ key: "api_key", value: key }, { key: "remote_address", value: "203.0.113.7" }, { key: "method", value: "GET" }, { key: "path", value: "/v1/orders/42" }] }],
+        }),
   });
   const frame = Buffer.allocUnsafe(5 + message.length);
   frame.writeUInt8(0, 0);

@@ -11,7 +11,8 @@
  * (its sluice_rls_calls_total, read from METRICS_URL before and after) plus those h2load failed.
  *
  * Environment: RLS_ADDRESS (host:port), METRICS_URL, BENCH_TOKEN, BENCH_KEY, BENCH_FIXED_IP,
- * SECONDS, CONNECTIONS (default 50).
+ * SECONDS, CONNECTIONS (default 50); BENCH_ENVOY_DOMAIN: instead, that `rateLimitService` domain's
+ * descriptor as an Envoy route with `generic_key` and `remote_address` actions sends it (#24).
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -35,10 +36,15 @@ async function notOkCalls(): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const message = rlsServiceDefinition().ShouldRateLimit!.requestSerialize({
-    domain: "sluice",
-    descriptors: [{ entries: [{ key: "api_key", value: need("BENCH_KEY") }, { key: "remote_address", value: need("BENCH_FIXED_IP") }, { key: "method", value: "GET" }, { key: "path", value: "/v1/orders" }] }],
-  });
+  const envoyDomain = process.env.BENCH_ENVOY_DOMAIN;
+  const message = rlsServiceDefinition().ShouldRateLimit!.requestSerialize(
+    envoyDomain
+      ? { domain: envoyDomain, descriptors: [{ entries: [{ key: "generic_key", value: "api" }, { key: "remote_address", value: need("BENCH_FIXED_IP") }] }] }
+      : {
+          domain: "sluice",
+          descriptors: [{ entries: [{ key: "api_key", value: need("BENCH_KEY") }, { key: "remote_address", value: need("BENCH_FIXED_IP") }, { key: "method", value: "GET" }, { key: "path", value: "/v1/orders" }] }],
+        },
+  );
   const framed = Buffer.alloc(5 + message.length);
   framed.writeUInt32BE(message.length, 1);
   message.copy(framed, 5);

@@ -31,7 +31,7 @@ import { Redis } from "ioredis";
 import { DECISION_NODE_FLAGS } from "../lib/decision/process-flags";
 import { freePort } from "../lib/net/ports";
 import { type OwnRedis, startOwnRedis } from "../lib/net/redis-server";
-import { BENCH_DEMO_KEY, BENCH_DENY_KEY, BENCH_KEY, BENCH_TOKEN, publishBenchPolicy } from "./bench-policy";
+import { BENCH_DEMO_KEY, BENCH_DENY_KEY, BENCH_ENVOY_DOMAIN, BENCH_KEY, BENCH_TOKEN, publishBenchPolicy } from "./bench-policy";
 import { h2loadRlsLoad, wrkLoad } from "./loads";
 import { cpuUs } from "./proc-cpu";
 
@@ -220,7 +220,7 @@ async function main(): Promise<void> {
     if (multi) procs.push(multi);
     const wrk = (p: string, env: Record<string, string> = {}): Load => ({ tool: "wrk", path: p, env });
     const fixedRate = (p: string): Load => ({ tool: "fixed-rate", path: p, env: {} });
-    const h2loadRls = (key: string, address: string): Load => ({ tool: "h2load-rls", path: "", env: { BENCH_KEY: key, BENCH_FIXED_IP: address } });
+    const h2loadRls = (key: string, address: string, extra: Record<string, string> = {}): Load => ({ tool: "h2load-rls", path: "", env: { BENCH_KEY: key, BENCH_FIXED_IP: address, ...extra } });
     const allTargets: Target[] = [
       { name: "node:http hello", proc: hello, load: wrk("/"), perRequest: 1 },
       { name: "rate-limiter-flexible", proc: peer, load: wrk("/"), perRequest: 1 },
@@ -240,6 +240,8 @@ async function main(): Promise<void> {
             { name: "node:http2 gRPC hello", proc: h2Hello!, load: h2loadRls(BENCH_KEY, "203.0.113.7"), perRequest: 1 },
             { name: "Sluice gRPC ShouldRateLimit", proc: sluice, load: h2loadRls(BENCH_KEY, "203.0.113.7"), perRequest: 1, sluice: true },
             { name: "Sluice gRPC deny path", proc: sluice, load: h2loadRls(BENCH_DENY_KEY, "192.0.2.1"), perRequest: 1, sluice: true },
+            // An imported envoyproxy/ratelimit config's descriptor (#24): their fixed window, one ENVOY_COUNT script call.
+            { name: "Sluice gRPC Envoy domain", proc: sluice, load: h2loadRls(BENCH_KEY, "203.0.113.7", { BENCH_ENVOY_DOMAIN }), perRequest: 1, sluice: true },
           ]
         : []),
     ];
@@ -320,7 +322,8 @@ async function main(): Promise<void> {
       `${(grpc.dec / http.dec).toFixed(2)}× its decisions/s, ${(grpc.server / http.server).toFixed(2)}× its server CPU per decision`;
     process.stdout.write(
       HAS_H2LOAD
-        ? `gRPC (#13; goal: at least the HTTP path's figures): single check ${vsHttp(row("Sluice gRPC ShouldRateLimit"), single)}; deny path ${vsHttp(row("Sluice gRPC deny path"), deny)}; the transports bare: node:http2 gRPC hello ${vsHttp(row("node:http2 gRPC hello"), hello1)} of node:http hello\n`
+        ? `gRPC (#13; goal: at least the HTTP path's figures): single check ${vsHttp(row("Sluice gRPC ShouldRateLimit"), single)}; deny path ${vsHttp(row("Sluice gRPC deny path"), deny)}; the transports bare: node:http2 gRPC hello ${vsHttp(row("node:http2 gRPC hello"), hello1)} of node:http hello\n` +
+            `Envoy domain (#24; goal: no slower than one Sluice check over gRPC): ${vsHttp(row("Sluice gRPC Envoy domain"), row("Sluice gRPC ShouldRateLimit"))} of Sluice's own gRPC row\n`
         : "gRPC (#13): not measured, h2load is not installed (apt-get install nghttp2-client)\n",
     );
     if (multi) {

@@ -119,7 +119,7 @@ const envSchema = z.object({
   SLUICE_HTTP_KEEP_ALIVE_TIMEOUT_MS: ms.default(5_000),
   /** Decision HTTP: requests of one connection read and not yet answered (the rest wait unread). */
   SLUICE_HTTP_MAX_PIPELINED: z.coerce.number().int().min(1).max(1_024).default(16),
-  /** The only `domain` the rate limit service answers (Envoy's ratelimit filter `domain`). */
+  /** The rate limit service `domain` of Sluice's own descriptor keys (Envoy's ratelimit filter `domain`); every other domain is the policy's `rateLimitService`. */
   SLUICE_RLS_DOMAIN: z.string().min(1).max(256).default("sluice"),
   /**
    * Decision processes per decision server (node:cluster, sharing its ports; worker/decision/supervisor.ts).

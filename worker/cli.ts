@@ -48,6 +48,7 @@ import { portalLinkCommand } from "./commands/portal-link";
 import { tenantsCommand } from "./commands/tenants";
 import { tokensCommand } from "./commands/tokens";
 import { closeRegionClients } from "../lib/redis/regions";
+import { publishRollout, rolloutCommand, wantsRollout, type PublishRolloutOptions } from "./commands/rollout";
 
 /** Diagnostics only, on stderr (stdout is the commands' output, e.g. an export); what users read is `out` and `report`. */
 const logger = createLogger("cli", { destination: process.stderr });
@@ -137,11 +138,17 @@ export function buildProgram(): Command {
       out(await exportPolicyFile(database()));
     });
 
+  const rolloutDeps = { database, redis: () => redisClient(true), actor, write: (text: string) => process.stdout.write(text) };
   program
     .command("publish")
-    .description("compile the draft, validate it, and make it the live version")
+    .description("compile the draft, validate it, and make it the live version (or roll it out: --canary/--steps, --rollout)")
     .option("--note <text>", "a note stored with the version")
-    .action(async (opts: { note?: string }) => {
+    .option("--canary <slugs>", "roll out to these tenants first (comma-separated), then --steps")
+    .option("--canary-bake <duration>", "how long the canaries alone run (default 15m)")
+    .option("--steps <steps>", "the rollout's steps: <percent>%[:<bake time>], ending at 100%, e.g. 10%:1h,100%")
+    .option("--rollout <file>", "the rollout as a YAML or JSON file (canaries, canaryBake, steps, guardrails)")
+    .action(async (opts: PublishRolloutOptions) => {
+      if (wantsRollout(opts)) return publishRollout(rolloutDeps, opts);
       const r = await publishPolicy({ db: database(), redis: redisClient(true) }, { actor: actor(), note: opts.note });
       if (r.status === "unchanged") out(`Policy unchanged: v${r.version} is live (checksum ${r.checksum.slice(0, 12)}).`);
       else out(`Published v${r.version} (checksum ${r.checksum.slice(0, 12)})${r.previousVersion ? `, replacing v${r.previousVersion}` : ""}.`);
@@ -251,6 +258,7 @@ export function buildProgram(): Command {
       }
     });
 
+  program.addCommand(rolloutCommand(rolloutDeps));
   program.addCommand(tokensCommand({ database, redis: () => redisClient(false), actor, write: (text) => process.stdout.write(text) }));
   program.addCommand(tenantsCommand({ database, editor, write: (text) => process.stdout.write(text) }));
   program.addCommand(webhooksCommand({ database, actor, write: (text) => process.stdout.write(text) }));

@@ -4,6 +4,9 @@
  * downsamples old minute rows. Any number of workers may run: each job takes its own Postgres
  * advisory lock, and the rollup is exactly-once on its own (lib/jobs/rollup.ts).
  *
+ * Every tick it also guards the running rollout, if any (lib/jobs/rollout-guard.ts): its routing
+ * in Redis, its guardrail on each newly drained minute, and its bake time.
+ *
  * Beside that tick, every second, it checks that Redis still holds what the control plane published
  * and writes it back from Postgres when Redis lost it (lib/jobs/restore-published.ts); with
  * SLUICE_REGIONS it also brings every region's Redis that missed a write up to date
@@ -24,6 +27,7 @@ import { downsampleMinutes } from "../lib/jobs/downsample";
 import { reconcileQuotas } from "../lib/jobs/reconcile";
 import { drainClosedMinutes } from "../lib/jobs/rollup";
 import { evaluateAlerts } from "../lib/jobs/alerts";
+import { guardRollout } from "../lib/jobs/rollout-guard";
 import { deliverDueNotifications } from "../lib/jobs/quota-deliver";
 import { detectQuotaNotifications } from "../lib/jobs/quota-notify";
 import { RESTORE_CHECK_MS, restorePublishedState } from "../lib/jobs/restore-published";
@@ -76,6 +80,9 @@ export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Recor
     // The Billing page says when the close last ran (a month past its close still open says why).
     await recordJobRun(deps.db, "billing-close", { nowMs, result: { closed } });
   }
+  // Every tick, so a breach is acted on as soon as the rollup has drained its minute (once per minute).
+  const guarded = await guardRollout({ db: deps.db, redis: deps.redis, webhookUrl: deps.webhookUrl, allowPrivateWebhooks: deps.allowPrivateWebhooks }, { nowMs });
+  if (guarded && guarded.action !== "none") log(guarded.action === "rolled-back" || guarded.action === "paused" ? "warn" : "info", "rollout", { ...guarded });
   if (due("alerts")) {
     const opened = await evaluateAlerts(deps.db, { nowMs, webhookUrl: deps.webhookUrl, allowPrivateWebhooks: deps.allowPrivateWebhooks });
     if (opened.length > 0) log("warn", "alerts opened", { alerts: opened.map((a) => a.message) });

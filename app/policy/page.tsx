@@ -15,6 +15,9 @@ import { certificationsOf } from "@/lib/services/certification-view";
 import { readDraftState, readVersionPair } from "@/lib/services/draft-view";
 import { replayDraftAction } from "../justify/actions";
 import { discardDraftAction, publishAction, rollbackAction } from "./actions";
+import { RolloutPanel } from "@/components/rollout-panel";
+import { rolloutStatus } from "@/lib/services/rollout/control-rollout";
+import { rolloutAction, startRolloutAction } from "./rollout-actions";
 
 export const metadata = { title: "Policy · Sluice" };
 
@@ -48,10 +51,11 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
   const canEdit = can(principal.role, "policy.edit");
   const selected = parseVersionParam((await searchParams).version);
 
-  const [state, versions, pair] = await Promise.all([
+  const [state, versions, pair, rollout] = await Promise.all([
     readDraftState(db()),
     listPolicyVersions(db()),
     selected.version === null ? Promise.resolve(null) : readVersionPair(db(), selected.version),
+    canPublish ? rolloutStatus({ db: db() }) : Promise.resolve(null),
   ]);
   const { draft, live } = state;
   const lines = draft ? diffPolicies(live ? bodyOf(live) : null, draft) : [];
@@ -117,8 +121,13 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
           <Section title="Publish">
             {canPublish ? (
               <>
-                <PublishPanel publish={publishAction} changeCount={lines.length} blocked={draftIssues.length ? "Fix the draft's errors first." : null} />
+                <PublishPanel
+                  publish={publishAction}
+                  changeCount={lines.length}
+                  blocked={draftIssues.length ? "Fix the draft's errors first." : rollout && (rollout.state === "running" || rollout.state === "paused") ? `Rollout ${rollout.id} is ${rollout.state}: promote it to everyone or abort it below before publishing.` : null}
+                />
                 {canEdit && live && <DiscardDraftButton discard={discardDraftAction} changeCount={draftIssues.length ? 1 : lines.length} liveVersion={live.version} />}
+                {live && <RolloutPanel rollout={rollout} start={startRolloutAction} act={rolloutAction} changeCount={draftIssues.length ? 0 : lines.length} />}
               </>
             ) : (
               <p className="card text-sm text-slate-700" data-testid="publish-forbidden">

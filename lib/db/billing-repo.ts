@@ -27,10 +27,10 @@ export interface QuotaUsageRow {
   quotaDenied: bigint;
 }
 
-/** Quota usage rows of a month: the month period itself and its days. */
+/** Quota usage rows of a month: the month period itself and its UTC days (not a tenant's own `…@<zone>` periods). */
 export async function quotaUsageOfMonth(client: Client, month: string): Promise<QuotaUsageRow[]> {
   return client.quotaUsage.findMany({
-    where: { OR: [{ period: month }, { period: { startsWith: `${month}-` } }] },
+    where: { OR: [{ period: month }, { period: { startsWith: `${month}-` } }], NOT: { period: { contains: "@" } } },
     select: { tenant: true, quotaId: true, period: true, used: true, denied: true, quotaDenied: true },
     orderBy: [{ tenant: "asc" }, { quotaId: "asc" }, { period: "asc" }],
   });

@@ -27,6 +27,7 @@ export const ID_PREFIXES = {
   certificationReport: "cert",
   webhookEndpoint: "whk",
   envoyDomain: "env",
+  rollout: "ro",
 } as const;
 
 export function newId(kind: keyof typeof ID_PREFIXES): string {

@@ -37,6 +37,11 @@ const SQL_ONLY_INDEXES: readonly { table: string; name: string; definition: stri
     name: "UsageRollup_tenant_rows_idx",
     definition: `CREATE INDEX "UsageRollup_tenant_rows_idx" ON public."UsageRollup" USING btree (granularity, "bucketStart") INCLUDE (tenant, tier, outcome, count) WHERE (("keyPrefix" = ''::text) AND (tenant !~~ '*:%'::text))`,
   },
+  {
+    table: "Rollout",
+    name: "Rollout_one_active_idx",
+    definition: `CREATE UNIQUE INDEX "Rollout_one_active_idx" ON public."Rollout" USING btree ("liveVersion") WHERE (state = ANY (ARRAY['running'::text, 'paused'::text]))`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------

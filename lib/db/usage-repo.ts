@@ -76,13 +76,15 @@ export function spansSql(spans: Span[], first: number): { sql: string; params: s
 
 /**
  * The tier-total pseudo-tenants (`*:<tier>`) of every tier any published policy or the Tier table
- * ever named, plus `*:_` (unknown keys). Cross-tenant reads select them with `tenant = ANY(…)`, an
- * index range scan per tier, rather than `LIKE '*:%'`, which no plain btree serves.
+ * ever named, plus `*:_` (unknown keys) and `*:envoy:<domain>` for every `rateLimitService` domain
+ * a published policy named (lib/decision/envoy-accounting.ts). Cross-tenant reads select them with
+ * `tenant = ANY(…)`, an index range scan per tier, rather than `LIKE '*:%'`, which no plain btree serves.
  */
 export async function tierTenants(db: Db): Promise<string[]> {
   const rows = await db.$queryRawUnsafe<{ n: string }[]>(
     `SELECT DISTINCT '*:' || t AS n FROM (
        SELECT jsonb_object_keys(CASE WHEN jsonb_typeof("document"->'tiers') = 'object' THEN "document"->'tiers' ELSE '{}'::jsonb END) AS t FROM "PolicyVersion"
+       UNION SELECT 'envoy:' || (jsonb_array_elements(CASE WHEN jsonb_typeof("document"->'rateLimitService'->'domains') = 'array' THEN "document"->'rateLimitService'->'domains' ELSE '[]'::jsonb END)->>'domain') FROM "PolicyVersion"
        UNION SELECT "name" FROM "Tier" UNION SELECT '_') x ORDER BY 1`,
   );
   return rows.map((r) => r.n);

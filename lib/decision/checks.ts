@@ -15,6 +15,7 @@ import type { EffectiveLimits } from "../policy/compile";
 import type { CompiledLimit, CompiledPolicyBody, CompiledTenant } from "../policy/compiled";
 import { ANY_OPERATION } from "../policy/types";
 import { counterKeys } from "../policy/counter-keys";
+import { QUOTA_WINDOW_LAG_MS, quotaWindow, type QuotaWindow } from "../policy/quota-window";
 import { checkSpec } from "../store/lua/wire";
 import type { Complete, LimitCheck } from "../store/types";
 import { APPROXIMATE_ALGORITHMS } from "../policy/requirements";
@@ -44,6 +45,11 @@ export interface PlanInput {
   prefix: string;
   /** The accuracy meter's sample (lib/decision/accuracy.ts); 0 or absent: off. */
   accuracySample?: number;
+  /**
+   * The store's clock as the caller estimates it (ms): the tenant's quotas get the billing periods
+   * around it (lib/policy/quota-window.ts). Absent: quotas on the UTC calendar (the limit probe).
+   */
+  nowMs?: number;
 }
 
 const PERIOD_SECONDS = { day: 86_400, month: 2_592_000 } as const;
@@ -70,10 +76,19 @@ interface PlanRow {
 
 /** What planChecks builds once per (policy rows, tenant) and reuses for every decision. */
 interface Plan {
-  effective: Pick<EffectiveLimits, "quotas" | "globalCaps" | "tier">;
+  effective: Pick<EffectiveLimits, "quotas" | "globalCaps" | "tier" | "tenant">;
   prefix: string;
   sample: number;
   rows: PlanRow[];
+  /**
+   * The planning instants its quota windows hold for, [from, until): the current period of every
+   * quota at `nowMs − QUOTA_WINDOW_LAG_MS` (-∞, +∞ without quotas or without a clock). Outside,
+   * the plan is built again, so a plan's windows always hold the store's period.
+   */
+  windowFromMs: number;
+  windowUntilMs: number;
+  /** Whether it was planned with a clock (windows) or without (the UTC calendar). */
+  timed: boolean;
 }
 
 // Keyed by the rows limitsFor selected (cached per policy document there), then by tenant: a
@@ -100,16 +115,18 @@ export function quoteName(name: string): string {
 function limitCheck(c: Complete<LimitCheck>): Complete<LimitCheck> {
   return {
     key: c.key, kind: c.kind, algorithm: c.algorithm, limit: c.limit, windowMs: c.windowMs, burst: c.burst, precision: c.precision, mode: c.mode,
-    maxDelayMs: c.maxDelayMs, leaseTtlMs: c.leaseTtlMs, period: c.period, overage: c.overage, fairShare: c.fairShare, exactLog: c.exactLog, spec: c.spec,
+    maxDelayMs: c.maxDelayMs, leaseTtlMs: c.leaseTtlMs, period: c.period, overage: c.overage, quotaWindow: c.quotaWindow, fairShare: c.fairShare, exactLog: c.exactLog, spec: c.spec,
   };
 }
 
 /** What a row of the policy makes of every check: all of LimitCheck but the counter key and what the plan adds per subject. */
 type CheckBase = Complete<Omit<LimitCheck, "key" | "exactLog" | "spec">>;
 
-function buildPlan(effective: EffectiveLimits, prefix: string, sample: number): Plan {
+function buildPlan(effective: EffectiveLimits, prefix: string, sample: number, nowMs: number | undefined): Plan {
   const { tenant, tier } = effective;
   const rows: PlanRow[] = [];
+  let windowFromMs = -Infinity;
+  let windowUntilMs = Infinity;
   const row = (subject: PlanRow["subject"], keyPrefix: string, base: CheckBase, name: string, scope: string, windowSeconds: number, approximate: boolean) => {
     // The limit string the Redis store sends, made here once for every decision (a concurrency
     // check's carries a fresh lease token each time: the store makes those).
@@ -137,6 +154,7 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number): 
       leaseTtlMs: l.leaseTtlMs,
       period: undefined,
       overage: undefined,
+      quotaWindow: undefined,
       fairShare: undefined,
     };
     const windowSeconds = l.algorithm === "concurrency" ? 0 : Math.ceil(l.windowMs / 1000);
@@ -148,7 +166,12 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number): 
   }
   for (const q of effective.quotas) {
     const name = `${tier.name}-${q.operation === ANY_OPERATION ? "" : `${q.operation}-`}${q.period}`;
-    const base: CheckBase = { kind: "quota", algorithm: "quota", limit: q.limit, windowMs: 0, burst: q.limit, precision: 1, mode: "reject", maxDelayMs: 0, leaseTtlMs: 0, period: q.period, overage: q.overage, fairShare: undefined };
+    const window = nowMs === undefined ? undefined : quotaWindow(nowMs, q, tenant);
+    if (window) {
+      windowFromMs = Math.max(windowFromMs, window.current.startMs + QUOTA_WINDOW_LAG_MS);
+      windowUntilMs = Math.min(windowUntilMs, window.current.endMs + QUOTA_WINDOW_LAG_MS);
+    }
+    const base: CheckBase = { kind: "quota", algorithm: "quota", limit: q.limit, windowMs: 0, burst: q.limit, precision: 1, mode: "reject", maxDelayMs: 0, leaseTtlMs: 0, period: q.period, overage: q.overage, quotaWindow: window, fairShare: undefined };
     row("fixed", counterKeys.quota(tenant.slug, q.id, prefix), base, name, "tenant", PERIOD_SECONDS[q.period], false);
   }
   for (const c of effective.globalCaps) {
@@ -164,15 +187,16 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number): 
       leaseTtlMs: 0,
       period: undefined,
       overage: undefined,
+      quotaWindow: undefined,
       fairShare: c.share === "weighted" ? { weight: tier.weight, member: tenant.slug } : undefined,
     };
     row("fixed", counterKeys.globalCap(c.id, prefix), base, `global-${c.operation}`, "global", Math.ceil(c.windowMs / 1000), false);
   }
-  return { effective, prefix, sample, rows };
+  return { effective, prefix, sample, rows, windowFromMs, windowUntilMs, timed: nowMs !== undefined };
 }
 
 /** The plan for these rows and tenant: remembered, rebuilt when anything it was built from changed. */
-function planFor(effective: EffectiveLimits, sample: number, prefix: string): Plan {
+function planFor(effective: EffectiveLimits, sample: number, prefix: string, nowMs: number | undefined): Plan {
   let byTenant = plans.get(effective.limits);
   if (byTenant === undefined) plans.set(effective.limits, (byTenant = new Map()));
   const known = byTenant.get(effective.tenant.slug);
@@ -182,11 +206,13 @@ function planFor(effective: EffectiveLimits, sample: number, prefix: string): Pl
     known.sample === sample &&
     known.effective.quotas === effective.quotas &&
     known.effective.globalCaps === effective.globalCaps &&
-    known.effective.tier === effective.tier
+    known.effective.tier === effective.tier &&
+    // Its quotas' windows still hold this instant (two comparisons per decision).
+    (nowMs === undefined ? !known.timed : known.timed && nowMs >= known.windowFromMs && nowMs < known.windowUntilMs)
   ) {
     return known;
   }
-  const plan = buildPlan(effective, prefix, sample);
+  const plan = buildPlan(effective, prefix, sample, nowMs);
   byTenant.set(effective.tenant.slug, plan);
   return plan;
 }
@@ -200,7 +226,7 @@ function planFor(effective: EffectiveLimits, sample: number, prefix: string): Pl
 export function planChecks(input: PlanInput): PlannedCheck[] {
   const { effective, keyHash, ip } = input;
   const sample = input.accuracySample ?? 0;
-  const plan = planFor(effective, sample, input.prefix);
+  const plan = planFor(effective, sample, input.prefix, input.nowMs);
   const out: PlannedCheck[] = [];
   const keySubject = keyHash === null ? null : keyHash.slice(0, KEY_SUBJECT_LENGTH);
   for (const r of plan.rows) {
@@ -259,5 +285,7 @@ export function localShare(checks: readonly LimitCheck[], instances: number): Li
   // string made for the store no longer describes a check whose numbers change).
   if (instances <= 1) return checks.map(({ exactLog: _sampled, spec: _spec, ...c }) => c);
   const share = (n: number) => Math.max(1, Math.floor(n / instances));
-  return checks.map(({ exactLog: _sampled, spec: _spec, ...c }) => ({ ...c, limit: share(c.limit), burst: share(c.burst) }));
+  const shareWindow = (w: QuotaWindow | undefined): QuotaWindow | undefined =>
+    w && { current: { ...w.current, limit: share(w.current.limit) }, next: { ...w.next, limit: share(w.next.limit) } };
+  return checks.map(({ exactLog: _sampled, spec: _spec, ...c }) => ({ ...c, limit: share(c.limit), burst: share(c.burst), quotaWindow: shareWindow(c.quotaWindow) }));
 }

@@ -31,7 +31,7 @@ export interface PlanInput {
   /** sha256 hex of the API key; null when the caller named the tenant. */
   keyHash: string | null;
   ip: string | null;
-  /** The store's clock (ms): which overrides are live. */
+  /** The store's clock (ms): which overrides are live, and the tenant's quota periods around it. */
   nowMs: number;
   /** The counter keys' prefix (SLUICE_REDIS_PREFIX on the decision server, IN_PROCESS in a simulation). */
   prefix: string;
@@ -69,7 +69,7 @@ export function planDecision(input: PlanInput): DecisionPlan {
   ctx.tenant = effective.tenant.slug;
   ctx.tier = effective.tier.name;
   if (effective.tenant.status === "suspended") return { needsStore: false, answer: plainAnswer(ctx, 403, "tenant_suspended"), effective };
-  let planned = planChecks({ effective, keyHash: input.keyHash, ip: input.ip, accuracySample: input.accuracySample, prefix: input.prefix });
+  let planned = planChecks({ effective, keyHash: input.keyHash, ip: input.ip, accuracySample: input.accuracySample, prefix: input.prefix, nowMs: input.nowMs });
   if (input.keep) planned = planned.filter(input.keep);
   if (planned.length === 0) {
     const answer = plainAnswer(ctx, 200, "ok");

@@ -61,6 +61,11 @@ export function decisionRequest(r: DecisionRequest): Complete<DecisionRequest> {
 export interface EngineDeps {
   /** The policy document in force (null until one is loaded). */
   policy: () => CompiledPolicy | null;
+  /**
+   * The document that decides for a known tenant (a guarded rollout's cohort gets the candidate:
+   * PolicyPort.forTenant); absent, or null, means `policy()`.
+   */
+  policyFor?: (tenant: string) => CompiledPolicy | null;
   /** hash(key) → tenant slug: `peek` answers from the local cache (undefined: not cached),
    * `fetch` asks the index and throws when it cannot. */
   keyIndex: KeyIndexPort;
@@ -196,12 +201,24 @@ export class DecisionEngine {
       }
     }
 
+    // A guarded rollout's cohort is decided by the candidate version: its operation, failure mode
+    // and cost too (the answer names the version that decided).
+    const decider = tenant !== null && this.deps.policyFor !== undefined ? (this.deps.policyFor(tenant) ?? doc) : doc;
+    let decidingOperation = operation;
+    if (decider !== doc) {
+      const dop = this.operationOf(decider, req.operation);
+      decidingOperation = dop?.name ?? "*";
+      run.ctx = answerContext(decider.version, decidingOperation);
+      run.failureMode = dop?.failureMode ?? decider.defaults.failureMode;
+      run.cost = req.cost ?? dop?.cost ?? 1;
+    }
+
     // 2. The plan (overrides expire on the store's clock, not this server's, which may be off).
     const plan = planDecision({
-      doc,
-      policyVersion: doc.version,
+      doc: decider,
+      policyVersion: decider.version,
       tenant,
-      operation,
+      operation: decidingOperation,
       keyHash: run.keyHash,
       ip,
       nowMs: this.clock.now(startedMs),
@@ -253,13 +270,23 @@ export class DecisionEngine {
     return hash;
   }
 
-  /** resolveOperation, remembered per policy document for the request strings seen (bounded). */
+  /**
+   * resolveOperation, remembered per policy document for the request strings seen (bounded), for
+   * the last two documents: a guarded rollout decides with two at once (live and candidate), and
+   * one cache would be emptied at every switch between them.
+   */
   private opDoc: CompiledPolicy | null = null;
-  private readonly opCache = new Map<string, ReturnType<typeof resolveOperation>>();
+  private opCache = new Map<string, ReturnType<typeof resolveOperation>>();
+  private opDocOther: CompiledPolicy | null = null;
+  private opCacheOther = new Map<string, ReturnType<typeof resolveOperation>>();
   private operationOf(doc: CompiledPolicy, request: string): ReturnType<typeof resolveOperation> {
     if (this.opDoc !== doc) {
+      // Swap in the other document's cache, or start a fresh one for a new document.
+      const [otherDoc, otherCache] = [this.opDocOther, this.opCacheOther];
+      this.opDocOther = this.opDoc;
+      this.opCacheOther = this.opCache;
       this.opDoc = doc;
-      this.opCache.clear();
+      this.opCache = otherDoc === doc ? otherCache : new Map();
     }
     let op = this.opCache.get(request);
     if (op === undefined) {
@@ -373,6 +400,7 @@ export class DecisionEngine {
     const m = this.deps.metrics;
     if (m) {
       m.recordDecision(metricOutcome, answer.tier ?? "_", answer.operation ?? "*", latencyMs / 1000);
+      m.recordVersion(answer.policyVersion, metricOutcome);
       if (accuracy) for (const a of accuracy) m.recordAccuracy(answer.tier ?? "_", a);
     }
     if (!run.dryRun && this.deps.usage) {

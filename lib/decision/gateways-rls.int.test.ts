@@ -13,12 +13,14 @@ import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse as parseYaml, parseAllDocuments } from "yaml";
+import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from "yaml";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import { type ClientRequest, type ClientView, closeEnvoyModel, type EnvoyModel, type Json, throughEnvoy } from "../../test/envoy-ratelimit";
 import { freePort } from "../net/ports";
 import { rlsClient } from "../rls/protos";
 import { compileFixture, writeFixturePolicy } from "./testing/fixture";
+import type { PolicyFileInput } from "../policy/policy-file";
+import { importEnvoyConfigs } from "../services/import-envoy";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 
 const EXAMPLES = path.resolve(import.meta.dirname, "../../examples/gateways");
@@ -30,11 +32,9 @@ const KEYS = ["envoy", "grpc", "export", "strip", "istio", "eg", "contour", "war
 let redis: Redis;
 let server: SpawnedServer;
 
-beforeAll(async () => {
-  const prefix = `${testRedisPrefix()}rls${randomBytes(3).toString("hex")}:`;
-  process.env.SLUICE_REDIS_PREFIX = prefix;
-  redis = new Redis(testRedisUrl());
-  const fixture = compileFixture({
+/** The policy the examples' tenant runs under (version 1). */
+function fixtureFile(): PolicyFileInput {
+  return {
     version: 1,
     defaults: { failureMode: "open" },
     operations: [
@@ -55,7 +55,14 @@ beforeAll(async () => {
     ],
     globalCaps: [],
     tenants: [{ slug: "acme", name: "Acme", tier: "free", keys: KEYS.map((k) => ({ name: k, key: KEY(k) })) }],
-  });
+  };
+}
+
+beforeAll(async () => {
+  const prefix = `${testRedisPrefix()}rls${randomBytes(3).toString("hex")}:`;
+  process.env.SLUICE_REDIS_PREFIX = prefix;
+  redis = new Redis(testRedisUrl());
+  const fixture = compileFixture(fixtureFile());
   await writeFixturePolicy(redis, fixture);
   // SLUICE_RLS_DESCRIPTOR_TOKENS: contour-ratelimit.yaml's token travels in the descriptors, as it says.
   server = await spawnDecisionServer({ REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: EXAMPLE_TOKEN, SLUICE_RLS_DESCRIPTOR_TOKENS: "1" }, { waitReady: true });
@@ -331,5 +338,66 @@ describe("the Istio, Envoy Gateway and Contour snippets", () => {
     ]);
     const keyless = await answered(() => throughEnvoy(model, orders(null)));
     expect(keyless).toMatchObject({ status: 429, headers: { "x-sluice-reason": "unknown_key" } });
+  });
+});
+
+describe("examples/gateways/envoy-ratelimit-import: an Envoy that used envoyproxy/ratelimit, its config imported unchanged", () => {
+  const EXAMPLE = path.join(EXAMPLES, "envoy-ratelimit-import");
+
+  /**
+   * The example's Envoy, its placeholder token replaced by the one this server accepts (what its
+   * CHANGED line asks of a user), and its 0.1 s timeout lifted: a sign-in counts even when it
+   * comes back late, so on this shared machine a late answer would let one through unseen.
+   */
+  function importModel(): EnvoyModel {
+    const config = parseYaml(readFileSync(path.join(EXAMPLE, "envoy.yaml"), "utf8")) as Json;
+    const hcm = at(config, "static_resources", "listeners", 0, "filter_chains", 0, "filters", 0, "typed_config");
+    const filter = structuredClone(at((hcm.http_filters as Json[]).find((f) => f.name === "envoy.filters.http.ratelimit"), "typed_config"));
+    at(filter, "rate_limit_service", "grpc_service").initial_metadata = [{ key: "authorization", value: `Bearer ${EXAMPLE_TOKEN}` }];
+    filter.timeout = "5s";
+    return { filter, routeConfig: at(hcm, "route_config"), rlsAddress: server.grpcAddress };
+  }
+
+  beforeAll(async () => {
+    // `sluice import envoy runtime/ratelimit --into policy.yaml`, then publish (version 2).
+    const runtime = path.join(EXAMPLE, "runtime/ratelimit/config/edge.yaml");
+    const imported = importEnvoyConfigs([{ name: runtime, text: readFileSync(runtime, "utf8") }], { into: { name: "policy.yaml", text: stringifyYaml(fixtureFile()) } });
+    if (!imported.ok) throw new Error(JSON.stringify(imported.issues));
+    const file = parseYaml(imported.text) as PolicyFileInput;
+    await writeFixturePolicy(redis, compileFixture(file, 2));
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline) {
+      const ready = (await fetch(`${server.url}/readyz`).then((r) => r.json(), () => ({}))) as { policyVersion?: number };
+      if (ready.policyVersion === 2) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error("the decision server did not load the imported policy");
+  }, 30_000);
+
+  it("answers the imported domain as the config says: 5 sign-ins a minute per address, the blocked address never, with Envoy's 429", async () => {
+    const model = importModel();
+    // Their fixed window is aligned to the minute: start inside one.
+    if (new Date().getUTCSeconds() > 45) await new Promise((r) => setTimeout(r, (61 - new Date().getUTCSeconds()) * 1000));
+    const address = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;
+    const signIn = () => throughEnvoy(model, { method: "POST", path: "/login", remoteAddress: address });
+    for (let i = 0; i < 5; i++) {
+      const passed = await signIn();
+      expect(passed.status).toBe(200);
+      expect(passed.upstream).toBeDefined();
+    }
+    const denied = await signIn();
+    // The route's own rate_limits (Envoy applies the virtual host's only where a route has none).
+    expect(denied.descriptors).toEqual([{ entries: [{ key: "generic_key", value: "login" }, { key: "remote_address", value: address }] }]);
+    expect(denied.rlsError).toBeUndefined();
+    expect(denied.status).toBe(429);
+    expect(denied.upstream).toBeUndefined();
+    // Envoy's X-RateLimit headers from the statuses: the closest limit, the minute's 5, none left.
+    expect(denied.headers).toMatchObject({ "x-envoy-ratelimited": "true", "x-ratelimit-limit": expect.stringMatching(/^5(, |$)/), "x-ratelimit-remaining": "0" });
+
+    const blocked = await throughEnvoy(model, { method: "GET", path: "/", remoteAddress: "192.0.2.66" });
+    expect(blocked.status).toBe(429);
+    const other = await throughEnvoy(model, { method: "GET", path: "/", remoteAddress: "198.51.100.250" });
+    expect(other.rlsError).toBeUndefined();
+    expect(other).toMatchObject({ status: 200, headers: { "x-ratelimit-limit": expect.stringMatching(/^50(, |$)/), "x-ratelimit-remaining": "49" } });
   });
 });

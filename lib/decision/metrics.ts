@@ -15,6 +15,8 @@ export class DecisionMetrics {
   readonly redisErrors: Counter<"kind">;
   readonly breakerState: Gauge;
   readonly policyVersion: Gauge;
+  readonly decisionsByVersion: Counter<"policy_version" | "outcome">;
+  readonly rolloutCandidateVersion: Gauge;
   readonly localCacheHits: Counter<"cache">;
   readonly accuracySampled: Counter<"tier" | "limit">;
   readonly accuracyAdmitted: Counter<"tier" | "limit" | "by">;
@@ -51,6 +53,21 @@ export class DecisionMetrics {
     this.policyVersion = new Gauge({
       name: "sluice_policy_version",
       help: "Version of the policy document this server enforces (0: none loaded).",
+      registers: [this.registry],
+    });
+    // A guarded rollout's cohort and control side by side: bounded, a server decides with at most
+    // two versions at once (live and candidate), and the counts move to prom-client when scraped.
+    const flushVersions = () => this.flushVersions();
+    this.decisionsByVersion = new Counter({
+      name: "sluice_decisions_by_policy_version_total",
+      help: "Decisions made, by the policy version that decided (during a guarded rollout: the cohort's candidate or the live version) and outcome.",
+      labelNames: ["policy_version", "outcome"],
+      registers: [this.registry],
+      collect: flushVersions,
+    });
+    this.rolloutCandidateVersion = new Gauge({
+      name: "sluice_rollout_candidate_version",
+      help: "The version a running guarded rollout gives its cohort (0: no rollout; everyone gets sluice_policy_version).",
       registers: [this.registry],
     });
     const flushCacheHits = () => this.flushCacheHits();
@@ -154,6 +171,24 @@ export class DecisionMetrics {
       }
     }
     this.decisionCounts.clear();
+  }
+
+  private readonly versionCounts = new Map<number, Map<MetricOutcome, { count: number }>>();
+
+  /** One decision's count by the version that decided it. */
+  recordVersion(version: number, outcome: MetricOutcome): void {
+    let byOutcome = this.versionCounts.get(version);
+    if (byOutcome === undefined) this.versionCounts.set(version, (byOutcome = new Map()));
+    let cell = byOutcome.get(outcome);
+    if (cell === undefined) byOutcome.set(outcome, (cell = { count: 0 }));
+    cell.count++;
+  }
+
+  private flushVersions(): void {
+    for (const [version, byOutcome] of this.versionCounts) {
+      for (const [outcome, cell] of byOutcome) if (cell.count > 0) this.decisionsByVersion.inc({ policy_version: String(version), outcome }, cell.count);
+    }
+    this.versionCounts.clear();
   }
 
   private flushCacheHits(): void {

@@ -108,6 +108,11 @@ export type MissingPart = "policy" | "keyIndex" | "serviceTokens";
  */
 export interface PolicyPort {
   readonly current: CompiledPolicy | null;
+  /**
+   * The document that decides for one tenant: during a guarded rollout the candidate for the
+   * cohort, else `current`. O(1) (the cohort is computed when the rollout is loaded). Absent: `current` for all.
+   */
+  forTenant?(tenant: string): CompiledPolicy | null;
   /** What the store lacks of the published state, as of the last read (empty: all there). */
   readonly missing: readonly MissingPart[];
   /** Loads once (never throws), then keeps following. */

@@ -169,7 +169,8 @@ export async function evaluateAlerts(
   db: Db,
   { nowMs, webhookUrl, allowPrivateWebhooks = false }: { nowMs: number; webhookUrl?: string; allowPrivateWebhooks?: boolean },
 ): Promise<OpenedAlert[]> {
-  const open = await db.alertEvent.findMany({ where: { resolvedAt: null } });
+  // A rollout's guardrail alert is the rollout guard's (lib/jobs/rollout-guard.ts), not a condition of this evaluation.
+  const open = await db.alertEvent.findMany({ where: { resolvedAt: null, kind: { not: "rollout_guardrail" } } });
   const conditions = await currentConditions(db, nowMs, new Map(open.map((a) => [`${a.kind}|${a.subject}`, a.threshold])));
   const now = new Date(nowMs);
   const opened: OpenedAlert[] = [];

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { Db, Tx } from "../db/client";
+import { billingPeriod } from "../policy/billing-period";
 
 const quotaSchema = z.object({
   id: z.string(),
@@ -20,13 +21,20 @@ const overrideSchema = z.union([
   z.object({ kind: z.string() }).loose(),
 ]);
 
+const billingSchema = z.object({ anchor: z.string(), timeZone: z.string() });
+/** A tenant's billing and its last change (lib/policy/billing-period.ts); unreadable: none. */
+const billingFields = {
+  billing: billingSchema.optional().catch(undefined),
+  billingChange: z.object({ atMs: z.number(), previous: billingSchema.nullable() }).optional().catch(undefined),
+};
+
 const docSchema = z
   .object({
     tiers: z.record(z.string(), z.object({ quotas: z.array(quotaSchema).catch([]) }).loose()).catch({}),
     tenants: z
       .record(
         z.string(),
-        z.object({ slug: z.string(), name: z.string().catch(""), tier: z.string(), overrides: z.array(overrideSchema).catch([]) }).loose(),
+        z.object({ slug: z.string(), name: z.string().catch(""), tier: z.string(), overrides: z.array(overrideSchema).catch([]), ...billingFields }).loose(),
       )
       .catch({}),
   })
@@ -57,6 +65,22 @@ export function effectiveQuotas(doc: PolicyQuotaDoc, tenant: string, tierName: s
 
 export function quotaCovers(q: QuotaDef, operation: string): boolean {
   return q.operation === "*" || q.operation === operation;
+}
+
+/**
+ * Whether `tenant`'s quotas of `period` count, at `atMs`, in the UTC calendar period the jobs
+ * label (quotaPeriodKey): true without billing; false for an anchored tenant, whose counter is
+ * of its own period (lib/policy/quota-window.ts), which QuotaUsage's UTC months do not describe.
+ */
+export function countsOnUtcCalendar(doc: PolicyQuotaDoc | undefined, tenant: string, period: "day" | "month", atMs: number): boolean {
+  return tenantPeriodLabel(doc, tenant, period, atMs) === quotaPeriodKey(period, atMs);
+}
+
+/** The label of `tenant`'s own `period` containing `atMs` (its counter's suffix); the UTC label without billing. */
+export function tenantPeriodLabel(doc: PolicyQuotaDoc | undefined, tenant: string, period: "day" | "month", atMs: number): string {
+  const t = doc?.tenants[tenant];
+  if (!t || (!t.billing && !t.billingChange)) return quotaPeriodKey(period, atMs);
+  return billingPeriod(atMs, period, t.billing ?? null, t.billingChange ?? null).label;
 }
 
 /** `2026-12` for month quotas, `2026-12-02` for day quotas (UTC). */

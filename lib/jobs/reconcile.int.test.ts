@@ -18,7 +18,12 @@ import { publishPolicy } from "../services/publish-policy";
 import { reconcileQuotas } from "./reconcile";
 import { drainClosedMinutes } from "./rollup";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8");
+// Acme anchored on the 15th in Los Angeles: its counters and its rows carry its own periods' labels.
+const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8").replace(
+  "  - slug: acme\n    name: Acme Corp\n",
+  "  - slug: acme\n    name: Acme Corp\n    billing: { anchor: 2026-01-15, timeZone: America/Los_Angeles }\n",
+);
+const ACME = "sk_test_acme_ci_0001";
 const TOKEN = "svc_reconcile_test_0001";
 const GLOBEX = "sk_test_globex_ci_0001";
 let fresh: FreshDatabase;
@@ -45,11 +50,11 @@ afterAll(async () => {
   await fresh?.drop();
 });
 
-async function check(operation: string): Promise<{ allowed: boolean }> {
+async function check(operation: string, key = GLOBEX): Promise<{ allowed: boolean }> {
   const res = await fetch(`${server!.url}/v1/check`, {
     method: "POST",
     headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ key: GLOBEX, operation, ip: "198.51.100.7" }),
+    body: JSON.stringify({ key, operation, ip: "198.51.100.7" }),
   });
   return (await res.json()) as { allowed: boolean };
 }
@@ -61,6 +66,7 @@ describe("quota reconciliation", () => {
     for (let i = 0; i < 5; i++) if ((await check("POST /v1/orders")).allowed) passed.orders++;
     for (let i = 0; i < 3; i++) if ((await check("GET /v1/search")).allowed) passed.search++;
     expect(passed).toEqual({ orders: 5, search: 3 });
+    for (let i = 0; i < 4; i++) expect((await check("GET /v1/search", ACME)).allowed).toBe(true);
 
     // In flight: the server has not flushed (or the worker not drained) everything yet; keep sending while reconciling.
     let sending = true;
@@ -83,6 +89,11 @@ describe("quota reconciliation", () => {
     expect(counter).toBeGreaterThanOrEqual(5 * 2 + 3);
     const settled = await reconcileQuotas(db, redis, { nowMs: Date.now(), prefix, settleMs: 0 });
     for (const d of settled) expect(d, `${d.tenant} ${d.quotaId}`).toMatchObject({ difference: 0, real: false });
+    // The anchored tenant is compared in its own month: the counter's label, the rollup's row.
+    const acme = settled.find((d) => d.tenant === "acme" && d.period.includes("@"))!;
+    expect(acme).toMatchObject({ redis: 4, postgres: 4, difference: 0, real: false });
+    expect(acme.period).toMatch(/^\d{4}-\d{2}-15@America\/Los_Angeles$/);
+    expect(settled.filter((d) => d.tenant === "acme" && !d.period.includes("@"))).toEqual([]);
 
     // A counter that really differs (here: raised by hand) is reported.
     await redis.incrby(`${keys.quota("globex", month.quotaId, prefix)}:${month.period}`, 7);

@@ -15,7 +15,8 @@ import type { Db } from "../db/client";
 import { pgTs } from "../db/usage-repo";
 import { keys, redisPrefix } from "../redis/keys";
 import { parseUsageHash, type RedisLike } from "../redis/usage";
-import { effectiveQuotas, PolicyHistory, quotaPeriodKey } from "./quota-defs";
+import { PERIODS } from "../policy/types";
+import { countsOnUtcCalendar, effectiveQuotas, PolicyHistory, quotaPeriodKey, tenantPeriodLabel } from "./quota-defs";
 import { quotaDeltas } from "./rollup";
 
 /** Longer than a decision server's flush interval (1 s), with room for a busy machine. */
@@ -42,9 +43,9 @@ export interface QuotaDifference {
 
 type Reading = Map<string, { tenant: string; quotaId: string; period: string; postgres: number; pending: number }>;
 
-async function readExpected(db: Db, redis: RedisLike, prefix: string, month: string, day: string): Promise<{ reading: Reading; degradedPending: Map<string, number> }> {
+async function readExpected(db: Db, redis: RedisLike, prefix: string, labels: ReadonlySet<string>): Promise<{ reading: Reading; degradedPending: Map<string, number> }> {
   const reading: Reading = new Map();
-  const rows = await db.quotaUsage.findMany({ where: { period: { in: [month, day] } }, orderBy: [{ tenant: "asc" }, { quotaId: "asc" }] });
+  const rows = await db.quotaUsage.findMany({ where: { period: { in: [...labels] } }, orderBy: [{ tenant: "asc" }, { quotaId: "asc" }] });
   for (const r of rows) reading.set(`${r.tenant}|${r.quotaId}|${r.period}`, { tenant: r.tenant, quotaId: r.quotaId, period: r.period, postgres: Number(r.used), pending: 0 });
   const degradedPending = new Map<string, number>();
   const policies = new PolicyHistory(db);
@@ -53,7 +54,7 @@ async function readExpected(db: Db, redis: RedisLike, prefix: string, month: str
       const usage = parseUsageHash(m, await redis.hgetall(k));
       for (const d of usage.decisions) if (d.outcome === "degraded") degradedPending.set(d.tenant, (degradedPending.get(d.tenant) ?? 0) + d.count);
       for (const d of await quotaDeltas(usage, policies)) {
-        if (d.period !== month && d.period !== day) continue;
+        if (!labels.has(d.period)) continue;
         const id = `${d.tenant}|${d.quotaId}|${d.period}`;
         const e = reading.get(id) ?? { tenant: d.tenant, quotaId: d.quotaId, period: d.period, postgres: 0, pending: 0 };
         e.pending += Number(d.used);
@@ -71,16 +72,24 @@ export async function reconcileQuotas(
 ): Promise<QuotaDifference[]> {
   const month = quotaPeriodKey("month", nowMs);
   const day = quotaPeriodKey("day", nowMs);
-  const first = await readExpected(db, redis, prefix, month, day);
+  const live = (await new PolicyHistory(db).at(nowMs))?.doc;
+  // The labels counted now: the UTC day and month, and each anchored tenant's own periods (the
+  // rollup writes its usage under those too, and its counters carry them).
+  const labels = new Set([month, day]);
+  for (const slug of Object.keys(live?.tenants ?? {})) for (const p of PERIODS) labels.add(tenantPeriodLabel(live, slug, p, nowMs));
+  const first = await readExpected(db, redis, prefix, labels);
   // Every quota of every tenant of the live policy too: a counter whose usage is not drained (or
   // not even flushed) yet has no row to find it by.
-  const live = (await new PolicyHistory(db).at(nowMs))?.doc;
   for (const slug of Object.keys(live?.tenants ?? {})) {
     for (const q of effectiveQuotas(live!, slug, null, nowMs)) {
-      const period = q.period === "day" ? day : month;
+      const period = tenantPeriodLabel(live, slug, q.period, nowMs);
       const id = `${slug}|${q.id}|${period}`;
       if (!first.reading.has(id)) first.reading.set(id, { tenant: slug, quotaId: q.id, period, postgres: 0, pending: 0 });
     }
+  }
+  // An anchored tenant's UTC rows describe no counter of it (the statement's, not the store's).
+  for (const [id, e] of first.reading) {
+    if ((e.period === month || e.period === day) && !countsOnUtcCalendar(live, e.tenant, e.period === day ? "day" : "month", nowMs)) first.reading.delete(id);
   }
   const counters = new Map<string, number>();
   for (const [id, e] of first.reading) {
@@ -88,7 +97,7 @@ export async function reconcileQuotas(
     counters.set(id, raw === null ? 0 : Number(raw));
   }
   if (settleMs > 0) await new Promise((r) => setTimeout(r, settleMs));
-  const second = await readExpected(db, redis, prefix, month, day);
+  const second = await readExpected(db, redis, prefix, labels);
   // Degraded decisions this month, drained or pending: an upper bound of what never reached Redis.
   const drainedDegraded = await db.$queryRawUnsafe<{ tenant: string; n: bigint }[]>(
     `SELECT "tenant", sum("count")::bigint AS n FROM "UsageRollup"

@@ -4,6 +4,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { billingPeriod } from "@/lib/policy/billing-period";
 import { quotaPeriod } from "@/lib/policy/quota-period";
 import { keys, PUBLISHED_MARKER } from "@/lib/redis/keys";
 import { applyPolicyFile } from "@/lib/services/apply-policy-file";
@@ -139,5 +140,25 @@ describe("restoring what Redis lost (issue #17, defect 1)", () => {
     await redis.del(keys.keyIndex());
     expect(await restorePublishedState({ db, redis }, { nowMs })).toMatchObject({ missing: ["keyIndex"], quotaCounters: 0 });
     expect(await redis.get(key("lost", "q_day", day.label))).toBe("1");
+  });
+
+  it("refills a tenant anchored elsewhere under its own period's label, which its counters carry", async () => {
+    const anchored = DEMO.replace("  - slug: acme\n    name: Acme Corp\n", "  - slug: acme\n    name: Acme Corp\n    billing: { anchor: 2026-01-15, timeZone: America/Los_Angeles }\n");
+    expect(anchored).not.toBe(DEMO);
+    await applyPolicyFile(db, anchored, { actor });
+    await publishPolicy({ db, redis }, { actor });
+    const nowMs = Date.now();
+    const own = billingPeriod(nowMs, "month", { anchor: "2026-01-15", timeZone: "America/Los_Angeles" });
+    const label = own.label;
+    expect(label).toMatch(/@America\/Los_Angeles$/);
+    const key = `${keys.quota("acme", "q_month")}:${label}`;
+    await db.quotaUsage.createMany({ data: [{ tenant: "acme", quotaId: "q_month", period: label, used: 321n }] });
+    await wipeRedis();
+    const result = await restorePublishedState({ db, redis }, { nowMs });
+    expect(result).toMatchObject({ restoredVersion: 1, quotaCounters: 1, quotaUnits: 321 });
+    expect(await redis.get(key)).toBe("321");
+    const pttl = await redis.pttl(key);
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(own.endMs - nowMs + 1_000);
   });
 });

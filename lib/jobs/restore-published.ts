@@ -11,8 +11,9 @@
  * once). No new version is created and nothing is audited: it is the same published state.
  *
  * Quota counters: when `policy:current` itself is gone, Redis lost its data, and with it this
- * day's and month's quota counters. Each is raised to at least what Postgres counted
- * (QuotaUsage.used of the current period) by one script per counter, never lowered, so a counter
+ * day's and month's quota counters (a tenant's own billing periods for one anchored elsewhere than
+ * the UTC calendar). Each is raised to at least what Postgres counted (QuotaUsage.used of the
+ * current period, under the counter's label) by one script per counter, never lowered, so a counter
  * that survived (a partial loss on Cluster) or that decisions re-created since the restart is
  * never counted twice. What is lost, said in docs/failure-modes.md: usage not yet rolled up into Postgres
  * (Redis held it: up to about two minutes), decisions counted on a re-created counter before the
@@ -23,7 +24,10 @@
 import type { Db } from "../db/client";
 import { latestPolicyVersion, listKeyIndexEntries, listServiceTokenHashes, listTenantTokenHashes, lockPolicy } from "../db/policy-repo";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
+import { billingPeriod } from "../policy/billing-period";
+import type { CompiledPolicyBody } from "../policy/compiled";
 import { quotaPeriod } from "../policy/quota-period";
+import { PERIODS } from "../policy/types";
 import type { RedisClient } from "../redis/client";
 import { keys } from "../redis/keys";
 import { missingParts, readPublishedState, writePublishedPolicy } from "../redis/policy";
@@ -56,16 +60,34 @@ export interface RestoreResult {
 
 const NOTHING = { restoredVersion: null, keys: 0, serviceTokens: 0, quotaCounters: 0, quotaUnits: 0 } as const;
 
-async function raiseQuotaCounters(db: Db, redis: RedisClient, nowMs: number): Promise<{ counters: number; units: number }> {
-  const periods = { month: quotaPeriod(nowMs, "month"), day: quotaPeriod(nowMs, "day") };
+/**
+ * The periods whose QuotaUsage rows refill counters, by label: the UTC day and month, and each
+ * tenant's own current periods where its billing differs (the labels its counters carry: the
+ * rollup writes a row under them too).
+ */
+function currentPeriods(doc: CompiledPolicyBody, nowMs: number): Map<string, { endMs: number }> {
+  const periods = new Map<string, { endMs: number }>();
+  for (const p of [quotaPeriod(nowMs, "month"), quotaPeriod(nowMs, "day")]) periods.set(p.label, p);
+  for (const t of Object.values(doc.tenants)) {
+    if (!t.billing && !t.billingChange) continue;
+    for (const period of PERIODS) {
+      const p = billingPeriod(nowMs, period, t.billing ?? null, t.billingChange);
+      periods.set(p.label, p);
+    }
+  }
+  return periods;
+}
+
+async function raiseQuotaCounters(db: Db, redis: RedisClient, nowMs: number, doc: CompiledPolicyBody): Promise<{ counters: number; units: number }> {
+  const periods = currentPeriods(doc, nowMs);
   const rows = await db.quotaUsage.findMany({
-    where: { period: { in: [periods.month.label, periods.day.label] }, used: { gt: 0 } },
+    where: { period: { in: [...periods.keys()] }, used: { gt: 0 } },
     select: { tenant: true, quotaId: true, period: true, used: true },
   });
   let counters = 0;
   let units = 0;
   for (const row of rows) {
-    const period = row.period === periods.month.label ? periods.month : periods.day;
+    const period = periods.get(row.period)!;
     const added = Number(await redis.eval(RAISE_QUOTA, 1, `${keys.quota(row.tenant, row.quotaId)}:${row.period}`, String(row.used), String(period.endMs)));
     if (added > 0) {
       counters++;
@@ -94,7 +116,7 @@ export async function restorePublishedState(
       if (!stored.ok) throw new Error(`stored policy v${latest.version} does not validate; cannot restore it`);
       // Counters first: if this worker dies before the policy is back, the next probe does it all
       // again, and raising is idempotent.
-      const quotas = still.includes("policy") ? await raiseQuotaCounters(db, redis, nowMs) : { counters: 0, units: 0 };
+      const quotas = still.includes("policy") ? await raiseQuotaCounters(db, redis, nowMs, stored.value) : { counters: 0, units: 0 };
       const keyIndex = await listKeyIndexEntries(tx);
       const serviceTokens = await listServiceTokenHashes(tx);
       await writePublishedPolicy(redis, stored.value, { keyIndex, serviceTokens, tenantTokens: await listTenantTokenHashes(tx) });

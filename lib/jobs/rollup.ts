@@ -36,7 +36,7 @@ import { DENIAL_REASON_PREFIX } from "../db/denial-repo";
 import { keys, redisPrefix } from "../redis/keys";
 import { parseUsageHash, USAGE_OUTCOMES, type RedisLike, type UsageMinute } from "../redis/usage";
 import { tryJobLock } from "./lock";
-import { effectiveQuotas, PolicyHistory, quotaCovers, quotaPeriodKey, type PolicyQuotaDoc, type QuotaDef } from "./quota-defs";
+import { effectiveQuotas, PolicyHistory, quotaCovers, quotaPeriodKey, tenantPeriodLabel, type PolicyQuotaDoc, type QuotaDef } from "./quota-defs";
 
 export const MINUTE_MS = 60_000;
 /** Operation prefix of the system rows that count 429s by limit (lib/services/tenant-usage.ts reads them). */
@@ -191,7 +191,11 @@ interface QuotaDelta {
   tenant: string;
   quotaId: string;
   period: string;
-  /** The billing month (`YYYY-MM`) the period belongs to. */
+  /**
+   * The billing month (`YYYY-MM`) the period belongs to; "" for the row of a tenant's own billing
+   * period (a `…@<zone>` label), kept beside its UTC rows for what reads the counters back
+   * (restore, reconcile) and never part of a monthly statement or adjustment.
+   */
   month: string;
   used: bigint;
   /** Decisions denied for any reason on the operations the quota covers. */
@@ -235,12 +239,16 @@ export async function quotaDeltas(usage: UsageMinute, policies: PolicyHistory): 
     const units = d.outcome === "denied" ? d.count : d.count + (extra.get(`${d.tenant}|${d.tier}|${d.operation}|${d.outcome}`) ?? 0);
     const quotas = effectiveQuotas(policy.doc, d.tenant, d.tier, usage.minuteStartMs).filter((q) => quotaCovers(q, d.operation));
     for (const q of quotas) {
-      const period = quotaPeriodKey(q.period, usage.minuteStartMs);
-      const id = `${d.tenant}|${q.id}|${period}`;
-      const delta = deltas.get(id) ?? { tenant: d.tenant, quotaId: q.id, period, month: period.slice(0, 7), used: 0n, denied: 0n, quotaDenied: 0n };
-      if (d.outcome === "denied") delta.denied += BigInt(d.count);
-      else delta.used += BigInt(units);
-      deltas.set(id, delta);
+      const utc = quotaPeriodKey(q.period, usage.minuteStartMs);
+      // A tenant anchored elsewhere also gets a row of its own period, the counter's label.
+      const own = tenantPeriodLabel(policy.doc, d.tenant, q.period, usage.minuteStartMs);
+      for (const period of own === utc ? [utc] : [utc, own]) {
+        const id = `${d.tenant}|${q.id}|${period}`;
+        const delta = deltas.get(id) ?? { tenant: d.tenant, quotaId: q.id, period, month: period === utc ? period.slice(0, 7) : "", used: 0n, denied: 0n, quotaDenied: 0n };
+        if (d.outcome === "denied") delta.denied += BigInt(d.count);
+        else delta.used += BigInt(units);
+        deltas.set(id, delta);
+      }
     }
   }
   for (const qd of usage.quotaDenials) {
@@ -275,7 +283,7 @@ async function applyQuotaDeltas(tx: Tx, deltas: QuotaDelta[], slice: string): Pr
   );
   // Usage of a month that is already closed: recorded as an adjustment of that month (its own line
   // in the next export), in the same transaction, so it is neither lost nor counted twice.
-  const months = [...new Set(deltas.map((d) => d.month))].sort();
+  const months = [...new Set(deltas.map((d) => d.month))].filter((m) => m !== "").sort();
   for (const month of months) {
     await tx.$executeRawUnsafe(
       `INSERT INTO "BillingPeriod" ("period","status","revision","updatedAt") VALUES ($1, 'open', 0, now()) ON CONFLICT ("period") DO NOTHING`,

@@ -7,6 +7,7 @@ import type { BillingPeriodSummary } from "../services/billing-export";
 import type { DiscardResult } from "../services/discard-draft";
 import type { PublishResult } from "../services/publish-policy";
 import type { RollbackResult } from "../services/rollback-policy";
+import type { RolloutView } from "../services/rollout/rollout-view";
 import type { getQuotas, getTop, getUsage } from "../services/usage-query";
 import * as admin from "./admin";
 import { openApiProblems } from "./validate";
@@ -22,6 +23,7 @@ describe("the admin API's OpenAPI schemas", () => {
     expectTypeOf<z.infer<typeof admin.discardAnswerSchema>>().toEqualTypeOf<DiscardResult>();
     expectTypeOf<z.infer<typeof admin.failureModesAnswerSchema>>().toEqualTypeOf<ApplyFailureModesResult>();
     expectTypeOf<z.infer<typeof admin.adminErrorSchema>>().toEqualTypeOf<ErrorBody>();
+    expectTypeOf<z.infer<typeof admin.rolloutViewSchema>>().toEqualTypeOf<RolloutView>();
     expect(openApiProblems(admin.adminOpenApi())).toEqual([]);
   });
 });

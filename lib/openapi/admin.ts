@@ -16,6 +16,8 @@ import { billingExportQuerySchema } from "../services/billing-export";
 import { billingDictionaryQuerySchema } from "../services/billing-format";
 import { publishRequestSchema } from "../services/publish-policy";
 import { rollbackRequestSchema } from "../services/rollback-policy";
+import { ROLLOUT_STATES, rolloutSpecSchema } from "../policy/rollout";
+import { rolloutActionSchema } from "../services/rollout/control-rollout";
 import { quotasQuerySchema, topQuerySchema, usageQuerySchema } from "../services/usage-query";
 
 const named = <S extends z.ZodType>(id: string, schema: S): S => schema.meta({ id }) as S;
@@ -118,6 +120,43 @@ export const failureModesAnswerSchema = z.object({
   previousVersion: count,
   changed: z.array(z.object({ field: z.string(), before: z.enum(FAILURE_MODES), after: z.enum(FAILURE_MODES) })),
 });
+
+const cohortFigures = z.object({ decisions: count, denied: count, share: z.number().min(0).max(1) });
+export const rolloutViewSchema = z.object({
+  id: z.string(),
+  state: z.enum(ROLLOUT_STATES),
+  liveVersion: count.meta({ description: "The version everyone outside the cohort gets" }),
+  candidateVersion: count.meta({ description: "The draft's version, which the cohort gets" }),
+  author: z.string(),
+  note: z.string().nullable(),
+  createdAt: isoDate,
+  endedAt: isoDate.nullable(),
+  step: count.meta({ description: "0-based index into steps" }),
+  stepLabel: z.string(),
+  steps: z.array(z.object({ percent: z.number().min(0).max(100), bakeMs: count, label: z.string() })),
+  stepStartedAt: isoDate,
+  bakeEndsAt: isoDate.nullable(),
+  cohort: z.object({
+    canaries: z.array(z.string()),
+    percent: z.number().min(0).max(100),
+    tenants: count.meta({ description: "Tenants in the cohort now" }),
+    of: count.meta({ description: "Tenants of the new version" }),
+    members: z.array(z.string()).meta({ description: "The cohort's tenants (at most 50)" }),
+  }),
+  guardrails: z.object({ maxDenyShareIncrease: z.number(), pauseOnly: z.boolean(), minDecisions: count }),
+  lastCheck: z
+    .object({
+      at: isoDate,
+      minute: isoDate,
+      cohort: cohortFigures,
+      control: cohortFigures,
+      marginPoints: z.number(),
+      verdict: z.enum(["holds", "breached", "too_few_decisions", "no_control"]),
+    })
+    .nullable(),
+  reason: z.string().nullable().meta({ description: "Why it stopped, paused or completed (a guardrail breach names the step, the figures and the tenants)" }),
+});
+export const rolloutAnswerSchema = z.object({ rollout: rolloutViewSchema.nullable() });
 
 const planChange = z.object({
   entity: z.string(),
@@ -226,6 +265,19 @@ function registry(): OpenAPIRegistry {
     });
   post("/api/v1/policy/publish", "publishPolicy", "Compile the draft and make it live", publishRequestSchema, json(named("PublishResult", publishAnswerSchema), "Published, or unchanged"), [400, 409, 503]);
   post("/api/v1/policy/rollback", "rollbackPolicy", "Republish version N as a new version and reset the draft to it", rollbackRequestSchema, json(named("RollbackResult", rollbackAnswerSchema), "Rolled back"), [400, 404, 409, 503]);
+  r.registerPath({
+    method: "get",
+    path: "/api/v1/policy/rollout",
+    operationId: "getRollout",
+    summary: "The running guarded rollout, else the last one (null: none yet)",
+    tags: ["policy"],
+    security,
+    responses: { 200: json(named("RolloutAnswer", rolloutAnswerSchema), "The rollout"), ...errors(401, 403) },
+  });
+  post("/api/v1/policy/rollout", "startRollout", "Start a guarded rollout of the draft: canaries, then steps of a share of tenants, each with a bake time", named("RolloutSpec", rolloutSpecSchema), json(named("RolloutAnswer", rolloutAnswerSchema), "Started"), [400, 409, 503]);
+  post("/api/v1/policy/rollout/promote", "promoteRollout", "Move the running rollout to its next step now (the last publishes to everyone)", rolloutActionSchema, json(named("RolloutAnswer", rolloutAnswerSchema), "Moved on"), [400, 409, 503]);
+  post("/api/v1/policy/rollout/pause", "pauseRollout", "Stop advancing the running rollout; the cohort keeps the new version", rolloutActionSchema, json(named("RolloutAnswer", rolloutAnswerSchema), "Paused"), [400, 409]);
+  post("/api/v1/policy/rollout/abort", "abortRollout", "End the running rollout: everyone back on the live version, the draft as it is", rolloutActionSchema, json(named("RolloutAnswer", rolloutAnswerSchema), "Aborted"), [400, 409, 503]);
   post("/api/v1/policy/discard", "discardDraft", "Reset the draft to the live version (API keys stay)", null, json(named("DiscardResult", discardAnswerSchema), "The draft equals live"), [404, 409]);
   post(
     "/api/v1/policy/failure-modes",

@@ -40,10 +40,10 @@ function conforms(exchange: { path: string; method: string; status: number; body
 }
 
 describe("the decision server's OpenAPI document", () => {
-  it("is a valid OpenAPI 3.1 document describing check, release, settle and health", () => {
+  it("is a valid OpenAPI 3.1 document describing check, release, settle, /json and health", () => {
     expect(openApiProblems(doc)).toEqual([]);
     expect(doc.openapi).toBe("3.1.0");
-    expect(Object.keys(doc.paths as object).sort()).toEqual(["/healthz", "/metrics", "/readyz", "/v1/check", "/v1/forward-auth", "/v1/release", "/v1/settle"]);
+    expect(Object.keys(doc.paths as object).sort()).toEqual(["/healthz", "/json", "/metrics", "/readyz", "/v1/check", "/v1/forward-auth", "/v1/release", "/v1/settle", "/v1/usage"]);
     // The request bodies are the parsers' schemas: the reserve flag and settle's fields are in them.
     const schemas = (doc.components as { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> }).schemas;
     expect(Object.keys(schemas.CheckRequest!.properties)).toEqual(["key", "tenant", "operation", "ip", "cost", "dryRun", "explain", "reserve"]);
@@ -87,8 +87,14 @@ describe("the decision server's OpenAPI document", () => {
     exchanges.push(await gateway({ "x-sluice-token": sluice.token, "x-api-key": "sk_nobody" }));
     exchanges.push(await gateway({ "x-api-key": keys.free2 }));
     exchanges.push(await gateway({ "x-sluice-token": sluice.token, "x-forwarded-uri": "", "x-api-key": keys.free2 }));
+    // Envoy's rate limit service as JSON: a domain the policy has no section for (OK), Sluice's own domain, bad input, no token.
+    const descriptor = { entries: [{ key: "api_key", value: "sk_nobody" }, { key: "operation", value: op }] };
+    exchanges.push(await call("POST", "/json", { domain: "edge", descriptors: [descriptor] }));
+    exchanges.push(await call("POST", "/json", { domain: "sluice", hitsAddend: "1", descriptors: [descriptor] }));
+    exchanges.push(await call("POST", "/json", { domain: "edge", descriptors: [{ entries: [{ kee: "x" }] }] }));
+    exchanges.push(await call("POST", "/json", { domain: "edge", descriptors: [descriptor] }, null));
     expect(exchanges.map((e) => e.status)).toEqual([
-      200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 409, 404, 400, 400, 400, 401, 400, 200, 200, 200, 429, 403, 401, 401, 400,
+      200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 409, 404, 400, 400, 400, 401, 400, 200, 200, 200, 429, 403, 401, 401, 400, 200, 429, 400, 401,
     ]);
     for (const e of exchanges) expect(conforms(e), `${e.method} ${e.path} ${e.status} ${JSON.stringify(e.body)}`).toEqual([]);
     const metrics = await call("GET", "/metrics");

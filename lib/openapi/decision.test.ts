@@ -8,13 +8,15 @@ import type { DecisionAnswer } from "../decision/answer";
 import type { DecisionRequest } from "../decision/engine";
 import type { SettleAnswer } from "../../worker/decision/settle";
 import { checkSchema, settleSchema } from "../decision/request";
-import { decisionAnswerSchema, decisionOpenApi, settleAnswerSchema } from "./decision";
+import type { TenantUsageAnswer } from "../policy/tenant-usage-answer";
+import { decisionAnswerSchema, decisionOpenApi, settleAnswerSchema, tenantUsageAnswerSchema } from "./decision";
 import { openApiProblems, schemaProblems } from "./validate";
 
 describe("the decision API's OpenAPI schemas", () => {
   it("describe exactly the server's request and answer types", () => {
     expectTypeOf<z.infer<typeof decisionAnswerSchema>>().toEqualTypeOf<DecisionAnswer>();
     expectTypeOf<z.infer<typeof settleAnswerSchema>>().toEqualTypeOf<SettleAnswer>();
+    expectTypeOf<z.infer<typeof tenantUsageAnswerSchema>>().toEqualTypeOf<TenantUsageAnswer>();
     expectTypeOf<z.infer<typeof checkSchema>>().toEqualTypeOf<DecisionRequest>();
     expectTypeOf<z.infer<typeof settleSchema>>().toEqualTypeOf<{ reservationId: string; actualCost: number }>();
     expect(openApiProblems(decisionOpenApi())).toEqual([]);

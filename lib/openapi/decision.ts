@@ -7,7 +7,8 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
 import { checkSchema, MAX_BATCH, releaseSchema, settleSchema } from "../decision/request";
-import { REASONS } from "../policy/types";
+import { ALGORITHMS, OVERAGES, PERIODS, REASONS, SCOPES } from "../policy/types";
+import { rlsJsonRequestSchema, rlsJsonResponseSchema } from "./rls-json";
 
 export const explainedCheckSchema = z.object({
   name: z.string(),
@@ -60,6 +61,46 @@ export const settleAnswerSchema = z.object({
   actualCost: count,
   refunded: count.meta({ description: "max(0, reservedCost − actualCost), given back on every counter the decision committed" }),
   replayed: z.boolean().meta({ description: "This settle had been made before with the same actualCost: nothing more refunded" }),
+});
+
+const tenantUsageQuotaSchema = z.object({
+  name: z.string(),
+  quotaId: z.string(),
+  operation: z.string(),
+  period: z.enum(PERIODS),
+  limit: count.meta({ description: "What the tenant may use this period (after a plan change: the usage carried plus the new quota's allowance)" }),
+  used: count,
+  remaining: count.meta({ description: "limit − used, never below 0: what a dry-run /v1/check answers now" }),
+  overage: z.enum(OVERAGES),
+  overageUnits: count,
+  resetAtMs: count.meta({ description: "The end of the tenant's current billing period (ms since the epoch)" }),
+  resetSeconds: count,
+  periodStart: z.string(),
+  periodEnd: z.string(),
+  periodLabel: z.string().meta({ description: "The period's counter label: 2026-03 (UTC calendar) or 2026-03-15@America/Los_Angeles" }),
+  thresholds: z.array(z.number()),
+  thresholdsCrossed: z.array(z.number()),
+});
+
+const tenantUsageLimitSchema = z.object({
+  name: z.string(),
+  operation: z.string(),
+  scope: z.enum(SCOPES),
+  algorithm: z.enum(ALGORITHMS),
+  limit: count,
+  windowSeconds: count,
+  used: count.nullable().meta({ description: "Tenant-wide limits: limit − remaining; null where remaining is" }),
+  remaining: count.nullable().meta({ description: "Tenant-wide limits: what is left now; null for per-key, per-address and global limits" }),
+  resetAtMs: count.nullable(),
+  resetSeconds: count.nullable(),
+});
+
+export const tenantUsageAnswerSchema = z.object({
+  tenant: z.string(),
+  tier: z.string(),
+  asOf: z.string(),
+  limits: z.array(tenantUsageLimitSchema),
+  quotas: z.array(tenantUsageQuotaSchema),
 });
 
 export const decisionErrorSchema = z.object({
@@ -123,6 +164,40 @@ function registry(): OpenAPIRegistry {
       404: json(ErrorBody, "No such reservation, or older than 10 minutes (unknown_reservation)"),
       409: json(ErrorBody, "Settled before with another actualCost (conflict)"),
       503: json(ErrorBody, "The counter store did not answer: settling again with the same actualCost is safe"),
+    },
+  });
+  const RlsResponse = named("RateLimitResponseJson", rlsJsonResponseSchema);
+  r.registerPath({
+    method: "post",
+    path: "/json",
+    operationId: "shouldRateLimitJson",
+    summary: "Envoy's rate limit service as protobuf JSON (envoyproxy/ratelimit's /json): a RateLimitRequest in, its RateLimitResponse out",
+    security,
+    request: { body: { required: true, content: { "application/json": { schema: named("RateLimitRequestJson", rlsJsonRequestSchema) } } } },
+    responses: {
+      200: json(RlsResponse, "overallCode OK"),
+      429: json(RlsResponse, "overallCode OVER_LIMIT"),
+      ...errors,
+      503: json(ErrorBody, "No policy loaded yet (Retry-After: 1)"),
+    },
+  });
+  const tenantBearer = r.registerComponent("securitySchemes", "tenantToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "A tenant read token (`sluice tokens create --kind tenant --tenant SLUG`): reads that tenant's usage, makes no decisions",
+  });
+  r.registerPath({
+    method: "get",
+    path: "/v1/usage",
+    operationId: "usage",
+    summary: "The token's tenant's limits and quotas: limit, used, remaining, reset and billing period, from the counters that decide",
+    security: [{ [tenantBearer.name]: [] }],
+    responses: {
+      200: json(named("TenantUsage", tenantUsageAnswerSchema), "The tenant's usage (nothing of any other tenant)"),
+      401: json(ErrorBody, "Missing, wrong or revoked tenant token"),
+      403: json(ErrorBody, "A service token: it reads no tenant's usage"),
+      404: json(ErrorBody, "The token's tenant is not in the policy in force"),
+      503: json(ErrorBody, "No policy loaded yet, the counters could not be read in time, or single-node mode"),
     },
   });
   const gateway = r.registerComponent("securitySchemes", "gatewayToken", { type: "apiKey", in: "header", name: "X-Sluice-Token", description: "A service token, sent by the gateway" });

@@ -4,7 +4,7 @@
  * midnight to local midnight. Without `billing` a tenant has the UTC calendar month and day, with
  * exactly the labels of ./quota-period.ts (`2026-12`, `2026-12-02`), so counters keep their keys.
  *
- * Pure: time arrives as `nowMs`. The decision server (phase 2) passes the store the current
+ * Pure: time arrives as `nowMs`. The decision server passes the store the current
  * period's end, its label, the next period's label and end (`billingWindow`), and the store picks
  * one by its own clock, as every window is decided.
  *
@@ -118,7 +118,7 @@ export function billingPeriod(nowMs: number, period: Period, billing: CompiledBi
 }
 
 /**
- * What the decision server hands the store for one quota (phase 2): the period containing `nowMs`
+ * What the decision server hands the store for one quota (./quota-window.ts): the period containing `nowMs`
  * and the one after it. The store, on its own clock `t`, counts under `current.label` while
  * `t < current.endMs` and under `next.label` (expiring at `next.endMs`) from then on, so a decision
  * server whose clock lags never counts into a period Redis has left.

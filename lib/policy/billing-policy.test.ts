@@ -99,20 +99,12 @@ describe("publish stamps billing and tier changes", () => {
 });
 
 describe("the usage answer (GET /v1/usage, the portal)", () => {
-  it("reads what the decision path counts: until it follows billing (phase 2), the UTC calendar and no carry-over", () => {
-    const doc = compilePolicy(spec((f) => (f.tenants![0]!.billing = LA)));
-    const slug = Object.keys(doc.tenants)[0]!;
-    const month = usageReadPlan(doc, slug, Date.UTC(2026, 2, 20), "sl:")!.quotas.find((q) => q.quota.period === "month")!;
-    expect(month.counterKey.endsWith(":2026-03")).toBe(true);
-    expect(month.carriedKey).toBeNull();
-  });
-
   it("reads each quota's counter of the tenant's own period and reports used, remaining, reset and thresholds crossed", () => {
     const s = spec((f) => (f.tenants![0]!.billing = LA));
     const doc = compilePolicy(s);
     const slug = s.tenants[0]!.slug;
     const nowMs = Date.UTC(2026, 2, 20);
-    const plan = usageReadPlan(doc, slug, nowMs, "sl:", { followBilling: true })!;
+    const plan = usageReadPlan(doc, slug, nowMs, "sl:")!;
     expect(plan.quotas.length).toBeGreaterThan(0);
     const q = plan.quotas[0]!;
     expect(q.counterKey).toBe(`sl:{t:${slug}}:q:${q.quota.id}:${q.quota.period === "month" ? "2026-03-15" : "2026-03-19"}@America/Los_Angeles`);
@@ -132,7 +124,7 @@ describe("the usage answer (GET /v1/usage, the portal)", () => {
       const live = compilePolicy(spec((f) => (f.defaults = { failureMode: "open", planChange: rule })));
       expect(live.tiers[t0.tier]!.quotas.some((q) => q.period === "month" && q.operation === "*")).toBe(true);
       const doc = stampChanges(compilePolicy(spec((f) => ((f.tenants![0]!.tier = to.name), (f.defaults = { failureMode: "open", planChange: rule })))), live, changeAt);
-      const plan = usageReadPlan(doc, t0.slug, Date.UTC(2026, 5, 20), "", { followBilling: true })!;
+      const plan = usageReadPlan(doc, t0.slug, Date.UTC(2026, 5, 20), "")!;
       const r = plan.quotas.find((x) => x.quota.period === "month" && x.quota.operation === "*")!;
       expect(r.carriedKey).toMatch(/:2026-06$/);
       const answer = buildUsageAnswer(doc, plan, { counters: new Map([[r.carriedKey!, 100], [r.counterKey, 10]]) }, Date.UTC(2026, 5, 20));

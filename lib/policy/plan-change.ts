@@ -44,7 +44,7 @@ export function carriedQuota(change: CompiledPlanChange | null | undefined, oper
 export interface QuotaAllowance {
   /** What the tenant may use in the whole period (shown as the quota's limit; thresholds are shares of it). */
   periodLimit: number;
-  /** What the store lets the new counter reach: the enforcement number phase 2 passes for `limit`. */
+  /** What the store lets the new counter reach: the enforcement number (./quota-window.ts). */
   counterLimit: number;
   /** U_before as given (0 outside the change's period). */
   usedBefore: number;

@@ -1,7 +1,8 @@
 /**
  * The answer of `GET /v1/usage` (a tenant-scoped read token) and of the customer portal, built from
- * the compiled policy and counter values: pure, so the decision server (phase 2: the route and the
- * counter reads) and the portal show the same numbers from the same counters that decide.
+ * the compiled policy and counter values: pure, so the decision server and the portal show the same
+ * numbers from the same counters that decide (each tenant's billing periods and plan changes, as
+ * the decision path counts them: lib/policy/quota-window.ts).
  *
  * Two steps: `usageReadPlan` says which counters to read (each quota's counter key for its current
  * period, and the old tier's counter a plan change carries); `buildUsageAnswer` turns what was
@@ -13,14 +14,6 @@ import { counterKeys } from "./counter-keys";
 import { carriedQuota, DEFAULT_PLAN_CHANGE_RULE, quotaAllowance } from "./plan-change";
 import { tenantQuotasAt } from "./publish-stamps";
 import { ANY_OPERATION, type Period } from "./types";
-
-/**
- * Whether the decision path counts quotas in each tenant's billing periods and carries usage over
- * plan changes (issue #26, phase 2, in the Lua). Until it does, it counts every tenant on the UTC
- * calendar with fresh counters after a tier change, and this module reads what it counts, so the
- * portal and the notifications show the numbers that are enforced. Phase 2 sets it to true.
- */
-export const DECISION_PATH_FOLLOWS_BILLING = false;
 
 /** Thresholds when neither the tier nor the tenant sets any: 80 % and 100 % of each quota. */
 export const DEFAULT_THRESHOLDS: readonly number[] = [80, 100];
@@ -63,14 +56,13 @@ export function usageReadPlan(
   slug: string,
   nowMs: number,
   prefix: string,
-  { followBilling = DECISION_PATH_FOLLOWS_BILLING }: { followBilling?: boolean } = {},
 ): UsageReadPlan | null {
   const t = Object.hasOwn(doc.tenants, slug) ? doc.tenants[slug] : undefined;
   if (!t || !Object.hasOwn(doc.tiers, t.tier)) return null;
   const quotas = tenantQuotasAt(doc, t, nowMs).map((quota): QuotaRead => {
-    const period = followBilling ? billingPeriod(nowMs, quota.period, t.billing ?? null, t.billingChange) : billingPeriod(nowMs, quota.period, null);
+    const period = billingPeriod(nowMs, quota.period, t.billing ?? null, t.billingChange);
     const counterKey = `${counterKeys.quota(slug, quota.id, prefix)}:${period.label}`;
-    const change = followBilling ? t.planChange : undefined;
+    const change = t.planChange;
     const carried = carriedQuota(change, quota.operation, quota.period);
     const inPeriod = change !== undefined && change.atMs > period.startMs && change.atMs < period.endMs;
     // The old tier counted into the period that held the instant before the change: the same one.
@@ -111,9 +103,13 @@ export interface UsageLimitRow {
   algorithm: CompiledLimit["algorithm"];
   limit: number;
   windowSeconds: number;
+  /** Tenant-wide limits: `limit − remaining` (units the window or bucket holds now); null where `remaining` is. */
+  used: number | null;
   /** What the store's peek answered for a tenant-wide limit; null for per-key, per-address and global limits (no one counter for the tenant). */
   remaining: number | null;
   resetAtMs: number | null;
+  /** Seconds from `asOf` to `resetAtMs`, rounded up; null where `resetAtMs` is. */
+  resetSeconds: number | null;
 }
 
 export interface TenantUsageAnswer {
@@ -169,8 +165,10 @@ export function buildUsageAnswer(
       algorithm: l.algorithm,
       limit: l.limit,
       windowSeconds: l.algorithm === "concurrency" ? 0 : Math.ceil(l.windowMs / 1000),
+      used: peek ? Math.max(0, l.limit - peek.remaining) : null,
       remaining: peek ? peek.remaining : null,
       resetAtMs: peek ? peek.resetAtMs : null,
+      resetSeconds: peek ? Math.max(0, Math.ceil((peek.resetAtMs - nowMs) / 1000)) : null,
     };
   });
   return { tenant: plan.tenant, tier: plan.tier, asOf: new Date(nowMs).toISOString(), limits, quotas };

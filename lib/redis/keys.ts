@@ -26,6 +26,11 @@ export const keys = {
   policyVersion: (version: number, p = redisPrefix()) => `${p}{policy}:v${version}`,
   /** <p>policy:current — the live version number. */
   policyCurrent: (p = redisPrefix()) => `${p}{policy}:current`,
+  /**
+   * <p>{policy}:rollout — the running rollout's routing (lib/policy/rollout.ts RolloutRouting, JSON):
+   * which version the cohort gets and who is in it; absent: everyone gets policy:current. Never expires.
+   */
+  policyRollout: (p = redisPrefix()) => `${p}{policy}:rollout`,
   /** <p>{policy}:channel — PUBLISHed with the new version number on every publish. */
   policyChannel: (p = redisPrefix()) => `${p}{policy}:channel`,
   /** <p>{policy}:keys — hash sha256(api key) → tenant slug, plus PUBLISHED_MARKER → version. Revoked keys are removed. */

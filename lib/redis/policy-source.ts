@@ -18,6 +18,14 @@
  * last published set (a token created after the loss works, none is dropped); the key index
  * keeps its cache (lib/redis/key-index.ts). `missing` names what Redis lacks, for /readyz, until
  * the worker's restore job (lib/jobs/restore-published.ts) or a publish writes it back.
+ *
+ * During a guarded rollout (docs/control-plane.md#guarded-rollout) it also holds the rollout's
+ * candidate, version N+1, beside the live N: every load reads `{policy}:rollout` (the routing:
+ * rollout id, canaries, the step's percentage), and when it names a candidate newer than the live
+ * version, reads that document and computes the cohort once (lib/policy/rollout.ts cohortMembers,
+ * the same function the control plane uses). `forTenant` is then one Set lookup per decision. A
+ * routing or candidate that cannot be read keeps the last good split; no routing (or one the live
+ * version has caught up with) sends everyone to the live version.
  */
 import type { MissingPart, PolicyPort } from "../decision/ports";
 import { Poller } from "../net/poller";
@@ -25,6 +33,8 @@ import type { CompiledPolicy } from "../policy/compiled";
 import { keys, PUBLISHED_MARKER } from "./keys";
 import type { RedisClient as RedisLike } from "./client";
 import { readCurrentVersion, readPolicyVersion } from "./policy";
+import { cohortMembers } from "../policy/rollout";
+import { readCandidate, readRolloutRouting } from "./rollout";
 
 /** Wait before re-reading after a failed or incomplete read. */
 const RETRY_MS = 250;
@@ -39,11 +49,24 @@ export interface PolicySourceOptions {
   /** Called when the subscription was (re)established: messages may have been missed. */
   onResubscribed?: () => void;
   onServiceTokens?: (hashes: Set<string>) => void;
+  /** A rollout's split changed (null: everyone on the live version again). */
+  onRollout?: (split: RolloutSplit | null) => void;
   log?: (message: string) => void;
+}
+
+/** A running rollout as a decision server holds it: the candidate and who gets it, computed at load. */
+export interface RolloutSplit {
+  id: string;
+  step: number;
+  candidate: CompiledPolicy;
+  cohort: ReadonlySet<string>;
+  /** The routing's JSON as read, to skip an unchanged one. */
+  text: string;
 }
 
 export class PolicySource implements PolicyPort {
   private doc: CompiledPolicy | null = null;
+  private split: RolloutSplit | null = null;
   /** Reads once more after a run when a PUBLISH arrived during it (it may name a newer version). */
   private readonly poller: Poller;
   /** The last version that failed to parse, so a bad document is reported once. */
@@ -66,6 +89,17 @@ export class PolicySource implements PolicyPort {
 
   get current(): CompiledPolicy | null {
     return this.doc;
+  }
+
+  /** The rollout split in force (null: none, everyone gets `current`). */
+  get rollout(): RolloutSplit | null {
+    return this.split;
+  }
+
+  /** The document that decides for `tenant`: the candidate for the cohort of a running rollout, else the live one. */
+  forTenant(tenant: string): CompiledPolicy | null {
+    const split = this.split;
+    return split !== null && split.cohort.has(tenant) ? split.candidate : this.doc;
   }
 
   get missing(): readonly MissingPart[] {
@@ -148,7 +182,47 @@ export class PolicySource implements PolicyPort {
    */
   private async load(): Promise<boolean> {
     const done = await this.loadOnce();
-    return done && !(this.doc !== null && this.missingParts.size > 0);
+    const split = done ? await this.loadRollout() : true;
+    return done && split && !(this.doc !== null && this.missingParts.size > 0);
+  }
+
+  /** Reads the rollout routing and, when it changed, its candidate; false to retry soon. Never throws. */
+  private async loadRollout(): Promise<boolean> {
+    const live = this.doc;
+    try {
+      const read = await readRolloutRouting(this.options.redis);
+      if (read.status === "invalid") {
+        this.options.log?.(`rollout routing rejected (${read.message}); keeping ${this.split ? `rollout ${this.split.id}` : "the live version for everyone"}`);
+        return true;
+      }
+      if (read.status === "none" || live === null) {
+        this.setSplit(null);
+        return true;
+      }
+      const routing = read.routing;
+      if ( routing.candidateVersion <= live.version || routing.liveVersion !== live.version) {
+        this.setSplit(null);
+        return true;
+      }
+      if (this.split?.text === read.text) return true;
+      const candidate =
+        this.split?.candidate.version === routing.candidateVersion && this.split.candidate.checksum === routing.candidateChecksum
+          ? this.split.candidate
+          : await readCandidate(this.options.redis, routing);
+      if (candidate === null) return false;
+      const cohort = cohortMembers({ salt: routing.id, canaries: routing.canaries, percent: routing.percent }, Object.keys(candidate.tenants));
+      this.setSplit({ id: routing.id, step: routing.step, candidate, cohort, text: read.text });
+      return true;
+    } catch (error) {
+      this.options.log?.(`rollout refresh failed: ${error instanceof Error ? error.message : String(error)}`);
+      return false;
+    }
+  }
+
+  private setSplit(split: RolloutSplit | null): void {
+    if (split === null && this.split === null) return;
+    this.split = split;
+    this.options.onRollout?.(split);
   }
 
   private async loadOnce(): Promise<boolean> {

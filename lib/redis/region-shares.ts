@@ -56,7 +56,8 @@ export class RegionSharesFollower {
   private shares: RegionShares | null = null;
   private text: string | null = null;
   private lastProblem: string | null = null;
-  private derived: { from: CompiledPolicy; shares: RegionShares | null; doc: CompiledPolicy } | null = null;
+  /** Per published document (the live one, and a guarded rollout's candidate for its cohort): its version with this region's shares, until the shares change. */
+  private derived = new WeakMap<CompiledPolicy, { shares: RegionShares | null; doc: CompiledPolicy }>();
   private readonly poller: Poller;
 
   constructor(
@@ -112,10 +113,10 @@ export class RegionSharesFollower {
   /** `doc` with this region's shares of its split limits. */
   apply(doc: CompiledPolicy | null): CompiledPolicy | null {
     if (!doc) return null;
-    const d = this.derived;
-    if (d && d.from === doc && d.shares === this.shares) return d.doc;
+    const d = this.derived.get(doc);
+    if (d && d.shares === this.shares) return d.doc;
     const derived = applyRegionShares(doc, this.shares, this.options.region);
-    this.derived = { from: doc, shares: this.shares, doc: derived };
+    this.derived.set(doc, { shares: this.shares, doc: derived });
     return derived;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * `sluice tokens create` and the settings page: bearer tokens for machines. `service` tokens let
  * gateways call the decision API; `admin` tokens call the admin REST API with the token's role.
- * `tenant` tokens read one tenant's usage (`GET /v1/usage`, phase 2 of issue #26) and can make no
+ * `tenant` tokens read one tenant's usage (`GET /v1/usage` on the decision server) and can make no
  * decision: they go to their own Redis hash, never to the service-token set.
  * Stored as SHA-256 with a display prefix; the plaintext is returned once. A service token is added
  * to the Redis set the decision API checks right away.

@@ -19,6 +19,7 @@ import { specFromDocument } from "../policy/decompile";
 import { editPolicy, editPolicyIn, type DraftEdit, type EditResult, type Editor } from "./edit-policy";
 import { ServiceError } from "./errors";
 import { readPublishedVersion } from "./published-version";
+import { refuseDuringRollout } from "./rollout/refuse-during-rollout";
 
 /** The edit that turns any draft into `doc`, keeping the draft's spelling where it compiles the same. */
 export function resetTo(doc: CompiledPolicyBody): DraftEdit {
@@ -51,6 +52,7 @@ export async function discardDraft(db: PrismaClient, editor: Editor, options: { 
     {
       nowMs: options.nowMs,
       beforeEdit: async (tx) => {
+        await refuseDuringRollout(tx, "discard of the draft");
         try {
           live = await readPublishedVersion(tx);
         } catch (error) {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { tierTenants } from "@/lib/db/usage-repo";
 import { readCurrentPolicy } from "@/lib/redis/policy";
 import { applyPolicyFile } from "./apply-policy-file";
 import { discardDraft } from "./discard-draft";
@@ -110,6 +111,8 @@ describe("Envoy domains in the draft", () => {
     const service = live.status === "ok" ? live.policy.rateLimitService : undefined;
     expect(service?.domains.map((d) => d.domain)).toEqual(["messaging"]);
     expect(service?.domains[0]?.descriptors[1]?.rule).toMatchObject({ requestsPerUnit: 100, unit: "DAY", counting: "envoy", windowMs: 86_400_000 });
+    // The cross-tenant dashboards read its decisions' totals (lib/decision/envoy-accounting.ts) like a tier's.
+    expect(await tierTenants(db)).toContain("*:envoy:messaging");
 
     await applyPolicyFile(db, DEMO, { actor });
     expect((await compileDraft(db)).rateLimitService).toBeUndefined();

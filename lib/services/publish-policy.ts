@@ -39,6 +39,7 @@ import { seedRegionShares } from "../redis/region-shares";
 import { configuredRegions } from "../redis/regions";
 import { invalidPolicy } from "./errors";
 import { writeEveryRegion } from "./region-writes";
+import { refuseDuringRollout } from "./rollout/refuse-during-rollout";
 
 /** POST /api/v1/policy/publish's body (the route and its OpenAPI document use this one schema). */
 export const publishRequestSchema = z.strictObject({ note: z.string().max(500).optional() });
@@ -142,6 +143,7 @@ export async function publishPolicy(
   return deps.db.$transaction(
     async (tx) => {
       await lockPolicy(tx);
+      await refuseDuringRollout(tx, "publish to everyone");
       const latest = await latestPolicyVersion(tx);
       const body = stampChanges(await compileDraft(tx), liveBody(latest), nowMs);
       // A live row that does not validate (its body no longer matches its checksum) is never

@@ -13,6 +13,7 @@ import { bodyOf } from "../policy/compile";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { pendingChangesIn, resetDraftIn } from "./discard-draft";
 import { ServiceError } from "./errors";
+import { refuseDuringRollout } from "./rollout/refuse-during-rollout";
 import { publishBody, type PublishDeps, type PublishResult } from "./publish-policy";
 
 /** POST /api/v1/policy/rollback's body (the route and its OpenAPI document use this one schema). */
@@ -40,6 +41,7 @@ export async function rollbackPolicy(
   return deps.db.$transaction(
     async (tx) => {
       await lockPolicy(tx);
+      await refuseDuringRollout(tx, "rollback");
       const target = await findPolicyVersion(tx, options.toVersion);
       if (!target) throw new ServiceError("not_found", `policy version ${options.toVersion} does not exist`, { field: "version" });
       const stored = parseCompiledPolicy(target.document);

@@ -2,9 +2,9 @@
  * One tenant's limits and quotas with what its counters hold now: the customer portal's data, read
  * from the live policy (Postgres) and the same Redis counters that decide (one MGET: a tenant's
  * counters share its hash tag, so it is one slot on Redis Cluster too). The answer is
- * lib/policy/tenant-usage-answer.ts's, the one `GET /v1/usage` gives (phase 2), so both show the
+ * lib/policy/tenant-usage-answer.ts's, the one `GET /v1/usage` gives, so both show the
  * same numbers. Rate limits show their size and window; what is left of them is per key or per
- * window state only the decision path reads (phase 2's peek), so it is null here.
+ * window state the decision server reads with a dry run (`GET /v1/usage`), so it is null here.
  */
 import type { PrismaClient } from "../generated/prisma/client";
 import { buildUsageAnswer, usageReadPlan, type TenantUsageAnswer } from "../policy/tenant-usage-answer";
@@ -16,8 +16,8 @@ import { redisStep, ServiceError } from "./errors";
 /** The answer for `tenant` at `nowMs`, or null when the live policy has no such tenant. */
 export async function readTenantUsage(deps: { db: PrismaClient; redis: RedisLike | null }, tenant: string, nowMs: number): Promise<TenantUsageAnswer | null> {
   const redis = deps.redis;
-  // Single-node mode keeps its counters inside the decision server: only its /v1/usage can read them.
-  if (!redis) throw new ServiceError("store_unavailable", "the counters are in the single-node decision server; ask its GET /v1/usage");
+  // Single-node mode keeps its counters inside the decision server, out of reach of this process.
+  if (!redis) throw new ServiceError("store_unavailable", "the counters are inside the single-node decision server: usage cannot be read in this mode");
   const live = await readLivePolicy(deps.db);
   if (!live) return null;
   const plan = usageReadPlan(live, tenant, nowMs, redisPrefix());

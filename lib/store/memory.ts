@@ -8,6 +8,8 @@ import { evaluateCheck, releaseLease, slidingWindowLog, type AnyState, type Engi
 import { refundMark, refundState, type RefundMark } from "../policy/algorithms/refund";
 import type { SlidingLogState } from "../policy/algorithms/sliding-window-log";
 import type { ConcurrencyState } from "../policy/algorithms/concurrency";
+import type { QuotaState } from "../policy/algorithms/quota";
+import { carriedCounterKey, pickSlot } from "../policy/quota-window";
 import { ForgedLeaseError, formatLeaseId, newLeaseToken, parseLeaseId } from "./lease-id";
 import { formatReservationId, parseReservationId, RESERVATION_TTL_MS } from "./reservation";
 import type { AccuracySample, CheckOptions, CheckOutcome, CounterStore, LimitCheck, SettleResult, StoreDecision } from "./types";
@@ -78,13 +80,22 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
     return sample;
   }
 
+  /** A quota's carried counter (a plan change under `full`) in the slot the clock picks: its units there, else 0. */
+  function carriedUsed(check: LimitCheck, nowMs: number): number | undefined {
+    if (check.quotaWindow === undefined) return undefined;
+    const slot = pickSlot(check.quotaWindow, nowMs);
+    if (slot.carry === "") return undefined;
+    const state = read(carriedCounterKey(check.key, slot.carry), nowMs) as QuotaState | undefined;
+    return state !== undefined && state.periodStartMs === slot.startMs ? state.used : 0;
+  }
+
   return {
     async check(checks: readonly LimitCheck[], { cost, dryRun, reserve }: CheckOptions): Promise<StoreDecision> {
       const nowMs = clock();
       sweep(nowMs);
       const evaluated: { check: LimitCheck; result: EngineResult; token?: string }[] = checks.map((check) => {
         const token = check.algorithm === "concurrency" ? newLeaseToken() : undefined;
-        return { check, token, result: evaluateCheck(read(check.key, nowMs), check, { nowMs, cost, leaseToken: token }) };
+        return { check, token, result: evaluateCheck(read(check.key, nowMs), check, { nowMs, cost, leaseToken: token, carriedUsed: carriedUsed(check, nowMs) }) };
       });
       const allowed = evaluated.every((e) => e.result.outcome.allowed);
       const commit = allowed && !dryRun;

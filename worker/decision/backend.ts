@@ -9,16 +9,24 @@ import type { CircuitBreaker } from "../../lib/decision/breaker";
 import type { PolicyPort } from "../../lib/decision/ports";
 import type { KeyIndexPort, UsageSink } from "../../lib/decision/ports";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
+import type { EnvoyCounterStore } from "../../lib/store/envoy";
 import type { CounterStore } from "../../lib/store/types";
+import type { TenantUsageReader } from "../../lib/decision/tenant-usage";
 import type { DecisionServerOptions } from "./options";
 
 export interface Backend {
   policy: PolicyPort;
   /** The document decisions use (single-node: only once the key index is loaded as well). */
   currentPolicy: () => CompiledPolicy | null;
+  /** The document that decides for a tenant (a guarded rollout's cohort: the candidate); absent: currentPolicy. */
+  policyFor?: (tenant: string) => CompiledPolicy | null;
   keyIndex: KeyIndexPort;
   store: CounterStore;
+  /** Their fixed window for `rateLimitService` domains (lib/store/envoy.ts). */
+  envoyCounters: EnvoyCounterStore;
   usage: UsageSink;
+  /** GET /v1/usage's tenant tokens and counter reads; null: not served in this mode. */
+  tenantUsage: TenantUsageReader | null;
   /** Before listening: connect and load what the first request needs. */
   start(): Promise<void>;
   /** The /readyz answer. */
@@ -42,6 +50,8 @@ export interface BackendContext {
   policyLoaded(doc: CompiledPolicy): void;
   /** The shares of `split` limits changed (docs/regions.md): cached denials may name the old numbers. */
   sharesChanged(): void;
+  /** Shared reaction to a guarded rollout's split changing (null: no rollout; everyone on the live version). */
+  rolloutLoaded?(split: { id: string; step: number; candidateVersion: number; cohortSize: number } | null): void;
   /** The published service tokens (sha256 hex), replacing the previous set. */
   serviceTokens(hashes: Set<string>): void;
 }

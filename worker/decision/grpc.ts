@@ -27,13 +27,15 @@ import type { IncomingHttpHeaders } from "node:http2";
 import { Counter } from "prom-client";
 import { bearerToken } from "../../lib/auth/bearer";
 import type { DecisionAnswer } from "../../lib/decision/answer";
-import { NotReadyError, type DecisionRequest } from "../../lib/decision/engine";
+import type { DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
 import { errorMessage, type Logger } from "../../lib/log";
 import { decodeHealthCheckRequest, decodeRateLimitRequest, encodeHealthCheckResponse, encodeRateLimitResponse, ProtoDecodeError } from "../../lib/rls/codec";
-import { descriptorToken, planRateLimit, rateLimitResponse } from "../../lib/rls/mapping";
+import type { EnvoyDecider } from "../../lib/decision/envoy";
+import { descriptorToken } from "../../lib/rls/mapping";
 import { HEALTH_SERVICE, RLS_SERVICE, type RlsRequestMessage } from "../../lib/rls/messages";
 import type { GrpcLimits } from "../../lib/net/grpc-limits";
+import { createRlsAnswer, type RlsResult } from "./rls-answer";
 import { createUnaryGrpcServer, GRPC_STATUS_NAMES, GrpcError, GrpcStatus, type GrpcStatusCode, type UnaryAnswer, type UnaryCall, type UnaryGrpcServer, type UnaryHandler } from "./grpc-server";
 
 /** The same bound as an HTTP body (64 KiB): larger messages get RESOURCE_EXHAUSTED before they are read. */
@@ -46,8 +48,10 @@ const UNAUTHENTICATED_MESSAGE = "missing or wrong service token: send `authoriza
 export interface DecisionGrpcDeps {
   engine: { decide(request: DecisionRequest): Promise<DecisionAnswer>; release(leaseId: string): Promise<boolean> };
   tokens: { accepts(token: string | undefined): boolean };
-  /** SLUICE_RLS_DOMAIN: the only `domain` answered. */
+  /** SLUICE_RLS_DOMAIN: the `domain` whose descriptors carry Sluice's own keys (api_key, tenant, operation…). */
   domain: string;
+  /** Every other `domain`: the policy's `rateLimitService` section (lib/decision/envoy.ts); absent: refused. */
+  envoy?: Pick<EnvoyDecider, "decide">;
   /** Whether decisions can be made (a policy is loaded and the store answers): the health answer. */
   readiness: () => { ready: boolean };
   metrics: DecisionMetrics;
@@ -88,7 +92,8 @@ function requestIdOf(headers: IncomingHttpHeaders): string {
 }
 
 export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
-  const { engine, tokens, domain, logger } = deps;
+  const { tokens, logger } = deps;
+  const answer = createRlsAnswer({ engine: deps.engine, envoy: deps.envoy, domain: deps.domain });
   // Bounded labels: the gRPC status code names (about a dozen), never a key or a tenant.
   const calls = new Counter({
     name: "sluice_rls_calls_total",
@@ -136,24 +141,18 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
     if (!tokens.accepts(tokenOf(call.headers) ?? descriptorToken(request))) {
       return refuse(GrpcStatus.UNAUTHENTICATED, UNAUTHENTICATED_MESSAGE);
     }
-    const plan = planRateLimit(request, { domain });
-    if (!plan.ok) return refuse(GrpcStatus.INVALID_ARGUMENT, plan.error.message);
-    let answers: DecisionAnswer[];
     const started = performance.now();
+    let result: RlsResult;
     try {
-      // Started in one turn: the store coalesces them into one call.
-      answers = await Promise.all(plan.requests.map((r) => engine.decide(r)));
+      result = await answer(request);
     } catch (error) {
-      if (error instanceof NotReadyError) return refuse(GrpcStatus.UNAVAILABLE, "no policy loaded yet");
       logger.error({ reqId: requestIdOf(call.headers), err: errorMessage(error) }, "internal error in ShouldRateLimit");
       return refuse(GrpcStatus.INTERNAL, "internal error");
     }
-    const { response, leasesToRelease } = rateLimitResponse(answers);
-    // The request is denied, so nobody will release what its other descriptors leased.
-    for (const lease of leasesToRelease) void engine.release(lease).catch(() => undefined);
-    count(GrpcStatus.OK, response.overall_code);
+    if (!result.ok) return refuse(result.kind === "not_ready" ? GrpcStatus.UNAVAILABLE : GrpcStatus.INVALID_ARGUMENT, result.message);
+    count(GrpcStatus.OK, result.response.overall_code);
     // Like /v1/check's Server-Timing: how long the decisions took, store call included.
-    return { framed: encodeRateLimitResponse(response), trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
+    return { framed: encodeRateLimitResponse(result.response), trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
   }
 
   const KNOWN_SERVICES = new Set(["", RLS_SERVICE]);

@@ -1,6 +1,7 @@
 /**
  * The decision server's HTTP adapter (docs/decision-api.md): POST /v1/check (single or batch), ANY
- * /v1/forward-auth, POST /v1/release, POST /v1/settle (./settle.ts), GET /openapi.json
+ * /v1/forward-auth, POST /v1/release, POST /v1/settle (./settle.ts), GET /v1/usage (./usage.ts), POST /json
+ * (Envoy's rate limit service as protobuf JSON, envoyproxy/ratelimit's `/json`: ./rls-answer.ts), GET /openapi.json
  * (lib/openapi/decision.ts), GET /healthz, /readyz, /metrics. It authenticates, parses
  * (lib/decision/request.ts), calls `engine.decide` and writes the answer; the decision itself is
  * the engine's.
@@ -32,6 +33,10 @@ import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { ServiceTokens } from "./service-tokens";
 import { parseJsonBody } from "./json-body";
 import { settleRoute } from "./settle";
+import type { RlsResult } from "./rls-answer";
+import { parseRateLimitRequestJson, rateLimitResponseJson } from "../../lib/rls/json";
+import type { RlsRequestMessage } from "../../lib/rls/messages";
+import { usageRoute, type UsageRouteDeps } from "./usage";
 import { decisionOpenApi } from "../../lib/openapi/decision";
 
 /** Also the prefix of Envoy ext_authz's requests: `/v1/forward-auth/<the client's path>`. */
@@ -57,6 +62,10 @@ export interface DecisionHttpDeps {
   httpServer?: HttpServerKind;
   /** Its limits (SLUICE_HTTP_*; default DEFAULT_HTTP_LIMITS). */
   httpLimits?: Partial<HttpLimits>;
+  /** ShouldRateLimit, for POST /json (./rls-answer.ts; absent: 404). */
+  rls?: (request: RlsRequestMessage) => Promise<RlsResult>;
+  /** GET /v1/usage (./usage.ts); absent: 404. */
+  usage?: UsageRouteDeps;
 }
 
 export interface DecisionHttp {
@@ -200,12 +209,35 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     json(ex, out.status, out.body, out.headers);
   }
 
+  /** envoyproxy/ratelimit's `/json`: 200 with the response, 429 when its overallCode is OVER_LIMIT. */
+  async function handleRlsJson(ex: HttpExchange, rls: NonNullable<DecisionHttpDeps["rls"]>): Promise<void> {
+    const body = jsonBody(ex);
+    if (!body) return;
+    const parsed = parseRateLimitRequestJson(body.value);
+    if (!parsed.ok) return invalid(ex, parsed.error);
+    const result = await rls(parsed.request);
+    if (!result.ok) {
+      if (result.kind === "not_ready") return notReady(ex);
+      return json(ex, 400, errorBody("invalid_request", result.message, { field: result.field }));
+    }
+    json(ex, result.response.overall_code === "OVER_LIMIT" ? 429 : 200, rateLimitResponseJson(result.response));
+  }
+
+  const rls = deps.rls;
+  /** A tenant read token's own usage (./usage.ts checks the token itself: it is no service token). */
+  async function handleUsage(ex: HttpExchange): Promise<void> {
+    const out = await usageRoute(deps.usage!, ex.header("authorization"));
+    json(ex, out.status, out.body, out.status === 200 ? undefined : out.headers);
+  }
+
   const routes: Record<string, Route> = {
+    ...(rls ? { "/json": { methods: ["POST"], serviceToken: true, handle: (ex: HttpExchange) => handleRlsJson(ex, rls) } } : {}),
     "/v1/check": { methods: ["POST"], serviceToken: true, handle: handleCheck },
     [FORWARD_AUTH_PATH]: { methods: null, serviceToken: false, handle: handleForwardAuth },
     "/v1/release": { methods: ["POST"], serviceToken: true, handle: handleRelease },
     "/v1/settle": { methods: ["POST"], serviceToken: true, handle: handleSettle },
     "/healthz": { methods: ["GET", "HEAD"], serviceToken: false, handle: (ex) => json(ex, 200, { ok: true, ...deps.health }) },
+    ...(deps.usage ? { "/v1/usage": { methods: ["GET"], serviceToken: false, handle: handleUsage } } : {}),
     "/openapi.json": { methods: ["GET", "HEAD"], serviceToken: false, handle: (ex) => json(ex, 200, decisionOpenApi()) },
     "/readyz": {
       methods: ["GET", "HEAD"],

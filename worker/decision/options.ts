@@ -4,6 +4,7 @@ import type { ClientAddressRules } from "../../lib/decision/client-address";
 import type { GrpcLimits } from "../../lib/net/grpc-limits";
 import type { HttpLimits, HttpServerKind } from "../../lib/net/http-server";
 import type { Logger } from "../../lib/log";
+import type { EnvoyCounterStore } from "../../lib/store/envoy";
 import type { CounterStore } from "../../lib/store/types";
 import type { Registry } from "prom-client";
 
@@ -14,7 +15,7 @@ export interface DecisionServerOptions {
   region?: string;
   /** The gRPC rate limit service's port on `host` (Envoy RLS, worker/decision/grpc.ts); 0 or absent: not served. */
   grpcPort?: number;
-  /** The one `domain` the rate limit service answers (default `sluice`). */
+  /** The rate limit service's `domain` of Sluice's own descriptor keys (default `sluice`); every other domain is the policy's `rateLimitService`. */
   rlsDomain?: string;
   /** SLUICE_RLS_DESCRIPTOR_TOKENS: a token in every descriptor counts when the metadata has none (default off). */
   rlsDescriptorTokens?: boolean;
@@ -40,6 +41,8 @@ export interface DecisionServerOptions {
   accuracySample?: number;
   /** Store override (tests); default the Redis store (single-node: the in-process store). */
   store?: CounterStore;
+  /** The `rateLimitService` fixed-window counters' override (tests: a test clock); default as `store`. */
+  envoyCounters?: EnvoyCounterStore;
   /** Default: createLogger("decision") (lib/log.ts). */
   logger?: Logger;
   /** The HTTP/1.1 server (SLUICE_HTTP_SERVER; default `http1`, the hand-written one; `node`: node:http). */

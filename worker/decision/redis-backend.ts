@@ -10,9 +10,10 @@ import { PolicySource } from "../../lib/redis/policy-source";
 import { parseClusterNodes, type RedisClient } from "../../lib/redis/client";
 import { KeyIndex } from "../../lib/redis/key-index";
 import { RegionSharesFollower } from "../../lib/redis/region-shares";
-import { recordServiceTokensUsed } from "../../lib/redis/policy";
+import { recordServiceTokensUsed, tenantOfToken } from "../../lib/redis/policy";
 import { UsageRecorder } from "../../lib/redis/usage";
 import { createRedisStore } from "../../lib/store/redis";
+import { createRedisEnvoyCounters } from "../../lib/store/redis/envoy";
 import type { Backend, BackendContext } from "./backend";
 import type { DecisionServerOptions } from "./options";
 
@@ -87,16 +88,27 @@ export function redisBackend(ctx: BackendContext): Backend {
       void keyIndex.warm().catch(() => undefined);
     },
     onServiceTokens: (hashes) => ctx.serviceTokens(hashes),
+    onRollout: (split) => ctx.rolloutLoaded?.(split && { id: split.id, step: split.step, candidateVersion: split.candidate.version, cohortSize: split.cohort.size }),
   });
   const shares = new RegionSharesFollower({ redis, region: options.region, onChange: () => ctx.sharesChanged(), log });
   const store = options.store ?? createRedisStore(redis, { maxWaitMs: maxWaitMs(options.redisTimeoutMs) });
   return {
     policy,
-    // The published document with this region's share of every `split` limit.
+    // The published document (or a rollout's, for its cohort) with this region's share of every `split` limit.
     currentPolicy: () => shares.apply(policy.current),
+    policyFor: (tenant) => shares.apply(policy.forTenant(tenant)),
     keyIndex,
     store,
+    envoyCounters: options.envoyCounters ?? createRedisEnvoyCounters(redis),
     usage,
+    tenantUsage: {
+      tenantOfToken: (tokenHash) => tenantOfToken(redis, tokenHash),
+      async readCounters(keys) {
+        // One MGET: a tenant's counters share its hash tag, one slot on a cluster too.
+        const values = await redis.mget(...keys);
+        return new Map(keys.map((k, i) => [k, Number(values[i] ?? 0) || 0]));
+      },
+    },
     async start() {
       // The decision path never queues commands while disconnected, so wait (briefly) for the
       // connection before the first policy read; if Redis is down, polling keeps trying.

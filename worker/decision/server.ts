@@ -14,16 +14,21 @@ import { DEFAULT_ACCURACY_SAMPLE } from "../../lib/decision/accuracy";
 import { CircuitBreaker } from "../../lib/decision/breaker";
 import { DenialLog } from "../../lib/decision/denial-log";
 import { DenyCache } from "../../lib/decision/deny-cache";
-import { DecisionEngine } from "../../lib/decision/engine";
+import { closedWaitMs, DecisionEngine } from "../../lib/decision/engine";
+import { redisPrefix } from "../../lib/redis/keys";
 import { DecisionMetrics } from "../../lib/decision/metrics";
 import type { PolicyPort } from "../../lib/decision/ports";
 import type { HttpServerKind } from "../../lib/net/http-server";
 import { accuracyTolerances } from "../../lib/policy/requirements";
 import { createLogger } from "../../lib/log";
 import { createMemoryStore } from "../../lib/store/memory";
+import { createMemoryEnvoyCounters } from "../../lib/store/memory-envoy";
+import { EnvoyDecider } from "../../lib/decision/envoy";
+import { currentEnv } from "../../lib/env";
 import type { Backend, BackendContext } from "./backend";
 import { createDecisionGrpc } from "./grpc";
 import { createDecisionHttp } from "./http";
+import { createRlsAnswer } from "./rls-answer";
 import type { DecisionServerOptions } from "./options";
 import { redisBackend } from "./redis-backend";
 import { registerRegionShareMetric } from "./region-metrics";
@@ -88,6 +93,13 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     },
     sharesChanged: () => denyCache?.clear(),
     serviceTokens: (hashes) => tokens.replacePublished(hashes),
+    rolloutLoaded: (split) => {
+      metrics.rolloutCandidateVersion.set(split?.candidateVersion ?? 0);
+      // A denial cached under one version's limits must not answer for the other's.
+      denyCache?.clear();
+      if (split) logger.info({ rollout: split.id, step: split.step + 1, candidateVersion: split.candidateVersion, cohort: split.cohortSize }, `rollout ${split.id}: v${split.candidateVersion} for ${split.cohortSize} tenant(s)`);
+      else logger.info("no rollout: every tenant on the live version");
+    },
   };
   const backend: Backend = (options.mode ?? "redis") === "single-node" ? await singleNodeBackend(context) : redisBackend(context);
   registerRegionShareMetric(metrics.registry, () => backend.policy.current, backend.currentPolicy);
@@ -96,6 +108,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
   const localStore = createMemoryStore({ clock: () => engine.storeNowMs() });
   const engine: DecisionEngine = new DecisionEngine({
     policy: backend.currentPolicy,
+    policyFor: backend.policyFor,
     keyIndex: backend.keyIndex,
     store: backend.store,
     localStore,
@@ -107,6 +120,22 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     metrics,
     denials,
     accuracySample,
+  });
+
+  // The policy's `rateLimitService` domains: their fixed window in one script, Sluice's algorithms in the same store.
+  const envoy = new EnvoyDecider({
+    policy: backend.currentPolicy,
+    counters: backend.envoyCounters,
+    store: backend.store,
+    localCounters: createMemoryEnvoyCounters(() => engine.storeNowMs()),
+    localStore,
+    instances: options.instances,
+    storeTimeoutMs: options.redisTimeoutMs,
+    breaker,
+    keyPrefix: currentEnv("SLUICE_REDIS_PREFIX"),
+    storeNowMs: () => engine.storeNowMs(),
+    metrics,
+    usage: backend.usage,
   });
 
   const metricsText = options.joinMetrics?.(metrics.registry);
@@ -122,10 +151,21 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     clientAddressRules: options.clientAddressRules,
     httpServer: options.httpServer,
     httpLimits: options.httpLimits,
+    rls: createRlsAnswer({ engine, envoy, domain: options.rlsDomain ?? "sluice" }),
+    usage: {
+      tokens,
+      reader: backend.tenantUsage,
+      currentPolicy: backend.currentPolicy,
+      store: backend.store,
+      prefix: redisPrefix(),
+      storeNowMs: () => engine.storeNowMs(),
+      timeoutMs: closedWaitMs(options.redisTimeoutMs),
+    },
   });
   const grpc = options.grpcPort
     ? createDecisionGrpc({
         engine,
+        envoy,
         tokens,
         domain: options.rlsDomain ?? "sluice",
         readiness,

@@ -15,6 +15,7 @@ import { PostgresUsageSink } from "../../lib/single-node/postgres-usage-sink";
 import { seedQuotaCounters } from "../../lib/single-node/seed-quotas";
 import { messageOf, withQueryTimeout } from "../../lib/single-node/timeout";
 import { createMemoryStore } from "../../lib/store/memory";
+import { createMemoryEnvoyCounters } from "../../lib/store/memory-envoy";
 import type { Backend, BackendContext } from "./backend";
 
 /** Single-node: how often Postgres is asked for a new policy version, key changes and service tokens. */
@@ -67,7 +68,10 @@ export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
     currentPolicy: () => (keyIndex.loaded ? policy.current : null),
     keyIndex,
     store,
+    envoyCounters: options.envoyCounters ?? createMemoryEnvoyCounters(),
     usage,
+    // Tenant tokens are published to Redis only; this mode has none to check.
+    tenantUsage: null,
     async start() {
       await Promise.all([policy.start(), keyIndex.start()]);
       try {

@@ -20,6 +20,10 @@ import { GET as exportPolicy } from "./policy/export/route";
 import { POST as failureModes } from "./policy/failure-modes/route";
 import { POST as publish } from "./policy/publish/route";
 import { POST as rollback } from "./policy/rollback/route";
+import { GET as getRollout, POST as startRollout } from "./policy/rollout/route";
+import { POST as abortRollout } from "./policy/rollout/abort/route";
+import { POST as pauseRollout } from "./policy/rollout/pause/route";
+import { POST as promoteRollout } from "./policy/rollout/promote/route";
 import { GET as quotas } from "./quotas/route";
 import { GET as usage } from "./usage/route";
 import { GET as top } from "./usage/top/route";
@@ -157,6 +161,38 @@ describe("the control plane's OpenAPI document", () => {
     for (const e of exchanges) expect(conforms(e), `${e.method} ${e.route} ${e.status} ${JSON.stringify(e.body).slice(0, 400)}`).toEqual([]);
     // The check can fail: a publish answer without its version is reported.
     expect(conforms({ ...exchanges[7]!, body: { status: "published", checksum: "x", previousVersion: null } })).toEqual(["$.version: required"]);
+  });
+
+  it("the rollout routes' answers conform, and a bad step is a 400 naming it", async () => {
+    const json = "application/json";
+    await call(apply, "/api/v1/policy/apply", "POST", "", { body: DEMO, type: "application/yaml" });
+    await call(publish, "/api/v1/policy/publish", "POST", "", { body: "{}", type: json });
+    const cut = DEMO.replace("sliding_window_counter, limit: 100, window: 1m", "sliding_window_counter, limit: 50, window: 1m");
+    await call(apply, "/api/v1/policy/apply", "POST", "", { body: cut, type: "application/yaml" });
+    const exchanges: Exchange[] = [];
+    exchanges.push(await call(startRollout, "/api/v1/policy/rollout", "POST", "", { body: '{"canaries":["acme"],"steps":["10%:1h","50%"]}', type: json }));
+    exchanges.push(await call(startRollout, "/api/v1/policy/rollout", "POST", "", { body: '{"canaries":["acme"],"steps":["10%:1h","100%"]}', type: json, token: tokens.product }));
+    exchanges.push(await call(getRollout, "/api/v1/policy/rollout", "GET"));
+    exchanges.push(await call(promoteRollout, "/api/v1/policy/rollout/promote", "POST"));
+    exchanges.push(await call(pauseRollout, "/api/v1/policy/rollout/pause", "POST", "", { body: '{"reason":"look at the canaries"}', type: json }));
+    exchanges.push(await call(pauseRollout, "/api/v1/policy/rollout/pause", "POST", "", { body: '{"reason":7}', type: json }));
+    exchanges.push(await call(abortRollout, "/api/v1/policy/rollout/abort", "POST"));
+    exchanges.push(await call(abortRollout, "/api/v1/policy/rollout/abort", "POST"));
+    expect(exchanges.map((e) => `${e.route} ${e.status}`)).toEqual([
+      "/api/v1/policy/rollout 400",
+      "/api/v1/policy/rollout 200",
+      "/api/v1/policy/rollout 200",
+      "/api/v1/policy/rollout/promote 200",
+      "/api/v1/policy/rollout/pause 200",
+      "/api/v1/policy/rollout/pause 400",
+      "/api/v1/policy/rollout/abort 200",
+      "/api/v1/policy/rollout/abort 409",
+    ]);
+    expect(exchanges[0]!.body).toMatchObject({ error: { code: "invalid_request", field: "steps[1]", message: "steps[1]: the last step must be 100%, got 50%" } });
+    expect(exchanges[2]!.body).toMatchObject({ rollout: { state: "running", stepLabel: "step 1 of 3: 1 canary for 15m", cohort: { canaries: ["acme"] } } });
+    expect(exchanges[4]!.body).toMatchObject({ rollout: { state: "paused", reason: "look at the canaries" } });
+    expect(exchanges[6]!.body).toMatchObject({ rollout: { state: "aborted" } });
+    for (const e of exchanges) expect(conforms(e), `${e.method} ${e.route} ${e.status} ${JSON.stringify(e.body).slice(0, 400)}`).toEqual([]);
   });
 
   it("a query value the document does not allow is a 400 naming it: a mistyped dryRun never applies", async () => {

@@ -38,6 +38,8 @@ export interface EngineContext {
   cost: number;
   /** Token for a concurrency lease (required for concurrency checks). */
   leaseToken?: string;
+  /** Quotas: the units of the counter a plan change carries into this period (the store reads it: ../quota-window.ts). */
+  carriedUsed?: number;
 }
 
 export interface EngineResult {
@@ -79,7 +81,7 @@ function run(state: AnyState | undefined, check: EngineCheck, ctx: EngineContext
       if (!ctx.leaseToken) throw new Error("concurrency check without a lease token");
       return concurrency(state as ConcurrencyState | undefined, check, { ...c, leaseToken: ctx.leaseToken });
     case "quota":
-      return quota(state as QuotaState | undefined, check, c);
+      return quota(state as QuotaState | undefined, check, c, ctx.carriedUsed);
   }
 }
 

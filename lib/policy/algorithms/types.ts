@@ -6,6 +6,7 @@
  * state is worth nothing any more (the Redis twin sets the same PEXPIRE). The stores decide whether
  * to commit (all-or-nothing across checks); `idleRemaining` is `remaining` when nothing is committed.
  */
+import type { QuotaWindow } from "../quota-window";
 import type { Mode, Overage, Period, Reason } from "../types";
 
 /** The numbers of one limit, in ms. Structurally a subset of lib/store/types.ts LimitCheck. */
@@ -19,6 +20,8 @@ export interface AlgorithmLimit {
   leaseTtlMs: number;
   period?: Period;
   overage?: Overage;
+  /** A tenant quota's billing periods as planned (../quota-window.ts); absent: the UTC calendar `period`. */
+  quotaWindow?: QuotaWindow;
 }
 
 export interface AlgorithmContext {

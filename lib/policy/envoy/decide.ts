@@ -24,6 +24,10 @@ import { envoyDomainIndex, matchEnvoyDescriptor, overrideMetricKey, type EnvoyEn
 import { parseEnvoyUnit, UNIT_SECONDS, type ReportedUnit } from "./units";
 
 export const UINT32_MAX = 4_294_967_295;
+/** Descriptors one call may carry (theirs has no bound; Sluice's own domain has the same one): one script call counts them all. */
+export const MAX_ENVOY_DESCRIPTORS = 100;
+/** The rule label of a descriptor's own `limit` (Envoy's limit override): one for all, its values being the request's. */
+export const ENVOY_OVERRIDE_LABEL = "_override";
 
 /** A RateLimitRequest as the gRPC handler decodes it (snake_case; lib/rls/protos.ts RlsRequestMessage has this shape). */
 export interface EnvoyRequestDescriptor {
@@ -47,11 +51,13 @@ export interface EnvoyCounterParts {
 
 export type EnvoyDescriptorPlan =
   | { kind: "none" }
-  | { kind: "unlimited"; rule: CompiledEnvoyRule; metricKey: string }
-  | { kind: "replaced"; rule: CompiledEnvoyRule; metricKey: string }
+  | { kind: "unlimited"; rule: CompiledEnvoyRule; metricKey: string; label: string }
+  | { kind: "replaced"; rule: CompiledEnvoyRule; metricKey: string; label: string }
   | {
       kind: "limit";
       rule: CompiledEnvoyRule;
+      /** What usage and /metrics call the rule: its `name`, else its configured path (ENVOY_OVERRIDE_LABEL for a descriptor's own limit); bounded by the config. */
+      label: string;
       /** Units to count (0: look only). */
       hits: number;
       counter: EnvoyCounterParts;
@@ -109,6 +115,7 @@ export function planEnvoyRequest(service: CompiledEnvoyService | undefined, requ
   if (domain === "") return invalid("domain", "rate limit domain must not be empty");
   const descriptors = request.descriptors ?? [];
   if (descriptors.length === 0) return invalid("descriptors", "rate limit descriptor list must not be empty");
+  if (descriptors.length > MAX_ENVOY_DESCRIPTORS) return invalid("descriptors", `at most ${MAX_ENVOY_DESCRIPTORS} descriptors`);
   const requestHits = request.hits_addend ?? 0;
   if (!isCount(requestHits)) return invalid("hits_addend", `expected an integer from 0 to ${UINT32_MAX}`);
 
@@ -134,7 +141,7 @@ export function planEnvoyRequest(service: CompiledEnvoyService | undefined, requ
       if (!isCount(perUnit)) return invalid(`descriptors[${i}].limit.requests_per_unit`, `expected an integer from 0 to ${UINT32_MAX}`);
       const subject = entries.flatMap((e) => [e.key ?? "", e.value ?? ""]);
       const rule = overrideRule(domain, perUnit, unit);
-      planned.push({ kind: "limit", rule, hits, counter: { ruleId: rule.id, subject }, metricKey: overrideMetricKey(domain, entries), shadowMode: false, quotaMode: false, metadata: null });
+      planned.push({ kind: "limit", rule, label: ENVOY_OVERRIDE_LABEL, hits, counter: { ruleId: rule.id, subject }, metricKey: overrideMetricKey(domain, entries), shadowMode: false, quotaMode: false, metadata: null });
       continue;
     }
 
@@ -144,14 +151,16 @@ export function planEnvoyRequest(service: CompiledEnvoyService | undefined, requ
       continue;
     }
     for (const name of match.rule.replaces) replacing.add(name);
+    const label = match.rule.name || match.configPath;
     if (match.rule.unlimited) {
-      planned.push({ kind: "unlimited", rule: match.rule, metricKey: match.metricKey });
+      planned.push({ kind: "unlimited", rule: match.rule, metricKey: match.metricKey, label });
       continue;
     }
     const subject = entries.map((e, j) => match.shared?.[j] ?? e.value ?? "");
     planned.push({
       kind: "limit",
       rule: match.rule,
+      label,
       hits,
       counter: { ruleId: match.rule.id, subject },
       metricKey: match.metricKey,
@@ -162,7 +171,7 @@ export function planEnvoyRequest(service: CompiledEnvoyService | undefined, requ
   }
   // Replaces applies across the request's descriptors, once every rule is known (theirs does the same).
   const descriptorsPlanned = planned.map((p): EnvoyDescriptorPlan =>
-    p.kind === "limit" && p.rule.name !== "" && replacing.has(p.rule.name) ? { kind: "replaced", rule: p.rule, metricKey: p.metricKey } : p,
+    p.kind === "limit" && p.rule.name !== "" && replacing.has(p.rule.name) ? { kind: "replaced", rule: p.rule, metricKey: p.metricKey, label: p.label } : p,
   );
   return { ok: true, plan: { domain, known: true, shadowMode: service?.shadowMode ?? false, descriptors: descriptorsPlanned } };
 }
@@ -174,7 +183,9 @@ export type EnvoyCount =
   /** Their fixed window: the counter after INCRBY of the hits. */
   | { counting: "envoy"; after: number }
   /** A Sluice algorithm's outcome for the hits (evaluated in reject mode; shadow is applied here). */
-  | { counting: "sluice"; outcome: LimitOutcome };
+  | { counting: "sluice"; outcome: LimitOutcome }
+  /** Nothing counted: the store did not answer in time and the rule's failure mode answers (open: OK; closed: OVER_LIMIT). */
+  | { counting: "unavailable"; failureMode: "open" | "closed" };
 
 export type EnvoyCode = "OK" | "OVER_LIMIT";
 
@@ -200,12 +211,18 @@ const clampCount = (n: number) => Math.max(0, Math.min(UINT32_MAX, Math.floor(n)
 
 /** Whether the rule is over its limit after this count (before shadow mode turns the answer OK). */
 function isOver(p: EnvoyLimitPlan, count: EnvoyCount): boolean {
-  return count.counting === "envoy" ? count.after > p.rule.requestsPerUnit : !count.outcome.allowed;
+  if (count.counting === "envoy") return count.after > p.rule.requestsPerUnit;
+  if (count.counting === "unavailable") return count.failureMode === "closed";
+  return !count.outcome.allowed;
 }
 
 function limitStatus(p: EnvoyLimitPlan, count: EnvoyCount, nowMs: number): EnvoyStatus {
   const rule = p.rule;
   const over = isOver(p, count);
+  const code: EnvoyCode = over && !p.shadowMode ? "OVER_LIMIT" : "OK";
+  const currentLimit = { name: rule.name, requests_per_unit: rule.requestsPerUnit, unit: rule.unit };
+  // Nothing was counted: nothing to say of what remains or when it resets.
+  if (count.counting === "unavailable") return { code, current_limit: currentLimit, limit_remaining: 0 };
   let remaining: number;
   let resetSeconds: number;
   if (count.counting === "envoy") {
@@ -217,8 +234,8 @@ function limitStatus(p: EnvoyLimitPlan, count: EnvoyCount, nowMs: number): Envoy
     resetSeconds = Math.max(0, Math.ceil((count.outcome.resetAtMs - nowMs) / 1000));
   }
   return {
-    code: over && !p.shadowMode ? "OVER_LIMIT" : "OK",
-    current_limit: { name: rule.name, requests_per_unit: rule.requestsPerUnit, unit: rule.unit },
+    code,
+    current_limit: currentLimit,
     limit_remaining: remaining,
     duration_until_reset: { seconds: resetSeconds },
   };
@@ -251,15 +268,17 @@ export function envoyResponse(plan: EnvoyPlan, counts: readonly (EnvoyCount | nu
 
 /**
  * What each descriptor came to, for usage and metrics (a domain and the rule's metric key stand
- * where tenant and limit stand): `shadow_denied` is over the limit in shadow mode, answered OK.
+ * where tenant and limit stand): `shadow_denied` is over the limit in shadow mode, answered OK;
+ * `degraded` passed without the store (failure mode open), `unavailable` refused without it (closed).
  */
-export type EnvoyOutcome = "no_rule" | "unlimited" | "replaced" | "allowed" | "denied" | "shadow_denied";
+export type EnvoyOutcome = "no_rule" | "unlimited" | "replaced" | "allowed" | "denied" | "shadow_denied" | "degraded" | "unavailable";
 
 export function envoyOutcomes(plan: EnvoyPlan, counts: readonly (EnvoyCount | null)[]): EnvoyOutcome[] {
   return plan.descriptors.map((p, i) => {
     if (p.kind === "none") return "no_rule";
     if (p.kind !== "limit") return p.kind;
     const count = counts[i];
+    if (count?.counting === "unavailable") return count.failureMode === "open" ? "degraded" : p.shadowMode ? "degraded" : "unavailable";
     if (!count || !isOver(p, count)) return "allowed";
     return p.shadowMode ? "shadow_denied" : "denied";
   });

@@ -90,6 +90,11 @@ export interface EnvoyMatch {
   shared: (string | null)[] | null;
   /** Their stats key (`domain.key_value.key`): `detailed_metric` and `value_to_metric` add runtime values. */
   metricKey: string;
+  /**
+   * The matched descriptor's path as configured (`message_type_marketing.to_number`, a wildcard as
+   * written): bounded by the config whatever the request's values, so it may label a metric.
+   */
+  configPath: string;
 }
 
 /** The rule `entries` select in a domain's tree, or null (no rule: the descriptor is not limited). */
@@ -101,6 +106,7 @@ export function matchEnvoyDescriptor(root: LevelIndex, domain: string, entries: 
   // the config asks (value_to_metric, wildcard patterns).
   let detailed = domain;
   let enhanced = domain;
+  const path: string[] = [];
   for (let i = 0; i < entries.length; i++) {
     const key = entries[i]!.key ?? "";
     const value = entries[i]!.value ?? "";
@@ -127,6 +133,7 @@ export function matchEnvoyDescriptor(root: LevelIndex, domain: string, entries: 
     if (next && wildcard !== null) shown = shared?.[i] ?? (next.descriptor.valueToMetric ? value : trimPrefix(wildcard, `${key}_`));
     else if (next && (byValue || next.descriptor.valueToMetric)) shown = value;
     enhanced += shown ? `.${key}_${shown}` : `.${key}`;
+    if (next) path.push(next.descriptor.value === "" ? next.descriptor.key : `${next.descriptor.key}_${next.descriptor.value}`);
 
     if (next?.descriptor.rule && i === entries.length - 1) matched = next;
     if (!next || next.descriptor.descriptors.length === 0) break;
@@ -140,7 +147,7 @@ export function matchEnvoyDescriptor(root: LevelIndex, domain: string, entries: 
       ? domain + entries.map((e, i) => `.${shared![i] !== null ? `${e.key ?? ""}_${shared![i]}` : compositeKey(e.key ?? "", e.value)}`).join("")
       : detailed;
   }
-  return { descriptor, rule: descriptor.rule!, shared, metricKey };
+  return { descriptor, rule: descriptor.rule!, shared, metricKey, configPath: path.join(".") };
 }
 
 /** Their stats key of a descriptor carrying its own `limit`: the domain and every entry. */

@@ -81,6 +81,8 @@ local function spec(s)
     -- derived numbers an algorithm caches here on first use (sliding_window_counter: k, sub, and
     -- for the call's clock the sub-window i, its field names fi and fprev, e and Lsub)
     k = false, sub = false, i = false, fi = false, fprev = false, e = false, Lsub = false,
+    -- a quota's window slot at the call's clock (quota_slot): end, label, limit, carry
+    wEnd = false, wLabel = false, wLimit = false, wCarry = false,
     -- what DECIDE asks of every check of this limit, worked out once: a weighted global cap's fair
     -- share, a shadow limit, a subject the accuracy meter samples, the most one request may cost
     -- (false: no ceiling, a billed quota), and the algorithm's evaluator and commit

@@ -1,6 +1,13 @@
 /**
- * The Lua twin of lib/policy/algorithms/quota.ts and lib/policy/quota-period.ts (calendar day or
- * month, UTC). Redis: a STRING `<key>:<YYYY-MM-DD | YYYY-MM>`.
+ * The Lua twin of lib/policy/algorithms/quota.ts. Redis: a STRING `<key>:<label>`.
+ *
+ * A tenant quota carries its window (`c.win`, lib/policy/quota-window.ts): the current billing
+ * period and the next, each `<end ms>;<label>;<limit>;<carry>;`, worked out by the decision server
+ * (time zones stay in TypeScript). This script picks one by its clock — the current one while `now`
+ * is before its end — once per call and limit. A slot's `carry` names the old tier's quota whose
+ * counter, same label and hash slot, counts as used (a plan change under `full`): one GET more, in
+ * the same call. A quota without a window (an Envoy rule) is on the UTC calendar
+ * (lib/policy/quota-period.ts, mirrored below).
  */
 export const QUOTA_LUA = `local function civil_from_days(days)
   local z = days + 719468
@@ -48,20 +55,44 @@ local function quota_period(period)
   return periodEnd, label
 end
 
-local function quota(key, c, o)
-  local periodEnd, label = quota_period(c.period)
-  local k = key .. ':' .. label
-  local used = tonumber(redis.call('GET', k) or '0')
-  local idle = max(0, c.limit - used)
-  o.k, o.fresh = k, used == 0
-  if c.overage == 'bill' then
-    local overage = max(0, used + cost - c.limit) - max(0, used - c.limit)
-    return pass(o, max(0, c.limit - used - cost), idle, periodEnd, 0, overage)
+-- The slot of the window at \`now\` (pickSlot in lib/policy/quota-window.ts), cached on the parsed
+-- limit for the call: its end, label, limit and carry ('' for none).
+local function quota_slot(c)
+  if c.win == '' then
+    local periodEnd, label = quota_period(c.period)
+    return periodEnd, label, c.limit, ''
   end
-  if used + cost > c.limit then
+  if not c.wEnd then
+    local f, n = {}, 0
+    for part in string.gmatch(c.win, '([^;]*);') do
+      n = n + 1
+      f[n] = part
+    end
+    local i = now < tonumber(f[1]) and 0 or 4
+    c.wEnd, c.wLabel, c.wLimit, c.wCarry = tonumber(f[i + 1]), f[i + 2], tonumber(f[i + 3]), f[i + 4]
+  end
+  return c.wEnd, c.wLabel, c.wLimit, c.wCarry
+end
+
+local function quota(key, c, o)
+  local periodEnd, label, limit, carry = quota_slot(c)
+  local k = key .. ':' .. label
+  local own = tonumber(redis.call('GET', k) or '0')
+  local used = own
+  if carry ~= '' then
+    -- the old tier's counter: this key up to its last ':q:', then the carried quota's id
+    used = used + tonumber(redis.call('GET', string.match(key, '^(.*:q:)') .. carry .. ':' .. label) or '0')
+  end
+  local idle = max(0, limit - used)
+  o.k, o.fresh = k, own == 0
+  if c.overage == 'bill' then
+    local overage = max(0, used + cost - limit) - max(0, used - limit)
+    return pass(o, max(0, limit - used - cost), idle, periodEnd, 0, overage)
+  end
+  if used + cost > limit then
     return deny(o, 'quota_exhausted', idle, periodEnd, periodEnd - now)
   end
-  return pass(o, c.limit - used - cost, idle, periodEnd)
+  return pass(o, limit - used - cost, idle, periodEnd)
 end
 local quota_commit = string_counter_commit
 `;

@@ -27,6 +27,7 @@
  *     for the limits that have one (hasExtraField);
  *   - the W undo words: each command as its length and its words (the Cluster cross-slot refund).
  */
+import { encodeQuotaWindow } from "../../policy/quota-window";
 import type { Reason } from "../../policy/types";
 import type { LimitCheck } from "../types";
 
@@ -110,6 +111,9 @@ export const LIMIT_FIELDS: readonly LimitField[] = [
   { lua: "token", of: (_c, leaseToken) => leaseToken },
   // '1' for a subject the accuracy meter samples (LimitCheck.exactLog)
   { lua: "exact", of: (c) => (c.exactLog ? "1" : "") },
+  // a tenant quota's two billing periods (encodeQuotaWindow in lib/policy/quota-window.ts); '' for
+  // every other check and a quota on the UTC calendar without a window
+  { lua: "win", of: (c) => (c.quotaWindow ? encodeQuotaWindow(c.quotaWindow) : "") },
 ];
 
 /**

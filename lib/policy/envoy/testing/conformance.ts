@@ -60,6 +60,11 @@ export interface EnvoyBackend {
   load(policyText: string): Promise<void>;
   /** One ShouldRateLimit at `atMs` after the case's start. */
   shouldRateLimit(request: EnvoyRequest, atMs: number): Promise<{ response: EnvoyResponse } | { error: string }>;
+  /**
+   * Optional: `n` of the same call whose answers nobody reads, in parallel where the backend can
+   * (a step's `times` but the last; identical calls count the same in any order).
+   */
+  send?(request: EnvoyRequest, atMs: number, n: number): Promise<void>;
 }
 
 // ---- Builders, so a case reads like their tests
@@ -119,7 +124,9 @@ export async function* runSteps(c: EnvoyConformanceCase, backend: EnvoyBackend):
   for (const [index, s] of c.steps.entries()) {
     atS = s.atS ?? atS;
     let answer: Awaited<ReturnType<EnvoyBackend["shouldRateLimit"]>> | undefined;
-    for (let n = 0; n < (s.times ?? 1); n++) answer = await backend.shouldRateLimit(s.request, atS * 1000);
+    const times = s.times ?? 1;
+    if (times > 1 && backend.send) await backend.send(s.request, atS * 1000, times - 1);
+    for (let n = backend.send ? times - 1 : 0; n < times; n++) answer = await backend.shouldRateLimit(s.request, atS * 1000);
     const label = `${c.name}, step ${index + 1}`;
     if ("error" in s.expect) {
       const error = answer && "error" in answer ? answer.error : `(no error: ${JSON.stringify(answer)})`;

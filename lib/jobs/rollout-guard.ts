@@ -1,0 +1,189 @@
+/**
+ * The rollout guard (docs/control-plane.md#guarded-rollout), run by the worker on every tick:
+ *
+ * 1. Redis holds the running rollout's routing (a Redis that restarted empty, or a routing written
+ *    by an older step, is rewritten from PostgreSQL: the rollout resumes where it was).
+ * 2. The guardrail, once per drained minute: over the newest minute the rollup has closed, the
+ *    cohort's denied share against the control's (the other tenants), on the same operations (the
+ *    control counts only the operations the cohort used) and the same minute. More than
+ *    `maxDenyShareIncrease` points above → pause and, unless the rollout is pause-only, roll the
+ *    cohort back to the live version; raise an alert (kind `rollout_guardrail`) that names the
+ *    rollout, the step, the guardrail and the tenants that tripped it.
+ * 3. The bake time: a running step whose bake time has passed with the guardrail holding advances
+ *    (the last step publishes the new version to everyone).
+ *
+ * Time is an argument (`nowMs`), so tests drive it with a test clock and no sleeps. The moves take
+ * the policy lock, so two workers never both move one rollout.
+ */
+import { createHash } from "node:crypto";
+import type { Db } from "../db/client";
+import { lockPolicy } from "../db/policy-repo";
+import { findActiveRollout, type RolloutRecord } from "../db/rollout-repo";
+import { pgTs } from "../db/usage-repo";
+import type { RedisLike } from "../redis/policy";
+import { readRolloutRouting, writeRolloutRouting } from "../redis/rollout";
+import { deliverWebhook } from "../services/alert-webhook";
+import { cohortOf, describeRollout, type GuardCheck } from "../services/rollout/rollout-view";
+import { advance, candidateOf, pause, routingOf, stop } from "../services/rollout/transitions";
+import { DRAIN_GRACE_MS } from "./rollup";
+
+const MINUTE_MS = 60_000;
+export const ROLLOUT_ALERT_KIND = "rollout_guardrail";
+
+export interface GuardDeps {
+  db: Db;
+  redis: RedisLike | null;
+  webhookUrl?: string;
+  allowPrivateWebhooks?: boolean;
+}
+
+export interface GuardResult {
+  rollout: string;
+  /** What the guard did this pass. */
+  action: "none" | "rerouted" | "advanced" | "completed" | "paused" | "rolled-back";
+  check: GuardCheck | null;
+}
+
+interface MinuteRow {
+  tenant: string;
+  operation: string;
+  total: bigint;
+  denied: bigint;
+}
+
+/** The newest minute the rollup has drained by `nowMs` (its start, ms). */
+export function newestDrainedMinute(nowMs: number): number {
+  return Math.floor((nowMs - DRAIN_GRACE_MS) / MINUTE_MS) * MINUTE_MS - MINUTE_MS;
+}
+
+/** The cohort against the control over one minute (pure over the minute's rows). */
+export function compareCohort(rows: readonly { tenant: string; operation: string; total: number; denied: number }[], cohort: ReadonlySet<string>, maxIncreasePoints: number, minDecisions: number) {
+  const ops = new Set<string>();
+  const perTenant = new Map<string, { total: number; denied: number }>();
+  const c = { decisions: 0, denied: 0 };
+  for (const r of rows) {
+    if (!cohort.has(r.tenant)) continue;
+    ops.add(r.operation);
+    c.decisions += r.total;
+    c.denied += r.denied;
+    const t = perTenant.get(r.tenant) ?? { total: 0, denied: 0 };
+    t.total += r.total;
+    t.denied += r.denied;
+    perTenant.set(r.tenant, t);
+  }
+  const k = { decisions: 0, denied: 0 };
+  for (const r of rows) {
+    if (cohort.has(r.tenant) || !ops.has(r.operation)) continue;
+    k.decisions += r.total;
+    k.denied += r.denied;
+  }
+  const cohortShare = c.decisions > 0 ? c.denied / c.decisions : 0;
+  const controlShare = k.decisions > 0 ? k.denied / k.decisions : 0;
+  const marginPoints = (cohortShare - controlShare) * 100;
+  // At 100% (everyone in the cohort) there is no control to compare with: nothing to judge.
+  const verdict: GuardCheck["verdict"] = c.decisions < minDecisions ? "too_few_decisions" : k.decisions === 0 ? "no_control" : marginPoints > maxIncreasePoints ? "breached" : "holds";
+  const tripped = [...perTenant]
+    .filter(([, t]) => t.total > 0 && (t.denied / t.total - controlShare) * 100 > maxIncreasePoints)
+    .map(([tenant]) => tenant)
+    .sort();
+  return { cohort: { ...c, share: cohortShare }, control: { ...k, share: controlShare }, marginPoints, verdict, tripped };
+}
+
+async function minuteRows(db: Db, minuteMs: number): Promise<{ tenant: string; operation: string; total: number; denied: number }[]> {
+  const rows = await db.$queryRawUnsafe<MinuteRow[]>(
+    `SELECT "tenant", "operation", sum("count")::bigint AS total, coalesce(sum("count") FILTER (WHERE "outcome" = 'denied'), 0)::bigint AS denied
+       FROM "UsageRollup"
+      WHERE "granularity" = 'minute' AND "bucketStart" = $1::timestamp(3) AND "keyPrefix" = '' AND "tenant" NOT IN ('', '_') AND "tenant" NOT LIKE '*:%'
+      GROUP BY 1, 2`,
+    pgTs(minuteMs),
+  );
+  return rows.map((r) => ({ tenant: r.tenant, operation: r.operation, total: Number(r.total), denied: Number(r.denied) }));
+}
+
+/** Rewrites the routing when Redis lacks it or holds another step's (a restart, a failed write). */
+async function ensureRouting(redis: RedisLike, r: RolloutRecord): Promise<boolean> {
+  const want = routingOf(r);
+  const have = await readRolloutRouting(redis);
+  if (have.status === "ok" && JSON.stringify(have.routing) === JSON.stringify(want)) return false;
+  await writeRolloutRouting(redis, candidateOf(r), want);
+  return true;
+}
+
+/** One pass of the guard; null when no rollout is running or paused. */
+export async function guardRollout(deps: GuardDeps, { nowMs }: { nowMs: number }): Promise<GuardResult | null> {
+  const active = await findActiveRollout(deps.db);
+  if (!active) return null;
+  const rerouted = deps.redis ? await ensureRouting(deps.redis, active) : false;
+  const idle: GuardResult = { rollout: active.id, action: rerouted ? "rerouted" : "none", check: null };
+  if (active.state !== "running") return idle;
+
+  // The guardrail, on the newest drained minute the step covers, once per minute.
+  const minuteMs = newestDrainedMinute(nowMs);
+  const stepMinuteMs = Math.floor(active.stepStartedAt.getTime() / MINUTE_MS) * MINUTE_MS;
+  const last = active.lastCheck as GuardCheck | null;
+  let check: GuardCheck | null = null;
+  let tripped: string[] = [];
+  if (minuteMs >= stepMinuteMs && last?.minute !== new Date(minuteMs).toISOString()) {
+    const cmp = compareCohort(await minuteRows(deps.db, minuteMs), cohortOf(active), active.guardrails.maxDenyShareIncrease, active.guardrails.minDecisions);
+    check = { at: new Date(nowMs).toISOString(), minute: new Date(minuteMs).toISOString(), cohort: cmp.cohort, control: cmp.control, marginPoints: cmp.marginPoints, verdict: cmp.verdict };
+    tripped = cmp.tripped;
+    await deps.db.rollout.update({ where: { id: active.id }, data: { lastCheck: JSON.parse(JSON.stringify(check)) } });
+  }
+
+  if (check?.verdict === "breached") return { rollout: active.id, action: await breach(deps, active, check, tripped, nowMs), check };
+  const bakeMs = active.steps[active.step]!.bakeMs;
+  if (nowMs - active.stepStartedAt.getTime() < bakeMs) return { ...idle, check };
+  const moved = await deps.db.$transaction(
+    async (tx) => {
+      await lockPolicy(tx);
+      const r = await findActiveRollout(tx);
+      if (!r || r.id !== active.id || r.state !== "running" || r.step !== active.step) return null;
+      return advance(tx, deps.redis, r, { actor: `rollout:${r.id}`, nowMs }, `bake time of step ${r.step + 1} elapsed with the guardrails holding`);
+    },
+    { maxWait: 10_000, timeout: 60_000 },
+  );
+  if (!moved) return { ...idle, check };
+  return { rollout: active.id, action: moved.state === "completed" ? "completed" : "advanced", check };
+}
+
+async function breach(deps: GuardDeps, active: RolloutRecord, check: GuardCheck, tripped: string[], nowMs: number): Promise<GuardResult["action"]> {
+  const g = active.guardrails;
+  const step = describeRollout(active).stepLabel;
+  const who = tripped.length > 0 ? `; tenants over it: ${tripped.slice(0, 20).join(", ")}${tripped.length > 20 ? ", …" : ""}` : "";
+  const what = g.pauseOnly ? "paused (pause-only)" : `paused and rolled the cohort back to v${active.liveVersion}`;
+  const reason = `guardrail "429 share at most ${g.maxDenyShareIncrease} points above the control" breached at ${step} in minute ${check.minute}: cohort ${(check.cohort.share * 100).toFixed(1)}% of ${check.cohort.decisions} decisions, control ${(check.control.share * 100).toFixed(1)}% of ${check.control.decisions} (+${check.marginPoints.toFixed(1)} points)${who}; ${what}`;
+  const moved = await deps.db.$transaction(
+    async (tx) => {
+      await lockPolicy(tx);
+      const r = await findActiveRollout(tx);
+      if (!r || r.id !== active.id || r.state !== "running") return null;
+      const meta = { actor: `rollout:${r.id}`, nowMs };
+      return g.pauseOnly ? pause(tx, r, meta, reason) : stop(tx, deps.redis, r, meta, "rolled-back", reason);
+    },
+    { maxWait: 10_000, timeout: 60_000 },
+  );
+  if (!moved) return "none";
+  await raiseAlert(deps, active, check, `Rollout ${active.id} (v${active.candidateVersion}): ${reason}`, nowMs);
+  return moved.state === "paused" ? "paused" : "rolled-back";
+}
+
+/** An alert in the alerts table (the Dashboards list it) and, when set, the alert webhook. */
+async function raiseAlert(deps: GuardDeps, r: RolloutRecord, check: GuardCheck, message: string, nowMs: number): Promise<void> {
+  const startedAt = new Date(Math.floor(nowMs / MINUTE_MS) * MINUTE_MS);
+  const subject = `rollout:${r.id}`;
+  const id = `al_${createHash("sha256").update(`${ROLLOUT_ALERT_KIND}|${subject}|${startedAt.getTime()}`).digest("hex").slice(0, 20)}`;
+  const threshold = r.guardrails.maxDenyShareIncrease / 100;
+  const value = check.marginPoints / 100;
+  await deps.db.alertEvent.upsert({
+    where: { id },
+    create: { id, kind: ROLLOUT_ALERT_KIND, subject, startedAt, lastSeenAt: new Date(nowMs), value, threshold, policyVersion: r.candidateVersion, message },
+    update: { lastSeenAt: new Date(nowMs), value, message },
+  });
+  if (!deps.webhookUrl) return;
+  const result = await deliverWebhook(
+    deps.webhookUrl,
+    { type: "sluice.alert.opened", id, kind: ROLLOUT_ALERT_KIND, subject, message, policyVersion: r.candidateVersion, rollout: r.id, policyDiff: null },
+    { allowPrivate: deps.allowPrivateWebhooks ?? false },
+  );
+  await deps.db.alertEvent.update({ where: { id }, data: { webhookStatus: result.ok ? `delivered (${result.attempts})` : `failed: ${result.error ?? "unknown"}` } });
+}

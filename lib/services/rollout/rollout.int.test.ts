@@ -1,0 +1,199 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { guardRollout, newestDrainedMinute } from "@/lib/jobs/rollout-guard";
+import { keys } from "@/lib/redis/keys";
+import { readCurrentVersion } from "@/lib/redis/policy";
+import { readRolloutRouting } from "@/lib/redis/rollout";
+import { applyPolicyFile } from "../apply-policy-file";
+import { discardDraft } from "../discard-draft";
+import { ServiceError } from "../errors";
+import { publishPolicy } from "../publish-policy";
+import { rollbackPolicy } from "../rollback-policy";
+import { changeRollout, rolloutStatus } from "./control-rollout";
+import { formatRolloutStatus } from "./rollout-view";
+import { startRollout } from "./start-rollout";
+
+const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
+/** The draft change rolled out: the free tier's per-key limit cut from 100 to 50 a minute. */
+const CUT = DEMO.replace("scope: api_key, algorithm: sliding_window_counter, limit: 100, window: 1m", "scope: api_key, algorithm: sliding_window_counter, limit: 50, window: 1m");
+const actor = "test:rollout";
+const MIN = 60_000;
+const T0 = Date.UTC(2026, 11, 7, 10, 0, 10);
+
+let fresh: FreshDatabase;
+let db: PrismaClient;
+let redis: Redis;
+
+async function rejects(p: Promise<unknown>): Promise<ServiceError> {
+  const error = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ServiceError);
+  return error as ServiceError;
+}
+
+/** Minute rows as the rollup writes them: per tenant and operation, allowed and denied. */
+async function usage(minuteMs: number, rows: { tenant: string; operation?: string; allowed: number; denied: number }[]): Promise<void> {
+  await db.usageRollup.createMany({
+    data: rows.flatMap((r) => [
+      { bucketStart: new Date(minuteMs), granularity: "minute", tenant: r.tenant, tier: "free", operation: r.operation ?? "orders-read", outcome: "allowed", count: BigInt(r.allowed) },
+      { bucketStart: new Date(minuteMs), granularity: "minute", tenant: r.tenant, tier: "free", operation: r.operation ?? "orders-read", outcome: "denied", count: BigInt(r.denied) },
+    ]),
+  });
+}
+
+beforeAll(async () => {
+  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}ro:`;
+  fresh = await freshDatabase();
+  db = fresh.db;
+  redis = new Redis(testRedisUrl());
+});
+afterAll(async () => {
+  await fresh?.drop();
+  redis?.disconnect();
+});
+beforeEach(async () => {
+  await db.rollout.deleteMany();
+  await db.alertEvent.deleteMany();
+  await db.usageRollup.deleteMany();
+  await db.policyVersion.deleteMany();
+  await redis.del(keys.policyRollout(), keys.policyCurrent(), keys.policyVersion(1), keys.policyVersion(2));
+  await applyPolicyFile(db, DEMO, { actor });
+  await publishPolicy({ db, redis }, { actor, nowMs: T0 - 10 * MIN });
+  await applyPolicyFile(db, CUT, { actor });
+});
+
+describe("starting a rollout", () => {
+  it("writes v2 next to the live v1 with the canaries' routing, audited, and status names step, cohort and guardrails", async () => {
+    const view = await startRollout({ db, redis }, { canaries: ["acme", "globex"], steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
+    expect(view).toMatchObject({ state: "running", liveVersion: 1, candidateVersion: 2, step: 0, cohort: { canaries: ["acme", "globex"], percent: 0, tenants: 2, members: ["acme", "globex"] } });
+    expect(view.steps.map((s) => s.label)).toEqual(["2 canaries for 15m", "10% + 2 canaries for 1h", "100% + 2 canaries"]);
+    expect(await readCurrentVersion(redis)).toBe(1);
+    const routing = await readRolloutRouting(redis);
+    expect(routing).toMatchObject({ status: "ok", routing: { id: view.id, liveVersion: 1, candidateVersion: 2, canaries: ["acme", "globex"], percent: 0, step: 0 } });
+    expect(JSON.parse((await redis.get(keys.policyVersion(2)))!)).toMatchObject({ version: 2 });
+    expect(await db.auditEntry.count({ where: { action: "rollout.start", entityId: view.id } })).toBe(1);
+    const text = formatRolloutStatus((await rolloutStatus({ db }))!);
+    expect(text).toContain("step 1 of 3: 2 canaries for 15m");
+    expect(text).toContain("cohort: 2 of ");
+    expect(text).toContain("canaries acme, globex");
+    expect(text).toContain("guardrails: cohort 429 share at most 5 points above the control's");
+  });
+
+  it("refuses bad input naming the part, and publishes nothing", async () => {
+    expect((await rejects(startRollout({ db, redis }, { canaries: ["acme", "nobody"], steps: ["100%"] }, { actor, nowMs: T0 }))).message).toBe('canaries[1]: no tenant "nobody" in the draft');
+    expect((await rejects(startRollout({ db, redis }, { steps: ["10%:1h", "50%:2h"] }, { actor, nowMs: T0 }))).message).toBe("steps[1]: the last step must be 100%, got 50%");
+    expect((await rejects(startRollout({ db, redis }, { steps: ["10%:1h", "5%:1h", "100%"] }, { actor, nowMs: T0 }))).field).toBe("steps[1]");
+    expect((await rejects(startRollout({ db, redis }, { steps: ["10%:a while", "100%"] }, { actor, nowMs: T0 }))).message).toContain("steps[0]: bake time");
+    expect(await db.rollout.count()).toBe(0);
+    expect((await readRolloutRouting(redis)).status).toBe("none");
+    expect(await redis.exists(keys.policyVersion(2))).toBe(0);
+  });
+
+  it("refuses a second rollout, and a publish, rollback or discard while one runs", async () => {
+    const first = await startRollout({ db, redis }, { steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
+    expect((await rejects(startRollout({ db, redis }, { steps: ["100%"] }, { actor, nowMs: T0 }))).message).toContain(`rollout ${first.id} is running (step 1 of 2: 10% for 1h)`);
+    expect((await rejects(publishPolicy({ db, redis }, { actor }))).message).toContain(`no publish to everyone while rollout ${first.id} is running`);
+    expect((await rejects(rollbackPolicy({ db, redis }, { actor, toVersion: 1 }))).code).toBe("conflict");
+    expect((await rejects(discardDraft(db, { actor, role: "admin" }))).message).toContain("no discard of the draft while rollout");
+    expect(await db.policyVersion.count()).toBe(1);
+  });
+});
+
+describe("moving a rollout by hand", () => {
+  it("promote moves step by step, and the last step publishes v2 to everyone", async () => {
+    await startRollout({ db, redis }, { canaries: ["acme"], steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
+    const second = await changeRollout({ db, redis }, "promote", { actor, nowMs: T0 + MIN });
+    expect(second).toMatchObject({ state: "running", step: 1, cohort: { percent: 10 } });
+    // 10% of the demo's 12 tenants is 1, chosen by the hash, plus the canary (maybe the same one).
+    expect(second.cohort.members).toContain("acme");
+    expect(second.cohort.tenants).toBeLessThanOrEqual(2);
+    expect((await readRolloutRouting(redis)).status === "ok" && (await readRolloutRouting(redis))).toMatchObject({ routing: { percent: 10, step: 1 } });
+    const done = await changeRollout({ db, redis }, "promote", { actor, nowMs: T0 + 2 * MIN });
+    expect(done).toMatchObject({ state: "completed", cohort: { tenants: 0 } });
+    expect(await readCurrentVersion(redis)).toBe(2);
+    expect((await readRolloutRouting(redis)).status).toBe("none");
+    const v2 = await db.policyVersion.findUniqueOrThrow({ where: { version: 2 } });
+    expect(JSON.stringify(v2.document)).toContain('"limit":50');
+    expect(await db.auditEntry.count({ where: { action: "policy.publish", entityId: "2" } })).toBe(1);
+    expect((await rejects(changeRollout({ db, redis }, "promote", { actor }))).message).toMatch(/no rollout is running to promote \(the last one, ro_\w+, is completed\)/);
+  });
+
+  it("pause keeps the cohort on v2; abort sends everyone back to v1 and leaves the draft", async () => {
+    await startRollout({ db, redis }, { steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
+    expect(await changeRollout({ db, redis }, "pause", { actor, nowMs: T0 + MIN })).toMatchObject({ state: "paused", reason: `paused by ${actor}` });
+    expect((await readRolloutRouting(redis)).status).toBe("ok");
+    expect((await rejects(changeRollout({ db, redis }, "pause", { actor }))).message).toContain("already paused");
+    const aborted = await changeRollout({ db, redis }, "abort", { actor, reason: "wrong tier", nowMs: T0 + 2 * MIN });
+    expect(aborted).toMatchObject({ state: "aborted", reason: "wrong tier" });
+    expect((await readRolloutRouting(redis)).status).toBe("none");
+    expect(await readCurrentVersion(redis)).toBe(1);
+    // The draft still holds the change: publishing it now is a normal publish of v2.
+    expect(await publishPolicy({ db, redis }, { actor })).toMatchObject({ status: "published", version: 2 });
+  });
+});
+
+describe("the guard (worker job, test clock)", () => {
+  it("rolls the cohort back within the minute the canaries' 429 share jumps, with an alert naming the rollout, step and tenants", async () => {
+    const view = await startRollout({ db, redis }, { canaries: ["acme", "globex"], steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
+    const minute = Math.floor(T0 / MIN) * MIN;
+    // The minute closes at minute + 60 s; the rollup drains it 5 s later.
+    const now = minute + MIN + 6_000;
+    expect(newestDrainedMinute(now)).toBe(minute);
+    await usage(minute, [
+      { tenant: "acme", allowed: 30, denied: 20 },
+      { tenant: "globex", allowed: 48, denied: 2 },
+      { tenant: "initech", allowed: 98, denied: 2 },
+      { tenant: "hooli", allowed: 99, denied: 1 },
+      // An operation the cohort did not use does not count for the control.
+      { tenant: "hooli", operation: "export", allowed: 0, denied: 100 },
+    ]);
+    const result = await guardRollout({ db, redis }, { nowMs: now });
+    expect(result).toMatchObject({ rollout: view.id, action: "rolled-back", check: { verdict: "breached", cohort: { decisions: 100, denied: 22 }, control: { decisions: 200, denied: 3 } } });
+    expect((await readRolloutRouting(redis)).status).toBe("none");
+    const status = (await rolloutStatus({ db }))!;
+    expect(status.state).toBe("rolled-back");
+    expect(status.reason).toContain("step 1 of 3: 2 canaries for 15m");
+    expect(status.reason).toContain("tenants over it: acme");
+    expect(status.reason).not.toContain("globex");
+    expect(formatRolloutStatus(status)).toContain("why: guardrail");
+    const alert = await db.alertEvent.findFirstOrThrow({ where: { kind: "rollout_guardrail" } });
+    expect(alert.subject).toBe(`rollout:${view.id}`);
+    expect(alert.message).toContain(`Rollout ${view.id}`);
+    expect(alert.resolvedAt).toBeNull();
+    expect(await db.auditEntry.count({ where: { action: "rollout.rollback", entityId: view.id } })).toBe(1);
+    // The draft is as it was: a new rollout of it can start at once.
+    expect((await startRollout({ db, redis }, { steps: ["10%:1h", "100%"] }, { actor, nowMs: now })).state).toBe("running");
+  });
+
+  it("holds when the cohort is within 5 points, advances when the bake time is over, and completes at 100%", async () => {
+    await startRollout({ db, redis }, { canaries: ["acme"], canaryBake: "5m", steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
+    const minute = Math.floor(T0 / MIN) * MIN;
+    await usage(minute, [
+      { tenant: "acme", allowed: 46, denied: 4 },
+      { tenant: "initech", allowed: 97, denied: 3 },
+    ]);
+    expect(await guardRollout({ db, redis }, { nowMs: minute + MIN + 6_000 })).toMatchObject({ action: "none", check: { verdict: "holds" } });
+    // The same minute is judged once.
+    expect((await guardRollout({ db, redis }, { nowMs: minute + MIN + 30_000 }))!.check).toBeNull();
+    expect(await guardRollout({ db, redis }, { nowMs: T0 + 5 * MIN })).toMatchObject({ action: "advanced" });
+    expect((await rolloutStatus({ db }))!.cohort.percent).toBe(10);
+    expect(await guardRollout({ db, redis }, { nowMs: T0 + 5 * MIN + 59 * MIN })).toMatchObject({ action: "none" });
+    expect(await guardRollout({ db, redis }, { nowMs: T0 + 5 * MIN + 60 * MIN })).toMatchObject({ action: "completed" });
+    expect(await readCurrentVersion(redis)).toBe(2);
+    expect(await guardRollout({ db, redis }, { nowMs: T0 + 70 * MIN })).toBeNull();
+  });
+
+  it("writes the routing back when Redis lost it (a restart mid-rollout resumes where it was)", async () => {
+    const view = await startRollout({ db, redis }, { steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
+    await redis.del(keys.policyRollout(), keys.policyVersion(2));
+    expect(await guardRollout({ db, redis }, { nowMs: T0 + 1_000 })).toMatchObject({ rollout: view.id, action: "rerouted" });
+    expect(await readRolloutRouting(redis)).toMatchObject({ status: "ok", routing: { id: view.id, percent: 10 } });
+    expect(await redis.exists(keys.policyVersion(2))).toBe(1);
+  });
+});

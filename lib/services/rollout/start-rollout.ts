@@ -1,0 +1,111 @@
+/**
+ * `sluice publish --canary … --steps …` / `--rollout FILE`, `POST /api/v1/policy/rollout` and the
+ * Policy page's rollout panel: publish the draft as version N+1 to a cohort first
+ * (docs/control-plane.md#guarded-rollout).
+ *
+ * In one transaction holding the policy lock: refuse while another rollout holds the policy, compile
+ * the draft (an invalid draft stops here, naming the path), refuse a draft equal to the live version
+ * and canaries the new version does not have, insert the Rollout row and its audit entry, then write
+ * Redis (the candidate next to the live version, and the first step's routing) — last, so a Redis
+ * failure leaves nothing behind. Single-node mode has no Redis to carry two versions: refused.
+ */
+import { z } from "zod";
+import type { PrismaClient } from "../../generated/prisma/client";
+import { writeAudit } from "../../db/audit";
+import { latestPolicyVersion, lockPolicy, newId } from "../../db/policy-repo";
+import { findActiveRollout, toRolloutRecord, type RolloutRecord } from "../../db/rollout-repo";
+import { bodyOf, finalizePolicy } from "../../policy/compile";
+import { parseCompiledPolicy } from "../../policy/compiled-schema";
+import type { PolicyIssue } from "../../policy/policy-file";
+import { stampChanges } from "../../policy/publish-stamps";
+import { planRollout, rolloutSpecSchema, type RolloutSpecInput } from "../../policy/rollout";
+import type { RedisLike } from "../../redis/policy";
+import { writeRolloutRouting } from "../../redis/rollout";
+import { ServiceError, redisStep } from "../errors";
+import { compileDraft } from "../publish-policy";
+import { describeRollout } from "./rollout-view";
+import { routingOf } from "./transitions";
+
+export interface RolloutDeps {
+  db: PrismaClient;
+  /** null in single-node mode, which refuses rollouts. */
+  redis: RedisLike | null;
+}
+
+/** The rollout spec's issues as a ServiceError naming the first field (`steps[1]`), every issue listed. */
+export function invalidRollout(issues: z.core.$ZodIssue[], prefix = ""): ServiceError {
+  const list: PolicyIssue[] = issues.map((i) => ({ path: prefix + pathOf(i.path), message: i.message }));
+  const first = list[0]!;
+  return new ServiceError("invalid_request", `${first.path || "rollout"}: ${first.message}`, { field: first.path || null, issues: list });
+}
+
+function pathOf(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i > 0 ? "." : ""}${String(p)}`)).join("");
+}
+
+/** Parses a rollout spec (file, request body, CLI flags) or throws invalid_request naming the field. */
+export function parseRolloutSpec(input: unknown) {
+  const parsed = rolloutSpecSchema.safeParse(input);
+  if (!parsed.success) throw invalidRollout(parsed.error.issues);
+  return parsed.data;
+}
+
+export async function startRollout(deps: RolloutDeps, input: RolloutSpecInput | unknown, options: { actor: string; nowMs?: number }) {
+  if (!deps.redis) throw new ServiceError("conflict", "rollouts need Redis: in single-node mode every decision comes from one version; publish instead", { field: null });
+  const redis = deps.redis;
+  const plan = planRollout(parseRolloutSpec(input));
+  const nowMs = options.nowMs ?? Date.now();
+  const record: RolloutRecord = await deps.db.$transaction(
+    async (tx) => {
+      await lockPolicy(tx);
+      const active = await findActiveRollout(tx);
+      if (active) throw new ServiceError("conflict", `rollout ${active.id} is ${active.state} (${describeRollout(active).stepLabel}): promote, pause or abort it before starting another`, { field: "rollout" });
+      const latest = await latestPolicyVersion(tx);
+      const live = latest ? parseCompiledPolicy(latest.document) : null;
+      if (!latest || !live?.ok) throw new ServiceError("conflict", "nothing valid is published yet: publish a first version, then roll out changes to it", { field: null });
+      const body = await compileDraft(tx);
+      const candidateVersion = latest.version + 1;
+      const candidate = finalizePolicy(stampChanges(body, bodyOf(live.value), nowMs), candidateVersion, new Date(nowMs));
+      if (candidate.checksum === latest.checksum) throw new ServiceError("conflict", `the draft equals the live version v${latest.version}: nothing to roll out`, { field: null });
+      plan.canaries.forEach((slug, i) => {
+        if (!(slug in candidate.tenants)) throw new ServiceError("invalid_request", `canaries[${i}]: no tenant ${JSON.stringify(slug)} in the draft`, { field: `canaries[${i}]` });
+      });
+      const id = newId("rollout");
+      const row = await tx.rollout.create({
+        data: {
+          id,
+          state: "running",
+          liveVersion: latest.version,
+          candidateVersion,
+          candidateChecksum: candidate.checksum,
+          candidate: JSON.parse(JSON.stringify(candidate)),
+          body: JSON.parse(JSON.stringify(body)),
+          canaries: plan.canaries,
+          steps: plan.steps.map((s) => ({ ...s })),
+          guardrails: { ...plan.guardrails },
+          step: 0,
+          stepStartedAt: new Date(nowMs),
+          note: plan.note,
+          author: options.actor,
+          createdAt: new Date(nowMs),
+          updatedAt: new Date(nowMs),
+        },
+      });
+      const r = toRolloutRecord(row);
+      await writeAudit(tx, {
+        actor: options.actor,
+        action: "rollout.start",
+        entity: "rollout",
+        entityId: id,
+        before: { version: latest.version, checksum: latest.checksum },
+        after: { candidateVersion, checksum: candidate.checksum, canaries: plan.canaries, steps: plan.steps.map((s) => ({ ...s })), guardrails: { ...plan.guardrails } },
+      });
+      // An alert a guardrail raised about an earlier rollout is over once the next one starts.
+      await tx.alertEvent.updateMany({ where: { kind: "rollout_guardrail", resolvedAt: null }, data: { resolvedAt: new Date(nowMs) } });
+      await redisStep(`writing rollout ${id}`, () => writeRolloutRouting(redis, candidate, routingOf(r)));
+      return r;
+    },
+    { maxWait: 10_000, timeout: 60_000 },
+  );
+  return describeRollout(record, nowMs);
+}

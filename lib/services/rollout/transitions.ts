@@ -1,0 +1,100 @@
+/**
+ * A rollout's moves, shared by the people who drive it (`sluice rollout promote|pause|abort`, the
+ * admin API, the Policy page) and by the guardrail job (lib/jobs/rollout-guard.ts): each runs in
+ * the caller's transaction holding the policy lock, updates the row, writes its audit entry and
+ * tells Redis (the routing of the new step, or everyone back to the live version). Redis is written
+ * last, so a failure there rolls the transaction back and nothing changed anywhere.
+ *
+ * The last step completes the rollout: the candidate's draft body is published as a normal version
+ * (publishBody; the version number the candidate carried, since nothing else can publish meanwhile).
+ */
+import type { Tx } from "../../db/client";
+import { writeAudit, type AuditJson } from "../../db/audit";
+import type { RolloutRecord } from "../../db/rollout-repo";
+import type { CompiledPolicy, CompiledPolicyBody } from "../../policy/compiled";
+import { parseCompiledPolicy } from "../../policy/compiled-schema";
+import type { RolloutRouting, RolloutStateName } from "../../policy/rollout";
+import type { RedisLike } from "../../redis/policy";
+import { clearRolloutRouting, writeRolloutRouting } from "../../redis/rollout";
+import { ServiceError, redisStep } from "../errors";
+import { publishBody } from "../publish-policy";
+
+/** What Redis is told for a rollout at its current step. */
+export function routingOf(r: Pick<RolloutRecord, "id" | "liveVersion" | "candidateVersion" | "candidateChecksum" | "canaries" | "steps" | "step">): RolloutRouting {
+  return {
+    id: r.id,
+    liveVersion: r.liveVersion,
+    candidateVersion: r.candidateVersion,
+    candidateChecksum: r.candidateChecksum,
+    canaries: [...r.canaries],
+    percent: r.steps[r.step]!.percent,
+    step: r.step,
+  };
+}
+
+/** The candidate document stored with the rollout (validated as every reader validates it). */
+export function candidateOf(r: RolloutRecord): CompiledPolicy {
+  const parsed = parseCompiledPolicy(r.candidate);
+  if (!parsed.ok) throw new ServiceError("conflict", `rollout ${r.id}: its stored candidate v${r.candidateVersion} no longer validates`, { field: "rollout" });
+  return parsed.value;
+}
+
+export interface MoveMeta {
+  actor: string;
+  nowMs: number;
+}
+
+async function record(tx: Tx, r: RolloutRecord, action: string, data: { state: RolloutStateName; step?: number; reason?: string | null; ended?: boolean }, meta: MoveMeta, extra: Record<string, AuditJson> = {}): Promise<RolloutRecord> {
+  const stepChanged = data.step !== undefined && data.step !== r.step;
+  const row = await tx.rollout.update({
+    where: { id: r.id },
+    data: {
+      state: data.state,
+      ...(data.step !== undefined ? { step: data.step } : {}),
+      ...(stepChanged ? { stepStartedAt: new Date(meta.nowMs) } : {}),
+      ...(data.reason !== undefined ? { reason: data.reason } : {}),
+      ...(data.ended ? { endedAt: new Date(meta.nowMs) } : {}),
+      updatedAt: new Date(meta.nowMs),
+    },
+  });
+  await writeAudit(tx, {
+    actor: meta.actor,
+    action,
+    entity: "rollout",
+    entityId: r.id,
+    before: { state: r.state, step: r.step },
+    after: { state: data.state, step: data.step ?? r.step, reason: data.reason ?? null, ...extra },
+  });
+  return { ...r, state: data.state, step: row.step, stepStartedAt: row.stepStartedAt, reason: row.reason, endedAt: row.endedAt, updatedAt: row.updatedAt };
+}
+
+/** Moves to the next step (or completes on the last), running again if it was paused. */
+export async function advance(tx: Tx, redis: RedisLike | null, r: RolloutRecord, meta: MoveMeta, why: string): Promise<RolloutRecord> {
+  const next = r.step + 1;
+  const last = r.steps.length - 1;
+  if (r.step >= last || (next === last && r.steps[last]!.bakeMs === 0)) return complete(tx, redis, r, meta, why);
+  const moved = await record(tx, r, "rollout.promote", { state: "running", step: next }, meta, { why, percent: r.steps[next]!.percent });
+  if (redis) await redisStep(`routing rollout ${r.id} to step ${next + 1}`, () => writeRolloutRouting(redis, candidateOf(r), routingOf(moved)));
+  return moved;
+}
+
+/** The new version becomes live for everyone: a normal publish of the candidate's body. */
+export async function complete(tx: Tx, redis: RedisLike | null, r: RolloutRecord, meta: MoveMeta, why: string): Promise<RolloutRecord> {
+  const body = r.body as unknown as CompiledPolicyBody;
+  const { doc } = await publishBody(tx, redis, body, { actor: meta.actor, note: r.note ?? `rollout ${r.id}`, nowMs: meta.nowMs });
+  const done = await record(tx, r, "rollout.complete", { state: "completed", step: r.steps.length - 1, reason: why, ended: true }, meta, { version: doc.version });
+  if (redis) await redisStep(`ending rollout ${r.id}`, () => clearRolloutRouting(redis, doc.version));
+  return done;
+}
+
+/** Stops advancing; the cohort keeps the new version (a person's pause, or a pause-only guardrail). */
+export async function pause(tx: Tx, r: RolloutRecord, meta: MoveMeta, reason: string | null): Promise<RolloutRecord> {
+  return record(tx, r, "rollout.pause", { state: "paused", reason }, meta);
+}
+
+/** Ends the rollout with everyone on the live version: `aborted` by a person, `rolled-back` by a guardrail. The draft stays as it is. */
+export async function stop(tx: Tx, redis: RedisLike | null, r: RolloutRecord, meta: MoveMeta, state: "aborted" | "rolled-back", reason: string): Promise<RolloutRecord> {
+  const ended = await record(tx, r, state === "aborted" ? "rollout.abort" : "rollout.rollback", { state, reason, ended: true }, meta);
+  if (redis) await redisStep(`rolling rollout ${r.id} back`, () => clearRolloutRouting(redis, r.liveVersion));
+  return ended;
+}
