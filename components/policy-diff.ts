@@ -18,7 +18,11 @@ export interface DiffLine {
 
 function limitText(l: CompiledLimit): string {
   const w = l.algorithm === "concurrency" ? `${l.limit} in flight` : `${l.limit} per ${formatDurationMs(l.windowMs)}`;
-  const extra = [l.burst !== l.limit && l.algorithm.endsWith("bucket") ? `burst ${l.burst}` : "", l.mode !== "reject" ? `mode ${l.mode}` : ""].filter(Boolean).join(", ");
+  const extra = [
+    l.burst !== l.limit && l.algorithm.endsWith("bucket") ? `burst ${l.burst}` : "",
+    l.mode !== "reject" ? `mode ${l.mode}` : "",
+    l.regions ? `regions ${l.regions}` : "",
+  ].filter(Boolean).join(", ");
   return `${l.algorithm} ${w}${extra ? ` (${extra})` : ""}`;
 }
 
@@ -93,8 +97,10 @@ export function diffPolicies(live: CompiledPolicyBody | null, draft: CompiledPol
   for (const [id, g] of ca) {
     const old = cb.get(id);
     const what = `Global cap on ${g.operation} per ${formatDurationMs(g.windowMs)}`;
-    if (!old) out.push({ kind: "added", entity: "global cap", text: `${what}: ${g.limit} (${g.share})` });
-    else if (old.limit !== g.limit || old.share !== g.share) out.push({ kind: "changed", entity: "global cap", text: `${what}: ${old.limit} (${old.share}) → ${g.limit} (${g.share})` });
+    // `regions` is shown when not `local` (the default): "50 (weighted, regions split)".
+    const how = (c: typeof g) => `${c.limit} (${c.share}${c.regions ? `, regions ${c.regions}` : ""})`;
+    if (!old) out.push({ kind: "added", entity: "global cap", text: `${what}: ${how(g)}` });
+    else if (how(old) !== how(g)) out.push({ kind: "changed", entity: "global cap", text: `${what}: ${how(old)} → ${how(g)}` });
   }
   for (const [id, g] of cb) if (!ca.has(id)) out.push({ kind: "removed", entity: "global cap", text: `Global cap on ${g.operation} per ${formatDurationMs(g.windowMs)}` });
 

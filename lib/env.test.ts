@@ -40,6 +40,31 @@ describe("parseEnv", () => {
   });
 });
 
+describe("regions (docs/regions.md)", () => {
+  it("reads SLUICE_REGION and SLUICE_REGIONS; unset or empty means no region", () => {
+    for (const source of [{}, { SLUICE_REGION: "", SLUICE_REGIONS: "" }]) {
+      const e = parseEnv(source);
+      expect(e.SLUICE_REGION).toBeUndefined();
+      expect(e.SLUICE_REGIONS).toEqual([]);
+    }
+    const e = parseEnv({ SLUICE_REGION: "eu-west", SLUICE_REGIONS: "us=redis://10.0.0.1:6379, eu-west=rediss://:secret@redis.eu:6380/2" });
+    expect(e.SLUICE_REGION).toBe("eu-west");
+    expect(e.SLUICE_REGIONS).toEqual([
+      { name: "us", redisUrl: "redis://10.0.0.1:6379" },
+      { name: "eu-west", redisUrl: "rediss://:secret@redis.eu:6380/2" },
+    ]);
+  });
+
+  it("names the bad entry: a missing =, a bad name, a name twice, a URL that is not Redis's", () => {
+    expect(() => parseEnv({ SLUICE_REGION: "EU West" })).toThrow(/SLUICE_REGION: expected a region name/);
+    expect(() => parseEnv({ SLUICE_REGIONS: "us=redis://a:6379,eu" })).toThrow(/SLUICE_REGIONS: entry 2 \("eu"\): expected <name>=<redis url>/);
+    expect(() => parseEnv({ SLUICE_REGIONS: "US=redis://a:6379" })).toThrow(/SLUICE_REGIONS: entry 1 \("US=redis:\/\/a:6379"\): expected a region name/);
+    expect(() => parseEnv({ SLUICE_REGIONS: "us=redis://a:6379,us=redis://b:6379" })).toThrow(/entry 2 .*: region us is listed twice/);
+    expect(() => parseEnv({ SLUICE_REGIONS: "us=http://a:6379" })).toThrow(/entry 1 .*: expected a redis:\/\/ or rediss:\/\/ URL/);
+    expect(() => currentEnv("SLUICE_REGIONS", { SLUICE_REGIONS: "eu=" })).toThrow(/SLUICE_REGIONS: entry 1/);
+  });
+});
+
 describe("the decision server's HTTP settings", () => {
   it("default to lib/net/http-server.ts's HTTP_SERVERS[0] and DEFAULT_HTTP_LIMITS (which lib/env.ts may not import)", () => {
     const settings: { server: HttpServerKind; limits: HttpLimits } = decisionHttpSettings(parseEnv({}));

@@ -18,6 +18,42 @@ export const SLUICE_MODES = ["redis", "single-node"] as const;
 export type SluiceMode = (typeof SLUICE_MODES)[number];
 const modeSchema = z.enum(SLUICE_MODES, `expected ${SLUICE_MODES.join(" or ")}`).default("redis");
 
+/** A region's name (SLUICE_REGION, and each name of SLUICE_REGIONS): it appears in logs, metrics labels and Redis keys. */
+export const REGION_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+const REGION_NAME_MESSAGE = "expected a region name of lowercase letters, digits and - (at most 32, starting with a letter)";
+
+/** One region of SLUICE_REGIONS: its name and its Redis. */
+export interface RegionConfig {
+  name: string;
+  redisUrl: string;
+}
+
+/**
+ * SLUICE_REGIONS: `<name>=<redis url>,…`. Empty or unset: no regions (the one Redis of REDIS_URL).
+ * Every problem names its entry: `entry 2 ("eu=…"): expected a redis:// or rediss:// URL`.
+ */
+const regionsSchema = z.preprocess(
+  (v) => (v === undefined ? "" : v),
+  z.string().transform((text, ctx): RegionConfig[] => {
+    const entries = text.split(",").map((s) => s.trim()).filter(Boolean);
+    const out: RegionConfig[] = [];
+    entries.forEach((entry, i) => {
+      const where = `entry ${i + 1} (${JSON.stringify(entry)})`;
+      const eq = entry.indexOf("=");
+      if (eq < 0) return ctx.addIssue({ code: "custom", message: `${where}: expected <name>=<redis url>` });
+      const name = entry.slice(0, eq).trim();
+      const redisUrl = entry.slice(eq + 1).trim();
+      if (!REGION_NAME.test(name)) return ctx.addIssue({ code: "custom", message: `${where}: ${REGION_NAME_MESSAGE}` });
+      if (out.some((r) => r.name === name)) return ctx.addIssue({ code: "custom", message: `${where}: region ${name} is listed twice` });
+      if (!/^rediss?:\/\/[^\s]+$/.test(redisUrl) || !URL.canParse(redisUrl)) {
+        return ctx.addIssue({ code: "custom", message: `${where}: expected a redis:// or rediss:// URL` });
+      }
+      out.push({ name, redisUrl });
+    });
+    return out;
+  }),
+);
+
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   /**
@@ -37,6 +73,16 @@ const envSchema = z.object({
   REDIS_TIMEOUT_MS: ms.default(25),
   DECISION_PORT: port.default(8787),
   DECISION_HOST: z.string().default("0.0.0.0"),
+  /** The decision server's region (docs/regions.md): in its start-up line, /metrics labels, /healthz and /readyz. Unset: no region. */
+  SLUICE_REGION: z.preprocess((v) => (v === "" ? undefined : v), z.string().regex(REGION_NAME, REGION_NAME_MESSAGE).optional()),
+  /**
+   * The control plane, the worker and the CLI: `<name>=<redis url>,…`, every region's Redis. Every
+   * publish, rollback, key and token change goes to each; the worker brings a region that missed one
+   * up to date (docs/regions.md). Unset: the one Redis of REDIS_URL.
+   */
+  SLUICE_REGIONS: regionsSchema,
+  /** The worker, with SLUICE_REGIONS: how often the shares of `split` limits are re-balanced from each region's demand. */
+  SLUICE_REGION_REBALANCE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(10_000),
   /** Envoy's rate limit service protocol (gRPC, h2c) on this port of DECISION_HOST; 0 turns it off. */
   SLUICE_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   /**

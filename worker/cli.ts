@@ -47,6 +47,7 @@ import { notificationsCommand, webhooksCommand } from "./commands/notifications"
 import { portalLinkCommand } from "./commands/portal-link";
 import { tenantsCommand } from "./commands/tenants";
 import { tokensCommand } from "./commands/tokens";
+import { closeRegionClients } from "../lib/redis/regions";
 import { publishRollout, rolloutCommand, wantsRollout, type PublishRolloutOptions } from "./commands/rollout";
 
 /** Diagnostics only, on stderr (stdout is the commands' output, e.g. an export); what users read is `out` and `report`. */
@@ -99,7 +100,12 @@ function redisClient(required: boolean): RedisClient | null {
 async function closeAll(): Promise<void> {
   await opened.db?.$disconnect().catch(() => undefined);
   opened.redis?.disconnect();
+  await closeRegionClients();
 }
+
+/** A publish or rollback that some regions missed (SLUICE_REGIONS): which, and what happens next. */
+const missedRegionsLine = (regions: string[]) =>
+  `Warning: region(s) ${regions.join(", ")} could not be reached; they keep their last good version until the worker catches them up (docs/regions.md).`;
 
 const out = (text: string) => process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
 
@@ -146,6 +152,7 @@ export function buildProgram(): Command {
       const r = await publishPolicy({ db: database(), redis: redisClient(true) }, { actor: actor(), note: opts.note });
       if (r.status === "unchanged") out(`Policy unchanged: v${r.version} is live (checksum ${r.checksum.slice(0, 12)}).`);
       else out(`Published v${r.version} (checksum ${r.checksum.slice(0, 12)})${r.previousVersion ? `, replacing v${r.previousVersion}` : ""}.`);
+      if (r.regionsMissed) out(missedRegionsLine(r.regionsMissed));
     });
 
   program
@@ -156,6 +163,7 @@ export function buildProgram(): Command {
       const r = await rollbackPolicy({ db: database(), redis: redisClient(true) }, { actor: actor(), toVersion: opts.to });
       out(`Rolled back: v${r.version} is live with the document of v${opts.to}.`);
       out(r.draftReset === null ? `Warning: ${r.draftNote}.` : `The draft was reset to it (${r.pendingDiscarded} unpublished change(s) discarded).`);
+      if (r.regionsMissed) out(missedRegionsLine(r.regionsMissed));
     });
 
   program

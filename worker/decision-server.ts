@@ -60,6 +60,7 @@ async function main(): Promise<void> {
   const server = await startDecisionServer({
     port: e.DECISION_PORT,
     host: e.DECISION_HOST,
+    region: e.SLUICE_REGION,
     grpcPort: e.SLUICE_GRPC_PORT,
     rlsDomain: e.SLUICE_RLS_DOMAIN,
     rlsDescriptorTokens: e.SLUICE_RLS_DESCRIPTOR_TOKENS === "1",
@@ -93,13 +94,14 @@ async function main(): Promise<void> {
         }
       : undefined,
   });
+  const regionNote = e.SLUICE_REGION ? `region ${e.SLUICE_REGION}; ` : "";
   const modeNote = singleNode ? "single-node: no Redis, in-process counters, one replica only; " : "";
   const grpcNote = server.grpcPort === null ? "" : `, Envoy rate limit service (gRPC) on :${server.grpcPort}`;
   // The HTTP server is named in the line (SLUICE_HTTP_SERVER), so a run on the fallback is never mistaken for the default.
   const httpNote = server.httpServer === "node" ? "HTTP on node:http (SLUICE_HTTP_SERVER=node)" : "HTTP on http1 (lib/net/http1.ts)";
   logger.info(
-    { port: server.port, grpcPort: server.grpcPort, httpServer: server.httpServer, mode: e.SLUICE_MODE, policyVersion: server.policy.current?.version ?? null },
-    `decision server listening on :${server.port}${grpcNote} (${httpNote}; ${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH}${supervised ? `, process ${e.SLUICE_DECISION_PROCESS_INDEX} of ${processes}` : ""})`,
+    { port: server.port, grpcPort: server.grpcPort, httpServer: server.httpServer, mode: e.SLUICE_MODE, region: e.SLUICE_REGION ?? null, policyVersion: server.policy.current?.version ?? null },
+    `decision server listening on :${server.port}${grpcNote} (${httpNote}; ${regionNote}${modeNote}policy v${server.policy.current?.version ?? "none"}, max batch ${MAX_BATCH}${supervised ? `, process ${e.SLUICE_DECISION_PROCESS_INDEX} of ${processes}` : ""})`,
   );
   (member as ClusterMember | null)?.ready();
   let outputLost = false;

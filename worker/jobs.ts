@@ -8,7 +8,9 @@
  * in Redis, its guardrail on each newly drained minute, and its bake time.
  *
  * Beside that tick, every second, it checks that Redis still holds what the control plane published
- * and writes it back from Postgres when Redis lost it (lib/jobs/restore-published.ts).
+ * and writes it back from Postgres when Redis lost it (lib/jobs/restore-published.ts); with
+ * SLUICE_REGIONS it also brings every region's Redis that missed a write up to date
+ * (lib/jobs/region-sync.ts, docs/regions.md).
  *
  * Single-node mode (SLUICE_MODE=single-node) has no Redis: the decision server writes its usage to
  * Postgres itself (lib/single-node/postgres-usage-sink.ts), so the worker runs only the Postgres
@@ -29,7 +31,10 @@ import { guardRollout } from "../lib/jobs/rollout-guard";
 import { deliverDueNotifications } from "../lib/jobs/quota-deliver";
 import { detectQuotaNotifications } from "../lib/jobs/quota-notify";
 import { RESTORE_CHECK_MS, restorePublishedState } from "../lib/jobs/restore-published";
+import { newRebalanceMemory, rebalanceRegions } from "../lib/jobs/region-rebalance";
+import { syncRegions } from "../lib/jobs/region-sync";
 import { createRedisClient, type RedisClient } from "../lib/redis/client";
+import { closeRegionClients, configuredRegions, regionTargets } from "../lib/redis/regions";
 
 const TICK_MS = 5_000;
 const EVERY: Record<"alerts" | "billing" | "reconcile" | "downsample" | "notify", number> = {
@@ -112,6 +117,7 @@ export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Recor
  */
 async function restoreLoop(deps: { db: Db; redis: RedisClient }, stopped: () => boolean): Promise<void> {
   let lastError: string | null = null;
+  let lastRegions = "";
   let wake: (() => void) | null = null;
   // A restarted Redis is back when the connection is: probe then, not up to a second later.
   const onReady = () => wake?.();
@@ -126,6 +132,7 @@ async function restoreLoop(deps: { db: Db; redis: RedisClient }, stopped: () => 
       if (message !== lastError) log("error", "restoring the published state failed; retrying every second", { error: message });
       lastError = message;
     }
+    if (configuredRegions().length > 0) lastRegions = await regionPass(deps, lastRegions);
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, RESTORE_CHECK_MS);
       wake = () => {
@@ -136,6 +143,49 @@ async function restoreLoop(deps: { db: Db; redis: RedisClient }, stopped: () => 
     wake = null;
   }
   deps.redis.off("ready", onReady);
+}
+
+/**
+ * One catch-up pass over the regions (lib/jobs/region-sync.ts): a region brought up to date is
+ * logged each time; an unreachable one when that changes. Returns what to compare next time.
+ */
+async function regionPass(deps: { db: Db; redis: RedisClient }, previous: string): Promise<string> {
+  try {
+    const results = await syncRegions(deps.db, regionTargets(deps.redis));
+    for (const r of results) if (r.status === "caught-up") log("warn", `region ${r.region} was behind; wrote v${r.latestVersion} there`, { ...r });
+    const down = results.filter((r) => r.status === "unreachable");
+    const summary = down.map((r) => `${r.region}: ${r.error ?? ""}`).join("; ");
+    if (summary !== previous && down.length > 0) log("error", "regions unreachable; they keep their last good policy, retrying every second", { regions: down });
+    if (summary !== previous && down.length === 0 && previous !== "") log("info", "every region reachable again");
+    return summary;
+  } catch (error) {
+    const message = `sync: ${error instanceof Error ? error.message : String(error)}`;
+    if (message !== previous) log("error", "the region catch-up pass failed; retrying every second", { error: message });
+    return message;
+  }
+}
+
+/**
+ * With SLUICE_REGIONS, every `everyMs`: the shares of `split` limits re-balanced from each region's
+ * demand (lib/jobs/region-rebalance.ts). Its own loop; a failure is logged once per message.
+ */
+async function rebalanceLoop(deps: { db: Db; redis: RedisClient }, everyMs: number, stopped: () => boolean): Promise<void> {
+  const memory = newRebalanceMemory();
+  let lastProblem = "";
+  while (!stopped()) {
+    try {
+      const result = await rebalanceRegions(deps.db, regionTargets(deps.redis), memory, { nowMs: Date.now() });
+      const problem = result.missed.length > 0 ? `shares not written to ${result.missed.join(", ")}; no share grows until every region has them` : "";
+      if (problem && problem !== lastProblem) log("warn", problem);
+      lastProblem = problem;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (message !== lastProblem) log("error", "re-balancing the shares of split limits failed", { error: message });
+      lastProblem = message;
+    }
+    const until = Date.now() + everyMs;
+    while (!stopped() && Date.now() < until) await new Promise((r) => setTimeout(r, Math.min(250, until - Date.now())));
+  }
 }
 
 async function main(): Promise<void> {
@@ -167,11 +217,12 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
-  log("info", "worker started", { tickMs: TICK_MS, mode: e.SLUICE_MODE });
+  log("info", "worker started", { tickMs: TICK_MS, mode: e.SLUICE_MODE, regions: e.SLUICE_REGIONS.map((r) => r.name) });
   if (singleNode) {
     log("info", "single-node mode: no Redis; the decision server writes usage to PostgreSQL itself, so the Redis usage drain and quota reconciliation are skipped; running billing close, alerts and downsampling");
   }
   const restoring = redis ? restoreLoop({ db, redis }, () => stopping) : Promise.resolve();
+  const rebalancing = redis && e.SLUICE_REGIONS.length > 0 ? rebalanceLoop({ db, redis }, e.SLUICE_REGION_REBALANCE_MS, () => stopping) : Promise.resolve();
   const last: Partial<Record<keyof typeof EVERY, number>> = {};
   while (!stopping) {
     const started = Date.now();
@@ -191,7 +242,9 @@ async function main(): Promise<void> {
   }
   log("info", "worker stopping");
   await restoring;
+  await rebalancing;
   await redis?.quit().catch(() => undefined);
+  await closeRegionClients();
   await db.$disconnect();
 }
 

@@ -10,7 +10,7 @@ import { envoyDomainSchema, rateLimitServiceSchema } from "../policy/envoy/schem
 import type { LimitSpec, OperationSpec, OverrideSpec, QuotaSpec } from "../policy/policy-file";
 import type { PlanChangeRule } from "../policy/plan-change";
 import { requirementsSchema } from "../policy/requirements";
-import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "../policy/types";
+import type { Algorithm, FailureMode, Mode, Overage, Period, RegionMode, Scope, Share, TenantStatus } from "../policy/types";
 import type { Tx } from "./client";
 
 /** ID prefixes, one table: every row id is `<prefix>_<20 hex>`. */
@@ -89,7 +89,13 @@ export function limitRowToSpec(l: LimitRow): LimitSpec {
     mode: l.mode as Mode,
     maxDelay: dur(l.maxDelayMs),
     leaseTtl: dur(l.leaseTtlMs),
+    ...regionsOf(l.regions),
   };
+}
+
+/** The `regions` column as the spec spells it: absent for `local` (the default). */
+function regionsOf(column: string): { regions?: RegionMode } {
+  return column === "local" ? {} : { regions: column as RegionMode };
 }
 
 export function quotaRowToSpec(q: QuotaRow): QuotaSpec {
@@ -165,6 +171,7 @@ export function rowsToSpec(rows: PolicyRows): PolicySpec {
       limit: g.limit,
       window: formatDurationMs(g.windowMs),
       share: g.share as Share,
+      ...regionsOf(g.regions),
     })),
     tenants: rows.tenants.map((t) => ({
       slug: t.slug,

@@ -100,7 +100,7 @@ function secretOf(w: Writer, key: string): { hash: string; prefix: string } {
 
 const limitColumns = (r: PlanRecords["limit"]) => ({
   limit: r.limit, windowMs: ms(r.window), burst: nul(r.burst), precision: nul(r.precision), mode: r.mode,
-  maxDelayMs: ms(r.maxDelay), leaseTtlMs: ms(r.leaseTtl), position: r.position,
+  maxDelayMs: ms(r.maxDelay), leaseTtlMs: ms(r.leaseTtl), regions: r.regions ?? "local", position: r.position,
 });
 const overrideColumns = (r: PlanRecords["override"]) => ({
   operation: r.operation, scope: nul(r.scope), period: nul(r.period), limit: BigInt(r.limit), algorithm: nul(r.algorithm),
@@ -159,8 +159,8 @@ const TABLES: { [E in PlanEntity]: EntityTable<E> } = {
   globalCap: {
     idKind: "globalCap",
     create: (w, id, r) =>
-      w.tx.globalCap.create({ data: { id, operation: r.operation, windowMs: ms(r.window)!, limit: r.limit, share: r.share, position: r.position } }),
-    update: (w, id, r) => w.tx.globalCap.update({ where: { id }, data: { limit: r.limit, share: r.share, position: r.position } }),
+      w.tx.globalCap.create({ data: { id, operation: r.operation, windowMs: ms(r.window)!, limit: r.limit, share: r.share, regions: r.regions ?? "local", position: r.position } }),
+    update: (w, id, r) => w.tx.globalCap.update({ where: { id }, data: { limit: r.limit, share: r.share, regions: r.regions ?? "local", position: r.position } }),
     remove: (w, id) => w.tx.globalCap.delete({ where: { id } }),
   },
   tenant: {

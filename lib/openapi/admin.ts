@@ -106,6 +106,7 @@ export const publishAnswerSchema = z.object({
   version: count,
   checksum: z.string(),
   previousVersion: count.nullable(),
+  regionsMissed: z.array(z.string()).optional().meta({ description: "With SLUICE_REGIONS: regions whose Redis could not be reached; they keep their last good version until the worker catches them up" }),
 });
 export const rollbackAnswerSchema = publishAnswerSchema.extend({
   draftReset: count.nullable().meta({ description: "Draft rows the rollback reset to the rolled-back document; null when it no longer validates" }),

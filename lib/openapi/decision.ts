@@ -237,7 +237,9 @@ function registry(): OpenAPIRegistry {
     path: "/healthz",
     operationId: "healthz",
     summary: "The process is up",
-    responses: { 200: json(z.object({ ok: z.literal(true) }), "Up") },
+    responses: {
+      200: json(z.object({ ok: z.literal(true), region: z.string().optional().meta({ description: "SLUICE_REGION, when set (docs/regions.md)" }) }), "Up"),
+    },
   });
   r.registerPath({
     method: "get",

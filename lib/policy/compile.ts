@@ -35,7 +35,7 @@ import {
   type TenantSpec,
 } from "./policy-file";
 import { compileRequirements } from "./requirements";
-import { ANY_OPERATION } from "./types";
+import { ANY_OPERATION, type RegionMode } from "./types";
 
 /** A tenant as the compiler sees it: everything but its API keys (those never enter the document). */
 export type TenantPolicySpec = Omit<TenantSpec, "keys">;
@@ -86,7 +86,13 @@ export function compileLimit(tier: string, l: LimitSpec): CompiledLimit {
     mode: l.mode,
     maxDelayMs: ms(l.maxDelay),
     leaseTtlMs: l.algorithm === "concurrency" ? (l.leaseTtl ? ms(l.leaseTtl) : DEFAULT_LEASE_TTL_MS) : 0,
+    ...regionsOf(l.regions),
   };
+}
+
+/** `regions` as the compiled document carries it: absent for `local` (docs/regions.md). */
+export function regionsOf(regions: RegionMode | undefined): { regions?: Exclude<RegionMode, "local"> } {
+  return regions === undefined || regions === "local" ? {} : { regions };
 }
 
 export function compileQuota(tier: string, q: QuotaSpec): CompiledQuota {
@@ -148,6 +154,8 @@ export function compileOverride(
     mode: inherited?.mode ?? "reject",
     maxDelayMs: inherited?.maxDelayMs ?? 0,
     leaseTtlMs: algorithm === "concurrency" ? (inherited?.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS) : 0,
+    // A tenant's override replaces the number, not how the limit is enforced across regions.
+    ...regionsOf(base?.regions),
   };
   return { kind: "limit", operation: o.operation, scope, limit: compiled, expiresAtMs };
 }
@@ -209,7 +217,7 @@ function compileParsed(spec: PolicyFile): CompiledPolicyBody {
 
   const globalCaps: CompiledGlobalCap[] = spec.globalCaps.map((g) => {
     const windowMs = ms(g.window);
-    return { id: globalCapId(g.operation, windowMs), operation: g.operation, limit: g.limit, windowMs, share: g.share };
+    return { id: globalCapId(g.operation, windowMs), operation: g.operation, limit: g.limit, windowMs, share: g.share, ...regionsOf(g.regions) };
   });
 
   const tenants: Record<string, CompiledTenant> = {};

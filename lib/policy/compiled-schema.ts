@@ -28,6 +28,7 @@ const compiledLimitSchema = z.strictObject({
   mode: z.enum(MODES),
   maxDelayMs: count,
   leaseTtlMs: count,
+  regions: z.enum(["split", "shared"]).optional(),
 });
 
 const compiledQuotaSchema = z.strictObject({
@@ -97,7 +98,14 @@ export const compiledPolicySchema = z.strictObject({
     }),
   ),
   globalCaps: z.array(
-    z.strictObject({ id: z.string().min(1), operation: z.string(), limit: positive, windowMs: positive, share: z.enum(SHARES) }),
+    z.strictObject({
+      id: z.string().min(1),
+      operation: z.string(),
+      limit: positive,
+      windowMs: positive,
+      share: z.enum(SHARES),
+      regions: z.enum(["split", "shared"]).optional(),
+    }),
   ),
   tenants: z.record(
     z.string(),

@@ -7,7 +7,7 @@ import type { BillingChange, CompiledBilling } from "./billing-period";
 import type { CompiledPlanChange, PlanChangeRule } from "./plan-change";
 import type { CompiledEnvoyService } from "./envoy/compiled";
 import type { CompiledRequirements } from "./requirements";
-import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "./types";
+import type { Algorithm, FailureMode, Mode, Overage, Period, RegionMode, Scope, Share, TenantStatus } from "./types";
 
 export const COMPILED_SCHEMA_VERSION = 1;
 
@@ -29,6 +29,8 @@ export interface CompiledLimit {
   mode: Mode;
   maxDelayMs: number;
   leaseTtlMs: number;
+  /** Across regions (docs/regions.md); absent: `local`, so documents from before regions keep their checksums. */
+  regions?: Exclude<RegionMode, "local">;
 }
 
 export interface CompiledQuota {
@@ -45,6 +47,8 @@ export interface CompiledGlobalCap {
   limit: number;
   windowMs: number;
   share: Share;
+  /** Across regions (docs/regions.md); absent: `local`. */
+  regions?: Exclude<RegionMode, "local">;
 }
 
 export interface CompiledOperation {

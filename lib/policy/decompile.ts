@@ -28,6 +28,7 @@ function limitSpec(l: CompiledLimit): LimitSpec {
   if (BUCKETS.has(l.algorithm) && l.burst !== l.limit) spec.burst = l.burst;
   if (l.algorithm === "sliding_window_counter" && l.precision !== 1) spec.precision = l.precision;
   if (l.mode === "delay") spec.maxDelay = formatDurationMs(l.maxDelayMs);
+  if (l.regions) spec.regions = l.regions;
   return spec;
 }
 
@@ -120,8 +121,10 @@ export function specFromDocument(doc: CompiledPolicyBody, hint?: PolicySpec): Po
     .sort((a, b) => (tierOrder.get(a.name) ?? Infinity) - (tierOrder.get(b.name) ?? Infinity));
 
   const globalCaps = doc.globalCaps.map((g) => {
-    const h = hint?.globalCaps.find((c) => c.operation === g.operation && c.limit === g.limit && c.share === g.share && g.windowMs === parseDurationMs(c.window));
-    return h ? structuredClone(h) : { operation: g.operation, limit: g.limit, window: formatDurationMs(g.windowMs), share: g.share };
+    const h = hint?.globalCaps.find(
+      (c) => c.operation === g.operation && c.limit === g.limit && c.share === g.share && (c.regions ?? "local") === (g.regions ?? "local") && g.windowMs === parseDurationMs(c.window),
+    );
+    return h ? structuredClone(h) : { operation: g.operation, limit: g.limit, window: formatDurationMs(g.windowMs), share: g.share, ...(g.regions ? { regions: g.regions } : {}) };
   });
 
   const tenants: TenantPolicySpec[] = Object.values(doc.tenants).map((t) => {

@@ -18,7 +18,7 @@ import type { PlanChangeRule } from "./plan-change";
 import { splitFailureModes, type EnvoyFailureModes } from "./envoy/failure-modes";
 import type { EnvoyDomainSpec } from "./envoy/schema";
 import { formatPath, type PolicyIssue } from "./policy-file";
-import type { Algorithm, FailureMode, Mode, Overage, Period, Scope, Share, TenantStatus } from "./types";
+import type { Algorithm, FailureMode, Mode, Overage, Period, RegionMode, Scope, Share, TenantStatus } from "./types";
 
 /** An API key as a draft holds it: the hash and display prefix, never the plaintext. */
 export interface KeyState {
@@ -51,10 +51,10 @@ export type PlanRecords = {
   tier: { name: string; weight: number; thresholds?: number[]; position: number };
   limit: {
     tier: string; operation: string; scope: Scope; algorithm: Algorithm; limit: number; window?: string; burst?: number;
-    precision?: number; mode: Mode; maxDelay?: string; leaseTtl?: string; position: number;
+    precision?: number; mode: Mode; maxDelay?: string; leaseTtl?: string; regions?: RegionMode; position: number;
   };
   quota: { tier: string; operation: string; period: Period; limit: number; overage: Overage; position: number };
-  globalCap: { operation: string; limit: number; window: string; share: Share; position: number };
+  globalCap: { operation: string; limit: number; window: string; share: Share; regions?: RegionMode; position: number };
   tenant: { slug: string; name: string; tier: string; status: TenantStatus; billing?: CompiledBilling; thresholds?: number[] };
   override: {
     tenant: string; operation: string; scope?: Scope; period?: Period; limit: number; algorithm?: Algorithm;
@@ -129,6 +129,9 @@ interface Section<E extends PlanEntity> {
 }
 
 /** Drops undefined members, so `{a: undefined}` and `{}` compare (and print) equal. */
+/** `regions: local` is the default: written or not, the same record (no change in the plan). */
+const notLocal = (regions: RegionMode | undefined) => (regions === "local" ? undefined : regions);
+
 function compact<T extends object>(value: T): T {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) if (v !== undefined && v !== null) out[k] = v;
@@ -163,7 +166,7 @@ export const SECTIONS = [
         record: compact({
           tier: t.name, operation: l.operation, scope: l.scope, algorithm: l.algorithm, limit: l.limit,
           window: normDuration(l.window), burst: l.burst, precision: l.precision, mode: l.mode,
-          maxDelay: normDuration(l.maxDelay), leaseTtl: normDuration(l.leaseTtl), position,
+          maxDelay: normDuration(l.maxDelay), leaseTtl: normDuration(l.leaseTtl), regions: notLocal(l.regions), position,
         }),
       })),
     ),
@@ -181,7 +184,7 @@ export const SECTIONS = [
     d.spec.globalCaps.map((g, position) => ({
       key: naturalKeys.globalCap(g),
       path: ["globalCaps", position],
-      record: { operation: g.operation, limit: g.limit, window: normDuration(g.window)!, share: g.share, position },
+      record: compact({ operation: g.operation, limit: g.limit, window: normDuration(g.window)!, share: g.share, regions: notLocal(g.regions), position }),
     })),
   ),
   section("tenant", (d) =>

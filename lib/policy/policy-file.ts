@@ -17,6 +17,7 @@ import {
   MODES,
   OVERAGES,
   PERIODS,
+  REGION_MODES,
   SCOPES,
   SHARES,
   TENANT_STATUSES,
@@ -50,6 +51,15 @@ export const operationSchema = z.strictObject({
 
 const operationRef = z.union([z.literal(ANY_OPERATION), name("operation name")]);
 
+/**
+ * `regions` of a limit or global cap (docs/regions.md); absent means `local`. `shared` is refused
+ * until cross-region counting exists: a field that validated and then admitted freely would be worse.
+ */
+const regionsField = z
+  .enum(REGION_MODES, `expected ${REGION_MODES.join(", ")}`)
+  .refine((v): boolean => v !== "shared", "shared is not yet supported (docs/regions.md): use local or split")
+  .optional();
+
 export const limitSchema = z
   .strictObject({
     operation: operationRef,
@@ -62,6 +72,7 @@ export const limitSchema = z
     mode: z.enum(MODES).default("reject"),
     maxDelay: duration.optional(),
     leaseTtl: duration.optional(),
+    regions: regionsField,
   })
   .superRefine((limit, ctx) => {
     const need = (field: keyof typeof limit, why: string) =>
@@ -102,6 +113,7 @@ export const globalCapSchema = z.strictObject({
   limit: positiveInt(),
   window: duration,
   share: z.enum(SHARES).default("none"),
+  regions: regionsField,
 });
 
 /**

@@ -35,6 +35,14 @@ export type TenantStatus = (typeof TENANT_STATUSES)[number];
 export const SHARES = ["none", "weighted"] as const;
 export type Share = (typeof SHARES)[number];
 
+/**
+ * How a limit or global cap is enforced across regions (docs/regions.md): `local` (the default, as
+ * with one region: each region enforces the whole limit), `split` (each region enforces its share,
+ * the shares summing to at most the limit) or `shared` (every region counts all regions' traffic).
+ */
+export const REGION_MODES = ["local", "split", "shared"] as const;
+export type RegionMode = (typeof REGION_MODES)[number];
+
 export const ROLES = ["admin", "product", "sre", "billing"] as const;
 export type Role = (typeof ROLES)[number];
 

@@ -35,6 +35,8 @@ export const keys = {
   policyChannel: (p = redisPrefix()) => `${p}{policy}:channel`,
   /** <p>{policy}:keys — hash sha256(api key) → tenant slug, plus PUBLISHED_MARKER → version. Revoked keys are removed. */
   keyIndex: (p = redisPrefix()) => `${p}{policy}:keys`,
+  /** <p>{policy}:region-shares — the weights of `split` limits per region, JSON (lib/policy/region-shares.ts); the same in every region. Never expires. */
+  regionShares: (p = redisPrefix()) => `${p}{policy}:region-shares`,
   /** <p>{policy}:keys:channel — PUBLISHed with a key hash when that key is revoked. */
   keyChannel: (p = redisPrefix()) => `${p}{policy}:keys:channel`,
   /** <p>{t:<tenant>}:c:<limitId>:<subject> — a tenant's counter (lib/policy/counter-keys.ts). */

@@ -9,7 +9,8 @@ import type { PrismaClient } from "../generated/prisma/client";
 import { naturalKeys } from "../policy/plan";
 import { indexApiKey, type RedisLike } from "../redis/policy";
 import { editPolicy, tenantIn, type Editor } from "./edit-policy";
-import { redisStep, ServiceError } from "./errors";
+import { ServiceError } from "./errors";
+import { writeEveryRegion } from "./region-writes";
 import { displayPrefix, generateSecret, hashSecret } from "./secrets";
 
 const inputSchema = z.strictObject({
@@ -55,8 +56,8 @@ export async function createApiKey(
       return draft;
     },
     editor,
-    // Inside the transaction: if Redis refuses, the key is not created at all.
-    { afterWrite: async () => void (deps.redis && (await redisStep("indexing the key", () => indexApiKey(deps.redis!, hash, tenant)))) },
+    // Inside the transaction: if Redis refuses (every region's, with SLUICE_REGIONS), the key is not created at all.
+    { afterWrite: async (tx) => void (deps.redis && (await writeEveryRegion(tx, deps.redis, "indexing the key", (r) => indexApiKey(r, hash, tenant)))) },
   );
   return { id: result.ids.key.get(naturalKeys.key(tenant, name)) ?? "", tenant, name, prefix, key };
 }

@@ -13,7 +13,8 @@ import { newId } from "../db/policy-repo";
 import { issueInWords } from "../policy/plain-messages";
 import { ROLES, type Role } from "../policy/types";
 import { setServiceToken, setTenantToken, type RedisLike } from "../redis/policy";
-import { redisStep, ServiceError } from "./errors";
+import { ServiceError } from "./errors";
+import { writeEveryRegion } from "./region-writes";
 import { displayPrefix, generateSecret, hashSecret } from "./secrets";
 
 const inputSchema = z
@@ -72,8 +73,8 @@ export async function createApiToken(
     }
     await tx.apiToken.create({ data: { id, kind, tenant, name, hash, prefix, role, createdBy: actor } });
     await writeAudit(tx, { actor, action: "token.create", entity: "token", entityId: id, after: { kind, name, ...(kind === "admin" ? { role } : {}), prefix, ...(tenant ? { tenant } : {}) } });
-    if (kind === "service" && deps.redis) await redisStep("adding the service token", () => setServiceToken(deps.redis!, hash, true));
-    if (kind === "tenant" && deps.redis) await redisStep("adding the tenant token", () => setTenantToken(deps.redis!, hash, tenant));
+    if (kind === "service" && deps.redis) await writeEveryRegion(tx, deps.redis, "adding the service token", (r) => setServiceToken(r, hash, true));
+    if (kind === "tenant" && deps.redis) await writeEveryRegion(tx, deps.redis, "adding the tenant token", (r) => setTenantToken(r, hash, tenant));
   });
   return { id, kind, tenant, name, role, prefix, token };
 }

@@ -6,7 +6,9 @@
  * compile (an invalid policy throws here: nothing is written and the live version stays), insert
  * PolicyVersion N and its audit entry, then write Redis in one MULTI (policy:vN, current → N, key
  * index, service tokens, PUBLISH). If Redis fails, the transaction rolls back and version N does not
- * exist anywhere; Postgres commits only after Redis has the document. (If the commit itself then
+ * exist anywhere. With SLUICE_REGIONS the MULTI goes to every region's Redis: a publish that reaches
+ * at least one commits, and records the regions it missed for the worker to catch up
+ * (lib/services/region-writes.ts, docs/regions.md); Postgres commits only after Redis has the document. (If the commit itself then
  * fails, Redis holds a vN that Postgres lacks; the next publish overwrites it with a new document
  * and the same N, and readers compare checksums as well as versions.)
  *
@@ -33,7 +35,10 @@ import type { CompiledPolicy, CompiledPolicyBody } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { stampChanges } from "../policy/publish-stamps";
 import { writePublishedPolicy, type RedisLike } from "../redis/policy";
-import { invalidPolicy, redisStep } from "./errors";
+import { seedRegionShares } from "../redis/region-shares";
+import { configuredRegions } from "../redis/regions";
+import { invalidPolicy } from "./errors";
+import { writeEveryRegion } from "./region-writes";
 import { refuseDuringRollout } from "./rollout/refuse-during-rollout";
 
 /** POST /api/v1/policy/publish's body (the route and its OpenAPI document use this one schema). */
@@ -51,6 +56,11 @@ export interface PublishResult {
   version: number;
   checksum: string;
   previousVersion: number | null;
+  /**
+   * With SLUICE_REGIONS: the regions whose Redis could not be reached. They keep their last good
+   * version until the worker catches them up (docs/regions.md). Absent when every region took it.
+   */
+  regionsMissed?: string[];
 }
 
 /** Compiles the draft in Postgres; throws ServiceError(invalid_policy) with paths. */
@@ -79,7 +89,7 @@ export async function publishBody(
   redis: RedisLike | null,
   body: CompiledPolicyBody,
   meta: { actor: string; note?: string | null; rolledBackFrom?: number | null; nowMs: number },
-): Promise<{ doc: CompiledPolicy; previousVersion: number | null }> {
+): Promise<{ doc: CompiledPolicy; previousVersion: number | null; regionsMissed?: string[] }> {
   const latest = await latestPolicyVersion(tx);
   const version = (latest?.version ?? 0) + 1;
   // A tenant whose billing or tier differs from the live version's changes at this publish.
@@ -106,13 +116,23 @@ export async function publishBody(
     before: latest ? { version: latest.version, checksum: latest.checksum } : null,
     after: { version, checksum: doc.checksum, rolledBackFrom: meta.rolledBackFrom ?? null, note: meta.note ?? null },
   });
-  if (redis) {
-    const keyIndex = await listKeyIndexEntries(tx);
-    const serviceTokens = await listServiceTokenHashes(tx);
-    const tenantTokens = await listTenantTokenHashes(tx);
-    await redisStep(`publishing v${version}`, () => writePublishedPolicy(redis, doc, { keyIndex, serviceTokens, tenantTokens }));
-  }
-  return { doc, previousVersion: latest?.version ?? null };
+  const regionsMissed = redis ? await writePublished(tx, redis, doc, `publishing v${version}`, meta.nowMs) : [];
+  return { doc, previousVersion: latest?.version ?? null, ...(regionsMissed.length > 0 ? { regionsMissed } : {}) };
+}
+
+/** Writes `doc` with the key index and tokens to every region's Redis; returns the regions missed. */
+async function writePublished(tx: Tx, redis: RedisLike, doc: CompiledPolicy, what: string, nowMs: number): Promise<string[]> {
+  const keyIndex = await listKeyIndexEntries(tx);
+  const serviceTokens = await listServiceTokenHashes(tx);
+  const tenantTokens = await listTenantTokenHashes(tx);
+  // With regions, each also gets the shares of `split` limits if it has none yet (equal ones).
+  const regions = configuredRegions().map((r) => r.name);
+  const write = async (r: RedisLike) => {
+    await writePublishedPolicy(r, doc, { keyIndex, serviceTokens, tenantTokens });
+    if (regions.length > 0) await seedRegionShares(r, regions, nowMs);
+  };
+  const outcome = await writeEveryRegion(tx, redis, what, write, nowMs);
+  return outcome.missed.map((m) => m.region);
 }
 
 export async function publishPolicy(
@@ -132,17 +152,17 @@ export async function publishPolicy(
       if (latest && stored?.ok) {
         // Nothing to publish. Rewrite the live document anyway (same version, same bytes), which
         // repairs a Redis that lost it and refreshes the key index; no new version, no audit entry.
-        const redis = deps.redis;
-        if (redis) {
-          const keyIndex = await listKeyIndexEntries(tx);
-          const serviceTokens = await listServiceTokenHashes(tx);
-          const tenantTokens = await listTenantTokenHashes(tx);
-          await redisStep(`rewriting v${latest.version}`, () => writePublishedPolicy(redis, stored.value, { keyIndex, serviceTokens, tenantTokens }));
-        }
-        return { status: "unchanged" as const, version: latest.version, checksum: latest.checksum, previousVersion: latest.version };
+        const regionsMissed = deps.redis ? await writePublished(tx, deps.redis, stored.value, `rewriting v${latest.version}`, nowMs) : [];
+        return {
+          status: "unchanged" as const,
+          version: latest.version,
+          checksum: latest.checksum,
+          previousVersion: latest.version,
+          ...(regionsMissed.length > 0 ? { regionsMissed } : {}),
+        };
       }
-      const { doc, previousVersion } = await publishBody(tx, deps.redis, body, { actor: options.actor, note: options.note, nowMs });
-      return { status: "published" as const, version: doc.version, checksum: doc.checksum, previousVersion };
+      const { doc, previousVersion, regionsMissed } = await publishBody(tx, deps.redis, body, { actor: options.actor, note: options.note, nowMs });
+      return { status: "published" as const, version: doc.version, checksum: doc.checksum, previousVersion, ...(regionsMissed ? { regionsMissed } : {}) };
     },
     { maxWait: 10_000, timeout: 60_000 },
   );

@@ -8,7 +8,9 @@ import type { PrismaClient } from "../generated/prisma/client";
 import { naturalKeys, type KeyState } from "../policy/plan";
 import { unindexApiKeys, type RedisLike } from "../redis/policy";
 import { editPolicy, tenantIn, type Editor } from "./edit-policy";
-import { redisStep, ServiceError } from "./errors";
+import type { Tx } from "../db/client";
+import { ServiceError } from "./errors";
+import { writeEveryRegion } from "./region-writes";
 
 export interface RevokedApiKey {
   id: string;
@@ -31,7 +33,7 @@ export async function revokeApiKey(
     throw new ServiceError("invalid_request", "prefix: at least 4 characters", { field: "prefix" });
   }
   let found: KeyState | undefined;
-  const unindex = () => redisStep("removing the key from the index", () => unindexApiKeys(deps.redis!, [found!.hash!]));
+  const unindex = (db: PrismaClient | Tx) => writeEveryRegion(db, deps.redis!, "removing the key from the index", (r) => unindexApiKeys(r, [found!.hash!]));
   const result = await editPolicy(
     deps.db,
     (draft) => {
@@ -48,10 +50,10 @@ export async function revokeApiKey(
       return draft;
     },
     editor,
-    { nowMs: input.nowMs, afterWrite: async () => void (deps.redis && (await unindex())) },
+    { nowMs: input.nowMs, afterWrite: async (tx) => void (deps.redis && (await unindex(tx))) },
   );
   // Already revoked: nothing to write, but make sure the index agrees (a failed earlier attempt, a restore).
-  if (!result.applied && deps.redis) await unindex();
+  if (!result.applied && deps.redis) await unindex(deps.db);
   const key = found!;
   return { id: result.ids.key.get(naturalKeys.key(key.tenant, key.name)) ?? "", tenant: key.tenant, name: key.name, prefix: key.prefix ?? "", alreadyRevoked: !result.applied };
 }

@@ -5,7 +5,8 @@
 import type { PrismaClient } from "../generated/prisma/client";
 import { writeAudit } from "../db/audit";
 import { setServiceToken, setTenantToken, type RedisLike } from "../redis/policy";
-import { redisStep, ServiceError } from "./errors";
+import { ServiceError } from "./errors";
+import { writeEveryRegion } from "./region-writes";
 
 /** Revokes a token by id; a service token leaves the decision API's set at once. */
 export async function revokeApiToken(
@@ -25,8 +26,8 @@ export async function revokeApiToken(
         before: { revokedAt: null }, after: { revokedAt: revokedAt.toISOString(), name: row.name, prefix: row.prefix, kind: row.kind },
       });
     }
-    if (row.kind === "service" && deps.redis) await redisStep("removing the service token", () => setServiceToken(deps.redis!, row.hash, false));
-    if (row.kind === "tenant" && deps.redis) await redisStep("removing the tenant token", () => setTenantToken(deps.redis!, row.hash, null));
+    if (row.kind === "service" && deps.redis) await writeEveryRegion(tx, deps.redis, "removing the service token", (r) => setServiceToken(r, row.hash, false));
+    if (row.kind === "tenant" && deps.redis) await writeEveryRegion(tx, deps.redis, "removing the tenant token", (r) => setTenantToken(r, row.hash, null));
     return { id: row.id, alreadyRevoked: row.revokedAt !== null };
   });
 }

@@ -48,7 +48,7 @@ export async function rollbackPolicy(
       if (!stored.ok) throw new ServiceError("conflict", `stored policy v${target.version} does not validate`, { field: "version" });
       // Counted before the publish: what differed from the version live until now.
       const pendingDiscarded = await pendingChangesIn(tx, options.actor, nowMs);
-      const { doc, previousVersion } = await publishBody(tx, deps.redis, bodyOf(stored.value), {
+      const { doc, previousVersion, regionsMissed } = await publishBody(tx, deps.redis, bodyOf(stored.value), {
         actor: options.actor,
         note: options.note ?? `rollback to v${target.version}`,
         rolledBackFrom: target.version,
@@ -62,6 +62,7 @@ export async function rollbackPolicy(
         previousVersion,
         draftReset: reset.changes,
         pendingDiscarded: reset.changes === null ? 0 : pendingDiscarded,
+        ...(regionsMissed ? { regionsMissed } : {}),
         ...("reason" in reset ? { draftNote: `the draft was left as it was: v${target.version} no longer validates (${reset.reason})` } : {}),
       };
     },

@@ -48,6 +48,8 @@ export interface BackendContext {
   breaker: CircuitBreaker;
   /** Shared reaction to a new document (metrics, deny cache, log). */
   policyLoaded(doc: CompiledPolicy): void;
+  /** The shares of `split` limits changed (docs/regions.md): cached denials may name the old numbers. */
+  sharesChanged(): void;
   /** Shared reaction to a guarded rollout's split changing (null: no rollout; everyone on the live version). */
   rolloutLoaded?(split: { id: string; step: number; candidateVersion: number; cohortSize: number } | null): void;
   /** The published service tokens (sha256 hex), replacing the previous set. */

@@ -49,6 +49,8 @@ export interface DecisionHttpDeps {
   currentPolicy: () => CompiledPolicy | null;
   /** The /readyz answer. */
   readiness: () => { ready: boolean; body: Record<string, unknown> };
+  /** Fields of the /healthz answer besides `ok` (the region, SLUICE_REGION). */
+  health?: Readonly<Record<string, string>>;
   metrics: DecisionMetrics;
   /** The /metrics text when this process is one of several (the aggregate of all); default this registry's. */
   metricsText?: () => Promise<string>;
@@ -234,7 +236,7 @@ export function createDecisionHttp(deps: DecisionHttpDeps): DecisionHttp {
     [FORWARD_AUTH_PATH]: { methods: null, serviceToken: false, handle: handleForwardAuth },
     "/v1/release": { methods: ["POST"], serviceToken: true, handle: handleRelease },
     "/v1/settle": { methods: ["POST"], serviceToken: true, handle: handleSettle },
-    "/healthz": { methods: ["GET", "HEAD"], serviceToken: false, handle: (ex) => json(ex, 200, { ok: true }) },
+    "/healthz": { methods: ["GET", "HEAD"], serviceToken: false, handle: (ex) => json(ex, 200, { ok: true, ...deps.health }) },
     ...(deps.usage ? { "/v1/usage": { methods: ["GET"], serviceToken: false, handle: handleUsage } } : {}),
     "/openapi.json": { methods: ["GET", "HEAD"], serviceToken: false, handle: (ex) => json(ex, 200, decisionOpenApi()) },
     "/readyz": {

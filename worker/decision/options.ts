@@ -11,6 +11,8 @@ import type { Registry } from "prom-client";
 export interface DecisionServerOptions {
   port: number;
   host: string;
+  /** SLUICE_REGION (docs/regions.md): a `region` label on every metric, and a field of /healthz and /readyz. */
+  region?: string;
   /** The gRPC rate limit service's port on `host` (Envoy RLS, worker/decision/grpc.ts); 0 or absent: not served. */
   grpcPort?: number;
   /** The rate limit service's `domain` of Sluice's own descriptor keys (default `sluice`); every other domain is the policy's `rateLimitService`. */

@@ -2,11 +2,14 @@
  * The Redis backend (SLUICE_MODE=redis, the default): policy, key index and service tokens
  * followed from Redis (PUBLISH + poll), counters in the Redis store (Lua), usage aggregated in
  * process and flushed to Redis every second. Any number of replicas share one Redis (or Cluster).
+ * With several regions (SLUICE_REGION) it also follows the shares of `split` limits and enforces
+ * this region's share (lib/redis/region-shares.ts, docs/regions.md).
  */
 import { Cluster, Redis, type RedisOptions } from "ioredis";
 import { PolicySource } from "../../lib/redis/policy-source";
 import { parseClusterNodes, type RedisClient } from "../../lib/redis/client";
 import { KeyIndex } from "../../lib/redis/key-index";
+import { RegionSharesFollower } from "../../lib/redis/region-shares";
 import { recordServiceTokensUsed, tenantOfToken } from "../../lib/redis/policy";
 import { UsageRecorder } from "../../lib/redis/usage";
 import { createRedisStore } from "../../lib/store/redis";
@@ -87,11 +90,13 @@ export function redisBackend(ctx: BackendContext): Backend {
     onServiceTokens: (hashes) => ctx.serviceTokens(hashes),
     onRollout: (split) => ctx.rolloutLoaded?.(split && { id: split.id, step: split.step, candidateVersion: split.candidate.version, cohortSize: split.cohort.size }),
   });
+  const shares = new RegionSharesFollower({ redis, region: options.region, onChange: () => ctx.sharesChanged(), log });
   const store = options.store ?? createRedisStore(redis, { maxWaitMs: maxWaitMs(options.redisTimeoutMs) });
   return {
     policy,
-    currentPolicy: () => policy.current,
-    policyFor: (tenant) => policy.forTenant(tenant),
+    // The published document (or a rollout's, for its cohort) with this region's share of every `split` limit.
+    currentPolicy: () => shares.apply(policy.current),
+    policyFor: (tenant) => shares.apply(policy.forTenant(tenant)),
     keyIndex,
     store,
     envoyCounters: options.envoyCounters ?? createRedisEnvoyCounters(redis),
@@ -118,6 +123,7 @@ export function redisBackend(ctx: BackendContext): Backend {
         });
       }
       await policy.start();
+      await shares.start();
       // Small key indexes are loaded whole before the first request (bounded wait; lookups still work
       // one by one if it fails or is too large).
       await Promise.race([keyIndex.warm().catch(() => 0), new Promise((r) => setTimeout(r, 2_000).unref())]);
@@ -130,12 +136,15 @@ export function redisBackend(ctx: BackendContext): Backend {
       // the last good copies in memory keep answering; empty once the worker restored it. Still
       // ready: every replica sees the same Redis, and taking them all out of rotation would turn a
       // degraded service into none.
-      return { ready, body: { ready, policyVersion: doc?.version ?? null, redis: redisUp, breaker: breaker.state, missing: policy.missing } };
+      const split = shares.status;
+      const regionShares = split.kind === "none" ? {} : { regionShares: split.kind === "ok" ? "ok" : `this region is not among the shares' regions (${split.regions.join(", ")}): enforcing the least share` };
+      return { ready, body: { ready, policyVersion: doc?.version ?? null, redis: redisUp, breaker: breaker.state, missing: policy.missing, ...regionShares } };
     },
     flushUsage: () => usage.flush(),
     recordTokenUse: (hashes, atMs) => recordServiceTokensUsed(redis, hashes, atMs),
     async close() {
       policy.stop();
+      shares.stop();
       await usage.flush().catch(() => undefined);
       await store.close().catch(() => undefined);
       redis.disconnect();

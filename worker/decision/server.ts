@@ -31,6 +31,7 @@ import { createDecisionHttp } from "./http";
 import { createRlsAnswer } from "./rls-answer";
 import type { DecisionServerOptions } from "./options";
 import { redisBackend } from "./redis-backend";
+import { registerRegionShareMetric } from "./region-metrics";
 import { ServiceTokens } from "./service-tokens";
 import { singleNodeBackend } from "./single-node-backend";
 
@@ -52,6 +53,13 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
   const logger = options.logger ?? createLogger("decision");
   const log = (message: string) => logger.warn(message);
   const metrics = new DecisionMetrics();
+  // Several regions scrape into one Prometheus: every series says which region it came from.
+  if (options.region) metrics.registry.setDefaultLabels({ region: options.region });
+  const region: Record<string, string> = options.region ? { region: options.region } : {};
+  const readiness = () => {
+    const r = backend.readiness();
+    return { ready: r.ready, body: { ...region, ...r.body } };
+  };
   const breaker = new CircuitBreaker();
   metrics.setBreaker("closed");
   breaker.onChange = (state) => {
@@ -83,6 +91,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
       denyCache?.clear();
       logger.info({ policyVersion: doc.version }, `policy v${doc.version} loaded`);
     },
+    sharesChanged: () => denyCache?.clear(),
     serviceTokens: (hashes) => tokens.replacePublished(hashes),
     rolloutLoaded: (split) => {
       metrics.rolloutCandidateVersion.set(split?.candidateVersion ?? 0);
@@ -93,6 +102,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     },
   };
   const backend: Backend = (options.mode ?? "redis") === "single-node" ? await singleNodeBackend(context) : redisBackend(context);
+  registerRegionShareMetric(metrics.registry, () => backend.policy.current, backend.currentPolicy);
 
   // Failure mode `local` keeps its counters on the store's clock too (engine.storeNowMs).
   const localStore = createMemoryStore({ clock: () => engine.storeNowMs() });
@@ -133,7 +143,8 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     engine,
     tokens,
     currentPolicy: backend.currentPolicy,
-    readiness: () => backend.readiness(),
+    readiness,
+    health: region,
     metrics,
     metricsText,
     logger,
@@ -157,7 +168,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
         envoy,
         tokens,
         domain: options.rlsDomain ?? "sluice",
-        readiness: () => backend.readiness(),
+        readiness,
         metrics,
         logger,
         limits: options.grpcLimits,

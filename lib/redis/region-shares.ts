@@ -1,0 +1,122 @@
+/**
+ * The shares document of `split` limits in Redis (`keys.regionShares()`, lib/policy/region-shares.ts):
+ * written to every region's Redis by the worker (lib/jobs/region-rebalance.ts) and seeded by every
+ * publish with equal weights when a region has none yet; followed by each decision server
+ * (RegionSharesFollower), which applies its region's share to the policy it enforces.
+ *
+ * A document that does not validate never replaces the last good one (the follower keeps it and
+ * says so); a missing one means one region, a split limit enforced whole.
+ */
+import { Poller } from "../net/poller";
+import type { CompiledPolicy } from "../policy/compiled";
+import { applyRegionShares, regionSharesSchema, sharesStatus, type RegionShares, type RegionSharesStatus } from "../policy/region-shares";
+import type { RedisClient } from "./client";
+import { keys } from "./keys";
+
+/** How often a decision server re-reads its region's shares document. */
+export const REGION_SHARES_POLL_MS = 1_000;
+
+export type ReadSharesResult = { status: "ok"; shares: RegionShares } | { status: "none" } | { status: "invalid"; message: string };
+
+export async function readRegionShares(redis: RedisClient): Promise<ReadSharesResult> {
+  const text = await redis.get(keys.regionShares());
+  if (text === null) return { status: "none" };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { status: "invalid", message: "not JSON" };
+  }
+  const parsed = regionSharesSchema.safeParse(json);
+  if (!parsed.success) return { status: "invalid", message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") };
+  return { status: "ok", shares: parsed.data };
+}
+
+export async function writeRegionShares(redis: RedisClient, shares: RegionShares): Promise<void> {
+  await redis.set(keys.regionShares(), JSON.stringify(shares));
+}
+
+/**
+ * Gives a region that holds no shares document for `regions` one: `from` (another region's, which
+ * the worker keeps identical everywhere) or, the first time, equal weights. A document it holds for
+ * the same regions is left alone: a publish must not undo a rebalance.
+ */
+export async function seedRegionShares(redis: RedisClient, regions: readonly string[], nowMs: number, from?: RegionShares): Promise<void> {
+  const held = await readRegionShares(redis);
+  if (held.status === "ok" && held.shares.regions.join(",") === regions.join(",")) return;
+  const same = from && from.regions.join(",") === regions.join(",");
+  await writeRegionShares(redis, same ? from : { regions: [...regions], atMs: nowMs, limits: {} });
+}
+
+/**
+ * A decision server's view of its region's shares: polls the document, keeps the last good one,
+ * and hands out the policy with this region's shares applied (computed once per change of either).
+ */
+export class RegionSharesFollower {
+  private shares: RegionShares | null = null;
+  private text: string | null = null;
+  private lastProblem: string | null = null;
+  /** Per published document (the live one, and a guarded rollout's candidate for its cohort): its version with this region's shares, until the shares change. */
+  private derived = new WeakMap<CompiledPolicy, { shares: RegionShares | null; doc: CompiledPolicy }>();
+  private readonly poller: Poller;
+
+  constructor(
+    private readonly options: {
+      redis: RedisClient;
+      region: string | undefined;
+      /** The shares changed: cached denials may name the old numbers. */
+      onChange?: () => void;
+      log?: (message: string) => void;
+      pollMs?: number;
+    },
+  ) {
+    this.poller = new Poller(() => this.load(), options.pollMs ?? REGION_SHARES_POLL_MS);
+  }
+
+  start(): Promise<void> {
+    return this.poller.start();
+  }
+
+  stop(): void {
+    this.poller.stop();
+  }
+
+  private async load(): Promise<void> {
+    // A failed read (Redis away) keeps the last good shares silently: the breaker and the policy
+    // source already say Redis is away. A document that does not validate is said once.
+    const text = await this.options.redis.get(keys.regionShares()).catch(() => undefined);
+    // Missing (lost with the rest of Redis; the worker writes it back) or unchanged: keep what is in force.
+    if (text === undefined || text === null || text === this.text) return;
+    let problem: string | null = null;
+    try {
+      const parsed = regionSharesSchema.safeParse(JSON.parse(text));
+      if (parsed.success) {
+        this.text = text;
+        this.shares = parsed.data;
+        this.lastProblem = null;
+        this.options.onChange?.();
+        return;
+      }
+      problem = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    } catch {
+      problem = "not JSON";
+    }
+    if (problem !== this.lastProblem) this.options.log?.(`region shares document does not validate (keeping the last good one): ${problem}`);
+    this.lastProblem = problem;
+  }
+
+  /** Where this region stands (for /readyz). */
+  get status(): RegionSharesStatus {
+    return sharesStatus(this.shares, this.options.region);
+  }
+
+  /** `doc` with this region's shares of its split limits. */
+  apply(doc: CompiledPolicy | null): CompiledPolicy | null {
+    if (!doc) return null;
+    const d = this.derived.get(doc);
+    if (d && d.shares === this.shares) return d.doc;
+    const derived = applyRegionShares(doc, this.shares, this.options.region);
+    this.derived.set(doc, { shares: this.shares, doc: derived });
+    return derived;
+  }
+}
