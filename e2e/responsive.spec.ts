@@ -16,6 +16,7 @@ const PAGES: [string, string][] = [
   ["/tiers?tier=pro", "tiers-pro"],
   ["/operations", "operations"],
   ["/policy", "policy"],
+  ["/envoy", "envoy"],
   ["/simulator", "simulator"],
   ["/nfr", "nfr"],
   ["/advisor", "advisor"],
