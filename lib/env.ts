@@ -81,6 +81,19 @@ const envSchema = z.object({
    * up to date (docs/regions.md). Unset: the one Redis of REDIS_URL.
    */
   SLUICE_REGIONS: regionsSchema,
+  /**
+   * Decision servers where a limit is `regions: shared` (docs/regions.md): the NATS server(s) with
+   * JetStream that carry what each region admitted to the others, `nats://host:port` (several:
+   * comma-separated). Needs SLUICE_REGION. Unset: shared limits count this region's traffic only,
+   * and /readyz says so.
+   */
+  SLUICE_REPLICATION_URL: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z
+      .string()
+      .regex(/^(nats|tls):\/\/[^\s,]+(,(nats|tls):\/\/[^\s,]+)*$/, "expected nats://host:port (several: comma-separated)")
+      .optional(),
+  ),
   /** The worker, with SLUICE_REGIONS: how often the shares of `split` limits are re-balanced from each region's demand. */
   SLUICE_REGION_REBALANCE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(10_000),
   /** Envoy's rate limit service protocol (gRPC, h2c) on this port of DECISION_HOST; 0 turns it off. */

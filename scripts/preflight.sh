@@ -6,8 +6,9 @@
 # Needs, on PATH (scripts/test.sh adds /usr/sbin, where Debian puts nginx and rabbitmq-server):
 # Chromium (CHROMIUM_PATH, else `chromium`, for Playwright), nginx (the gateway snippet's
 # test), wrk and h2load (the benchmarks: HTTP and the gRPC rate limit service), redis-server and redis-cli (tests start their own servers and a
-# Redis Cluster), and answering: PostgreSQL at DATABASE_URL, Redis at REDIS_URL, RabbitMQ at
-# AMQP_URL (defaults: the machine's own, as in docs/testing.md).
+# Redis Cluster), nats-server (tests of shared limits start their own), and answering: PostgreSQL at
+# DATABASE_URL, Redis at REDIS_URL, RabbitMQ at AMQP_URL, NATS with JetStream at NATS_URL (defaults:
+# the machine's own, as in docs/testing.md).
 #
 # As root on Debian (apt-get present) it installs what is missing (apt-get update first, retried)
 # and starts the local services that do not answer, with the same commands as this project's
@@ -18,6 +19,7 @@ set -euo pipefail
 DATABASE_URL="${DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/test}"
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 AMQP_URL="${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672}"
+NATS_URL="${NATS_URL:-nats://127.0.0.1:4222}"
 # How long a service that was just started may take to answer (RabbitMQ needs ~10 s).
 wait_s="${SLUICE_PREFLIGHT_WAIT_S:-60}"
 
@@ -35,10 +37,12 @@ tcp_open() { timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }
 pg_host="$(url_host "$DATABASE_URL")"; pg_port="$(url_port "$DATABASE_URL" 5432)"
 redis_host="$(url_host "$REDIS_URL")"; redis_port="$(url_port "$REDIS_URL" 6379)"
 amqp_host="$(url_host "$AMQP_URL")"; amqp_port="$(url_port "$AMQP_URL" 5672)"
+nats_host="$(url_host "$NATS_URL")"; nats_port="$(url_port "$NATS_URL" 4222)"
 
 pg_up() { if has pg_isready; then pg_isready -q -h "$pg_host" -p "$pg_port"; else tcp_open "$pg_host" "$pg_port"; fi; }
 redis_up() { if has redis-cli; then [ "$(redis-cli -h "$redis_host" -p "$redis_port" ping 2>/dev/null)" = PONG ]; else tcp_open "$redis_host" "$redis_port"; fi; }
 amqp_up() { tcp_open "$amqp_host" "$amqp_port"; }
+nats_up() { tcp_open "$nats_host" "$nats_port"; }
 
 # The commands that start each local service (the same as on this project's machines), one step
 # per line: the message prints them joined with && (and sudo where needed).
@@ -48,8 +52,13 @@ start_redis_cmds() {
   echo "redis-server --daemonize yes --bind 127.0.0.1 -::1 --port $redis_port --save '' --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log"
 }
 start_amqp_cmds() { echo "rabbitmq-server -detached"; }
+# nats-server has no daemon mode: it runs in the background, its log in /var/log.
+start_nats_cmds() {
+  echo "mkdir -p /var/lib/nats-server"
+  echo "(nats-server -a $nats_host -p $nats_port -js -sd /var/lib/nats-server -l /var/log/nats-server.log &)"
+}
 
-label() { case "$1" in pg) echo PostgreSQL ;; redis) echo Redis ;; amqp) echo RabbitMQ ;; esac; }
+label() { case "$1" in pg) echo PostgreSQL ;; redis) echo Redis ;; amqp) echo RabbitMQ ;; nats) echo NATS ;; esac; }
 pg_cluster_version() { pg_lsclusters -h | head -n 1 | cut -d' ' -f1; }
 # A PostgreSQL this script installed is set up like this project's machines: trust on loopback TCP
 # (the tests connect as postgres without a password) and the database DATABASE_URL names.
@@ -69,7 +78,7 @@ pg_fresh_setup() {
 
 # 1. What is missing.
 packages=()   # apt packages to install
-starts=()     # names of local services to start: pg redis amqp
+starts=()     # names of local services to start: pg redis amqp nats
 problems=()   # one line each, for the message
 cannot=()     # what no command here can fix (a remote service, a wrong CHROMIUM_PATH)
 need_pkg() { local p; for p in "${packages[@]:-}"; do [ "$p" = "$1" ] && return 0; done; packages+=("$1"); }
@@ -83,6 +92,7 @@ if ! has nginx; then problems+=("nginx is not installed"); need_pkg nginx-light;
 if ! has wrk; then problems+=("wrk is not installed"); need_pkg wrk; fi
 if ! has h2load; then problems+=("h2load is not installed"); need_pkg nghttp2-client; fi
 if ! has redis-server || ! has redis-cli; then problems+=("redis-server / redis-cli are not installed"); need_pkg redis-server; fi
+if ! has nats-server; then problems+=("nats-server is not installed"); need_pkg nats-server; fi
 
 check_service() { # name host port variable package server-binary
   local name="$1" label host="$2" port="$3" var="$4" pkg="$5" bin="$6"
@@ -99,6 +109,7 @@ check_service() { # name host port variable package server-binary
 check_service pg "$pg_host" "$pg_port" DATABASE_URL postgresql pg_ctlcluster
 check_service redis "$redis_host" "$redis_port" REDIS_URL redis-server redis-server
 check_service amqp "$amqp_host" "$amqp_port" AMQP_URL rabbitmq-server rabbitmq-server
+check_service nats "$nats_host" "$nats_port" NATS_URL nats-server nats-server
 
 if [ "${#problems[@]}" -eq 0 ] && [ "${#cannot[@]}" -eq 0 ]; then exit 0; fi
 
@@ -144,6 +155,11 @@ if [ "${#cannot[@]}" -eq 0 ] && is_root && has apt-get; then
         amqp)
           say "starting RabbitMQ"
           rabbitmq-server -detached ;;
+        nats)
+          say "starting NATS (JetStream) on port $nats_port"
+          mkdir -p /var/lib/nats-server
+          nats-server -a "$nats_host" -p "$nats_port" -js -sd /var/lib/nats-server -l /var/log/nats-server.log </dev/null >/dev/null 2>&1 &
+          ;;
       esac
     fi
     for _ in $(seq 1 "$wait_s"); do "${s}_up" && break; sleep 1; done
@@ -151,8 +167,8 @@ if [ "${#cannot[@]}" -eq 0 ] && is_root && has apt-get; then
   done
   if [ "$installed_pg" = 1 ]; then pg_fresh_setup; fi
   # A package that installed but put nothing where the tests look (e.g. no /usr/bin/chromium).
-  if { [ -z "${CHROMIUM_PATH:-}" ] && ! has chromium; } || ! has nginx || ! has wrk || ! has h2load || ! has redis-server || ! has redis-cli; then
-    echo "preflight: installed ${packages[*]}, but Chromium, nginx, wrk, h2load or redis-server is still missing" >&2
+  if { [ -z "${CHROMIUM_PATH:-}" ] && ! has chromium; } || ! has nginx || ! has wrk || ! has h2load || ! has redis-server || ! has redis-cli || ! has nats-server; then
+    echo "preflight: installed ${packages[*]}, but Chromium, nginx, wrk, h2load, redis-server or nats-server is still missing" >&2
     exit 1
   fi
   exit 0
@@ -166,7 +182,7 @@ fi
     # Not root: the one command is this script under sudo (sudo drops the environment, so the
     # variables that point elsewhere are kept explicitly).
     keep=""
-    for v in DATABASE_URL REDIS_URL AMQP_URL CHROMIUM_PATH; do [ -n "${!v+x}" ] && [ -n "$(printenv "$v" || true)" ] && keep+="${keep:+,}$v"; done
+    for v in DATABASE_URL REDIS_URL AMQP_URL NATS_URL CHROMIUM_PATH; do [ -n "${!v+x}" ] && [ -n "$(printenv "$v" || true)" ] && keep+="${keep:+,}$v"; done
     echo "Run this, then npm test again:"
     echo "  sudo ${keep:+--preserve-env=$keep }bash scripts/preflight.sh"
     joined=""

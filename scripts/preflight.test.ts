@@ -1,8 +1,8 @@
 /**
  * scripts/preflight.sh, every branch, without touching the machine: the script runs with a PATH of
  * stubs only (apt-get, id, pg_*, redis-*, rabbitmq-server… each logging its call), so "installed",
- * "running" and "root" are whatever a test says. RabbitMQ is probed over TCP, so a test listens on
- * a free port of its own to make it answer.
+ * "running" and "root" are whatever a test says. RabbitMQ and NATS are probed over TCP, so a test
+ * listens on a free port of its own to make each answer.
  */
 import { type ChildProcessByStdio, execFileSync, spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -26,6 +26,7 @@ const PACKAGES: Record<string, string[]> = {
   "redis-server": ["redis-server", "redis-cli"],
   postgresql: ["pg_ctlcluster", "pg_lsclusters", "pg_conftool", "pg_isready", "psql", "createdb"],
   "rabbitmq-server": ["rabbitmq-server"],
+  "nats-server": ["nats-server"],
 };
 
 /** The stubs' bodies: $LOG gets one line per call, $STATE holds which services are "up". */
@@ -52,6 +53,8 @@ function stubBody(name: string): string {
       return `${log}\ntouch "$STATE/redis-up"`;
     case "rabbitmq-server":
       return `${log}\ntouch "$STATE/amqp-started"`;
+    case "nats-server":
+      return `${log}\ntouch "$STATE/nats-started"`;
     default:
       return `${log}\nexit 0`;
   }
@@ -115,8 +118,14 @@ interface Run {
   stdout: string;
 }
 
-/** Runs the script in the sandbox; when `amqpPort` is given, listens there once rabbitmq-server was "started". */
-function run(box: Sandbox, env: Record<string, string>, amqp?: { port: number; startable: boolean }): Promise<Run> {
+/** A service probed over TCP that a run may start: once its stub was called, a listener opens on its port (unless not `startable`). */
+interface Startable {
+  port: number;
+  startable: boolean;
+}
+
+/** Runs the script in the sandbox; `amqp` and `nats`: listens on their ports once rabbitmq-server / nats-server was "started". */
+function run(box: Sandbox, env: Record<string, string>, amqp?: Startable, nats?: Startable): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child: ChildProcessByStdio<null, Readable, Readable> = spawn("bash", [SCRIPT], {
       env: {
@@ -136,18 +145,19 @@ function run(box: Sandbox, env: Record<string, string>, amqp?: { port: number; s
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    let listener: net.Server | undefined;
-    const watch = amqp?.startable
-      ? setInterval(() => {
-          if (!listener && existsSync(path.join(box.state, "amqp-started"))) {
-            listener = net.createServer((s) => s.destroy()).listen(amqp.port, "127.0.0.1");
-          }
-        }, 20)
-      : undefined;
+    const listeners = new Map<string, net.Server>();
+    const services = Object.entries({ amqp, nats }).filter((e): e is [string, Startable] => e[1]?.startable === true);
+    const watch = setInterval(() => {
+      for (const [name, s] of services) {
+        if (!listeners.has(name) && existsSync(path.join(box.state, `${name}-started`))) {
+          listeners.set(name, net.createServer((c) => c.destroy()).listen(s.port, "127.0.0.1"));
+        }
+      }
+    }, 20);
     child.on("error", reject);
     child.on("close", (code: number | null) => {
-      if (watch) clearInterval(watch);
-      listener?.close();
+      clearInterval(watch);
+      for (const l of listeners.values()) l.close();
       resolve({ code, stdout, stderr });
     });
   });
@@ -158,31 +168,42 @@ const EVERYTHING = Object.keys(PACKAGES);
 describe("scripts/preflight.sh (npm test's first stage)", () => {
   let box: Sandbox;
   let amqpPort: number;
+  let natsPort: number;
   let pgPort: number;
   let redisPort: number;
   let amqpListener: net.Server | undefined;
+  let natsListener: net.Server | undefined;
   let env: Record<string, string>;
 
   // Free ports, so that where the script probes over TCP (no pg_isready / redis-cli "installed")
   // it never finds the machine's real services.
   beforeEach(async () => {
     box = sandbox();
-    [amqpPort, pgPort, redisPort] = [await freePort(), await freePort(), await freePort()];
+    [amqpPort, natsPort, pgPort, redisPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     env = {
       DATABASE_URL: `postgresql://postgres@127.0.0.1:${pgPort}/test`,
       REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       AMQP_URL: `amqp://guest:guest@127.0.0.1:${amqpPort}`,
+      NATS_URL: `nats://127.0.0.1:${natsPort}`,
     };
   });
   afterEach(() => {
     amqpListener?.close();
     amqpListener = undefined;
+    natsListener?.close();
+    natsListener = undefined;
     rmSync(box.dir, { recursive: true, force: true });
   });
 
+  async function listen(port: number): Promise<net.Server> {
+    const server = net.createServer((s) => s.destroy());
+    await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+    return server;
+  }
+  /** RabbitMQ and NATS answer (the services probed over TCP). */
   async function amqpUp(): Promise<void> {
-    amqpListener = net.createServer((s) => s.destroy());
-    await new Promise<void>((resolve) => amqpListener!.listen(amqpPort, "127.0.0.1", resolve));
+    amqpListener = await listen(amqpPort);
+    natsListener = await listen(natsPort);
   }
 
   it("passes silently and changes nothing when everything is installed and answering", async () => {
@@ -197,7 +218,7 @@ describe("scripts/preflight.sh (npm test's first stage)", () => {
 
   it("as root on Debian, runs apt-get update first, installs everything missing and starts the services", async () => {
     box.install("apt-get");
-    const r = await run(box, env, { port: amqpPort, startable: true });
+    const r = await run(box, env, { port: amqpPort, startable: true }, { port: natsPort, startable: true });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const calls = box.calls();
@@ -205,12 +226,13 @@ describe("scripts/preflight.sh (npm test's first stage)", () => {
     const install = calls.findIndex((c) => c.startsWith("apt-get install"));
     expect(update).toBeGreaterThanOrEqual(0);
     expect(install).toBeGreaterThan(update);
-    expect(calls[install]).toBe("apt-get install -y -qq chromium nginx-light wrk nghttp2-client redis-server postgresql rabbitmq-server");
+    expect(calls[install]).toBe("apt-get install -y -qq chromium nginx-light wrk nghttp2-client redis-server nats-server postgresql rabbitmq-server");
     expect(calls).toContain("pg_ctlcluster --skip-systemctl-redirect 15 main start");
     expect(calls).toContain(
       `redis-server --daemonize yes --bind 127.0.0.1 -::1 --port ${redisPort} --save  --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log`,
     );
     expect(calls).toContain("rabbitmq-server -detached");
+    expect(calls).toContain(`nats-server -a 127.0.0.1 -p ${natsPort} -js -sd /var/lib/nats-server -l /var/log/nats-server.log`);
     // A PostgreSQL it installed is set up as the tests expect: trust on loopback, the database made.
     expect(readFileSync(path.join(box.state, "pg_hba.conf"), "utf8")).toBe(
       "local all postgres peer\nhost all all 127.0.0.1/32 trust\nhost all all ::1/128 trust\n",
@@ -243,10 +265,12 @@ describe("scripts/preflight.sh (npm test's first stage)", () => {
     expect(r.stderr).toContain("- h2load is not installed");
     expect(r.stderr).toContain(`- PostgreSQL at 127.0.0.1:${pgPort} (DATABASE_URL) does not answer`);
     expect(r.stderr).toContain(`- RabbitMQ at 127.0.0.1:${amqpPort} (AMQP_URL) does not answer`);
+    expect(r.stderr).toContain("- nats-server is not installed");
+    expect(r.stderr).toContain(`- NATS at 127.0.0.1:${natsPort} (NATS_URL) does not answer`);
     expect(r.stderr).not.toContain("Redis at");
-    expect(r.stderr).toContain("Run this, then npm test again:\n  sudo --preserve-env=DATABASE_URL,REDIS_URL,AMQP_URL bash scripts/preflight.sh\n");
+    expect(r.stderr).toContain("Run this, then npm test again:\n  sudo --preserve-env=DATABASE_URL,REDIS_URL,AMQP_URL,NATS_URL bash scripts/preflight.sh\n");
     expect(r.stderr).toContain(
-      "(as root on Debian it runs: apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium nginx-light wrk nghttp2-client rabbitmq-server && pg_ctlcluster --skip-systemctl-redirect <version> main start && rabbitmq-server -detached)",
+      `(as root on Debian it runs: apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium nginx-light wrk nghttp2-client nats-server rabbitmq-server && pg_ctlcluster --skip-systemctl-redirect <version> main start && rabbitmq-server -detached && mkdir -p /var/lib/nats-server && (nats-server -a 127.0.0.1 -p ${natsPort} -js -sd /var/lib/nats-server -l /var/log/nats-server.log &))`,
     );
     expect(box.calls()).toEqual([]);
   });
@@ -259,7 +283,7 @@ describe("scripts/preflight.sh (npm test's first stage)", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("- Chromium is not installed");
     expect(r.stderr).toContain(`- PostgreSQL at 127.0.0.1:${pgPort} (DATABASE_URL) does not answer`);
-    expect(r.stderr).toContain("Install chromium nginx-light wrk nghttp2-client postgresql (Debian's package names) and start the services above");
+    expect(r.stderr).toContain("Install chromium nginx-light wrk nghttp2-client nats-server postgresql (Debian's package names) and start the services above");
     expect(box.calls()).toEqual([]);
   });
 

@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     port: e.DECISION_PORT,
     host: e.DECISION_HOST,
     region: e.SLUICE_REGION,
+    replicationUrl: e.SLUICE_REPLICATION_URL,
     grpcPort: e.SLUICE_GRPC_PORT,
     rlsDomain: e.SLUICE_RLS_DOMAIN,
     rlsDescriptorTokens: e.SLUICE_RLS_DESCRIPTOR_TOKENS === "1",

@@ -115,7 +115,7 @@ export function quoteName(name: string): string {
 function limitCheck(c: Complete<LimitCheck>): Complete<LimitCheck> {
   return {
     key: c.key, kind: c.kind, algorithm: c.algorithm, limit: c.limit, windowMs: c.windowMs, burst: c.burst, precision: c.precision, mode: c.mode,
-    maxDelayMs: c.maxDelayMs, leaseTtlMs: c.leaseTtlMs, period: c.period, overage: c.overage, quotaWindow: c.quotaWindow, fairShare: c.fairShare, exactLog: c.exactLog, spec: c.spec,
+    maxDelayMs: c.maxDelayMs, leaseTtlMs: c.leaseTtlMs, period: c.period, overage: c.overage, quotaWindow: c.quotaWindow, fairShare: c.fairShare, replicate: c.replicate, exactLog: c.exactLog, spec: c.spec,
   };
 }
 
@@ -156,6 +156,7 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number, n
       overage: undefined,
       quotaWindow: undefined,
       fairShare: undefined,
+      replicate: l.regions === "shared" ? true : undefined,
     };
     const windowSeconds = l.algorithm === "concurrency" ? 0 : Math.ceil(l.windowMs / 1000);
     const approximate = APPROXIMATE_ALGORITHMS.has(l.algorithm);
@@ -171,7 +172,7 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number, n
       windowFromMs = Math.max(windowFromMs, window.current.startMs + QUOTA_WINDOW_LAG_MS);
       windowUntilMs = Math.min(windowUntilMs, window.current.endMs + QUOTA_WINDOW_LAG_MS);
     }
-    const base: CheckBase = { kind: "quota", algorithm: "quota", limit: q.limit, windowMs: 0, burst: q.limit, precision: 1, mode: "reject", maxDelayMs: 0, leaseTtlMs: 0, period: q.period, overage: q.overage, quotaWindow: window, fairShare: undefined };
+    const base: CheckBase = { kind: "quota", algorithm: "quota", limit: q.limit, windowMs: 0, burst: q.limit, precision: 1, mode: "reject", maxDelayMs: 0, leaseTtlMs: 0, period: q.period, overage: q.overage, quotaWindow: window, fairShare: undefined, replicate: undefined };
     row("fixed", counterKeys.quota(tenant.slug, q.id, prefix), base, name, "tenant", PERIOD_SECONDS[q.period], false);
   }
   for (const c of effective.globalCaps) {
@@ -189,6 +190,7 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number, n
       overage: undefined,
       quotaWindow: undefined,
       fairShare: c.share === "weighted" ? { weight: tier.weight, member: tenant.slug } : undefined,
+      replicate: c.regions === "shared" ? true : undefined,
     };
     row("fixed", counterKeys.globalCap(c.id, prefix), base, `global-${c.operation}`, "global", Math.ceil(c.windowMs / 1000), false);
   }

@@ -51,14 +51,15 @@ export const operationSchema = z.strictObject({
 
 const operationRef = z.union([z.literal(ANY_OPERATION), name("operation name")]);
 
+/** `regions` of a limit or global cap (docs/regions.md); absent means `local`. */
 /**
- * `regions` of a limit or global cap (docs/regions.md); absent means `local`. `shared` is refused
- * until cross-region counting exists: a field that validated and then admitted freely would be worse.
+ * The algorithms a `shared` limit may use: their counters only add up (a window's count), so what one
+ * region admitted can be added to another's counter of the same window (lib/store/replication.ts).
  */
-const regionsField = z
-  .enum(REGION_MODES, `expected ${REGION_MODES.join(", ")}`)
-  .refine((v): boolean => v !== "shared", "shared is not yet supported (docs/regions.md): use local or split")
-  .optional();
+const SHARED_ALGORITHMS: ReadonlySet<string> = new Set(["fixed_window", "sliding_window_counter"]);
+const SHARED_WHY = "only fixed_window and sliding_window_counter count in windows another region's admissions can be added to (docs/regions.md)";
+
+const regionsField = z.enum(REGION_MODES, `expected ${REGION_MODES.join(", ")}`).optional();
 
 export const limitSchema = z
   .strictObject({
@@ -99,6 +100,9 @@ export const limitSchema = z
     } else {
       forbid("maxDelay", "unless mode is delay");
     }
+    if (limit.regions === "shared" && !SHARED_ALGORITHMS.has(limit.algorithm)) {
+      ctx.addIssue({ code: "custom", path: ["regions"], message: `shared is not supported for algorithm ${limit.algorithm}: ${SHARED_WHY}` });
+    }
   });
 
 export const quotaSchema = z.strictObject({
@@ -108,13 +112,20 @@ export const quotaSchema = z.strictObject({
   overage: z.enum(OVERAGES).default("block"),
 });
 
-export const globalCapSchema = z.strictObject({
-  operation: operationRef,
-  limit: positiveInt(),
-  window: duration,
-  share: z.enum(SHARES).default("none"),
-  regions: regionsField,
-});
+export const globalCapSchema = z
+  .strictObject({
+    operation: operationRef,
+    limit: positiveInt(),
+    window: duration,
+    share: z.enum(SHARES).default("none"),
+    regions: regionsField,
+  })
+  .superRefine((cap, ctx) => {
+    // A weighted cap also decides from which tenants were active, which is not replicated.
+    if (cap.regions === "shared" && cap.share === "weighted") {
+      ctx.addIssue({ code: "custom", path: ["regions"], message: "shared is not supported with share: weighted (each region's tenant activity is its own): use share: none, or regions: local or split" });
+    }
+  });
 
 /**
  * Quota notification thresholds, in percent of each quota (a tier's, overridable per tenant;

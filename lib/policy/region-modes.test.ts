@@ -48,11 +48,30 @@ describe("regions on limits and global caps", () => {
     expect(parseCompiledPolicy(JSON.stringify(finalizePolicy(doc, 1, "2026-12-07T00:00:00.000Z"))).ok).toBe(true);
   });
 
-  it("names the path of an unknown value, and refuses shared as not yet supported", () => {
+  it("names the path of an unknown value", () => {
     expect(issues(file({ regions: "global" }))).toEqual(["tiers[0].limits[0].regions: expected local, split, shared"]);
     expect(issues(file({}, { regions: "everywhere" }))).toEqual(["globalCaps[0].regions: expected local, split, shared"]);
-    expect(issues(file({ regions: "shared" }))).toEqual(["tiers[0].limits[0].regions: shared is not yet supported (docs/regions.md): use local or split"]);
-    expect(issues(file({}, { regions: "shared" }))).toEqual(["globalCaps[0].regions: shared is not yet supported (docs/regions.md): use local or split"]);
+  });
+
+  it("accepts shared on fixed_window, sliding_window_counter and a global cap, and carries it into the compiled document and overrides", () => {
+    expect(issues(file({ regions: "shared" }, { regions: "shared" }))).toEqual([]);
+    expect(issues(file({ regions: "shared", algorithm: "sliding_window_counter", precision: 6 }))).toEqual([]);
+    const doc = compilePolicy(spec(file({ regions: "shared" }, { regions: "shared" })));
+    expect(doc.tiers.free!.limits[0]).toMatchObject({ regions: "shared" });
+    expect(doc.globalCaps[0]).toMatchObject({ regions: "shared" });
+    const override = doc.tenants.acme!.overrides[0]!;
+    expect(override.kind === "limit" && override.limit).toMatchObject({ limit: 5000, regions: "shared" });
+    expect(parseCompiledPolicy(JSON.stringify(finalizePolicy(doc, 1, "2026-12-07T00:00:00.000Z"))).ok).toBe(true);
+  });
+
+  it("refuses shared where counters do not simply add up, naming the field and why", () => {
+    const why = "only fixed_window and sliding_window_counter count in windows another region's admissions can be added to (docs/regions.md)";
+    expect(issues(file({ regions: "shared", algorithm: "token_bucket", burst: 10 }))).toEqual([`tiers[0].limits[0].regions: shared is not supported for algorithm token_bucket: ${why}`]);
+    expect(issues(file({ regions: "shared", algorithm: "sliding_window_log" }))).toEqual([`tiers[0].limits[0].regions: shared is not supported for algorithm sliding_window_log: ${why}`]);
+    expect(issues(file({ regions: "shared", algorithm: "concurrency", window: undefined }))).toEqual([`tiers[0].limits[0].regions: shared is not supported for algorithm concurrency: ${why}`]);
+    expect(issues(file({}, { regions: "shared", share: "weighted" }))).toEqual([
+      "globalCaps[0].regions: shared is not supported with share: weighted (each region's tenant activity is its own): use share: none, or regions: local or split",
+    ]);
   });
 
   it("is written back by an export (the spec of a document) only where it is not local", () => {

@@ -33,6 +33,12 @@ export interface LimitCheck extends AlgorithmLimit {
    */
   exactLog?: true;
   /**
+   * `regions: shared` (docs/regions.md): what this check admits is also counted in the other
+   * regions' counters of the same window (lib/store/replication.ts). Only fixed_window and
+   * sliding_window_counter checks carry it (the policy file refuses the others).
+   */
+  replicate?: true;
+  /**
    * The limit string DECIDE takes (checkSpec in lib/store/lua/wire.ts), when the caller made it
    * once for every check of this limit (a concurrency check's never: each carries its own lease
    * token). Absent: the Redis store makes it.

@@ -13,6 +13,7 @@ import type { EnvoyCounterStore } from "../../lib/store/envoy";
 import type { CounterStore } from "../../lib/store/types";
 import type { TenantUsageReader } from "../../lib/decision/tenant-usage";
 import type { DecisionServerOptions } from "./options";
+import type { Registry } from "prom-client";
 
 export interface Backend {
   policy: PolicyPort;
@@ -46,6 +47,8 @@ export interface BackendContext {
   log: (message: string) => void;
   logger: Logger;
   breaker: CircuitBreaker;
+  /** The decision server's /metrics registry (the replication link's series). */
+  registry: Registry;
   /** Shared reaction to a new document (metrics, deny cache, log). */
   policyLoaded(doc: CompiledPolicy): void;
   /** The shares of `split` limits changed (docs/regions.md): cached denials may name the old numbers. */

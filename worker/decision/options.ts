@@ -13,6 +13,8 @@ export interface DecisionServerOptions {
   host: string;
   /** SLUICE_REGION (docs/regions.md): a `region` label on every metric, and a field of /healthz and /readyz. */
   region?: string;
+  /** SLUICE_REPLICATION_URL (docs/regions.md): NATS JetStream for `shared` limits; needs `region`. Redis mode only. */
+  replicationUrl?: string;
   /** The gRPC rate limit service's port on `host` (Envoy RLS, worker/decision/grpc.ts); 0 or absent: not served. */
   grpcPort?: number;
   /** The rate limit service's `domain` of Sluice's own descriptor keys (default `sluice`); every other domain is the policy's `rateLimitService`. */

@@ -3,7 +3,8 @@
  * followed from Redis (PUBLISH + poll), counters in the Redis store (Lua), usage aggregated in
  * process and flushed to Redis every second. Any number of replicas share one Redis (or Cluster).
  * With several regions (SLUICE_REGION) it also follows the shares of `split` limits and enforces
- * this region's share (lib/redis/region-shares.ts, docs/regions.md).
+ * this region's share (lib/redis/region-shares.ts, docs/regions.md), and with SLUICE_REPLICATION_URL
+ * it sends what `shared` limits admit to the other regions and applies theirs (./replication.ts).
  */
 import { Cluster, Redis, type RedisOptions } from "ioredis";
 import { PolicySource } from "../../lib/redis/policy-source";
@@ -14,8 +15,12 @@ import { recordServiceTokensUsed, tenantOfToken } from "../../lib/redis/policy";
 import { UsageRecorder } from "../../lib/redis/usage";
 import { createRedisStore } from "../../lib/store/redis";
 import { createRedisEnvoyCounters } from "../../lib/store/redis/envoy";
+import { withReplication } from "../../lib/store/replication";
+import { redisPrefix } from "../../lib/redis/keys";
+import type { CompiledPolicy } from "../../lib/policy/compiled";
 import type { Backend, BackendContext } from "./backend";
 import type { DecisionServerOptions } from "./options";
+import { type ReplicationLink, startReplication } from "./replication";
 
 /** The longest a decision with a budget waits while Redis keeps answering (lib/store/redis/deadline.ts). */
 const maxWaitMs = (redisTimeoutMs: number) => Math.max(redisTimeoutMs * 40, 1_000);
@@ -57,8 +62,30 @@ function createRedis(options: DecisionServerOptions, role: "main" | "subscriber"
   return new Redis(options.redisUrl ?? "redis://127.0.0.1:6379", common);
 }
 
+/** Whether any limit or global cap of the document is `regions: shared` (a tenant's override inherits its limit's). */
+function hasSharedLimits(doc: CompiledPolicy | null): boolean {
+  if (doc === null) return false;
+  return Object.values(doc.tiers).some((t) => t.limits.some((l) => l.regions === "shared")) || doc.globalCaps.some((g) => g.regions === "shared");
+}
+
+/**
+ * /readyz's `replication` (docs/regions.md): the link's status and lag; without SLUICE_REPLICATION_URL,
+ * `unconfigured` once the policy has a shared limit (still ready: the limit then counts this
+ * region's traffic only, as with a cut link, and taking every server of the region out of
+ * rotation for it would turn a looser limit into an outage).
+ */
+function replicationReadiness(link: ReplicationLink | null, doc: CompiledPolicy | null): Record<string, unknown> {
+  if (link) {
+    const { status, lagMs } = link.status();
+    return { replication: { status, lagMs } };
+  }
+  if (!hasSharedLimits(doc)) return {};
+  return { replication: { status: "unconfigured", lagMs: null, error: "the policy has shared limits but SLUICE_REPLICATION_URL is not set: they count this region's traffic only" } };
+}
+
 export function redisBackend(ctx: BackendContext): Backend {
   const { options, log, breaker } = ctx;
+  if (options.replicationUrl && !options.region) throw new Error("SLUICE_REPLICATION_URL needs SLUICE_REGION: a region's batches are named by it, and its own are skipped by it");
   const redis = createRedis(options, "main");
   const subscriber = createRedis(options, "subscriber");
   redis.on("error", () => undefined);
@@ -79,6 +106,7 @@ export function redisBackend(ctx: BackendContext): Backend {
         void keyIndex.warm().catch(() => undefined);
       }
       ctx.policyLoaded(doc);
+      if (!options.replicationUrl && hasSharedLimits(doc)) log(`policy v${doc.version} has shared limits but SLUICE_REPLICATION_URL is not set: they count this region's traffic only (docs/regions.md)`);
     },
     onKeyRevoked: (hash) => keyIndex.evict(hash),
     // Messages (revocations) may have been missed: every cached key is re-read in the background,
@@ -91,7 +119,11 @@ export function redisBackend(ctx: BackendContext): Backend {
     onRollout: (split) => ctx.rolloutLoaded?.(split && { id: split.id, step: split.step, candidateVersion: split.candidate.version, cohortSize: split.cohort.size }),
   });
   const shares = new RegionSharesFollower({ redis, region: options.region, onChange: () => ctx.sharesChanged(), log });
-  const store = options.store ?? createRedisStore(redis, { maxWaitMs: maxWaitMs(options.redisTimeoutMs) });
+  const replication = options.replicationUrl
+    ? startReplication({ url: options.replicationUrl, region: options.region!, redis, prefix: redisPrefix(), log, registry: ctx.registry })
+    : null;
+  const ownStore = options.store ?? createRedisStore(redis, { maxWaitMs: maxWaitMs(options.redisTimeoutMs) });
+  const store = replication ? withReplication(ownStore, replication.outbox) : ownStore;
   return {
     policy,
     // The published document (or a rollout's, for its cohort) with this region's share of every `split` limit.
@@ -138,13 +170,14 @@ export function redisBackend(ctx: BackendContext): Backend {
       // degraded service into none.
       const split = shares.status;
       const regionShares = split.kind === "none" ? {} : { regionShares: split.kind === "ok" ? "ok" : `this region is not among the shares' regions (${split.regions.join(", ")}): enforcing the least share` };
-      return { ready, body: { ready, policyVersion: doc?.version ?? null, redis: redisUp, breaker: breaker.state, missing: policy.missing, ...regionShares } };
+      return { ready, body: { ready, policyVersion: doc?.version ?? null, redis: redisUp, breaker: breaker.state, missing: policy.missing, ...regionShares, ...replicationReadiness(replication, doc) } };
     },
     flushUsage: () => usage.flush(),
     recordTokenUse: (hashes, atMs) => recordServiceTokensUsed(redis, hashes, atMs),
     async close() {
       policy.stop();
       shares.stop();
+      await replication?.close();
       await usage.flush().catch(() => undefined);
       await store.close().catch(() => undefined);
       redis.disconnect();

@@ -85,6 +85,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
     log,
     logger,
     breaker,
+    registry: metrics.registry,
     policyLoaded: (doc) => {
       metrics.policyVersion.set(doc.version);
       metrics.setAccuracyTolerances(accuracyTolerances(doc));

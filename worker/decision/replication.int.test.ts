@@ -1,0 +1,209 @@
+/**
+ * `regions: shared` end to end (docs/regions.md#shared-every-region-counts-every-regions-traffic):
+ * two regions, then three, each with its own Redis (`us` the run's, the others redis-servers of this
+ * test's own) and its own decision server, one NATS JetStream of this test's own (so the link can be
+ * cut by killing it), one shared fixed_window limit. Every region is driven at once, concurrently, at
+ * well over the limit, inside one window:
+ * - the regions together admit at most L × (1 + ε), ε = (R − 1) × ρ × lag ÷ L, with ρ the fastest
+ *   region's measured decision rate and lag the largest replication lag the servers measured;
+ * - every region's counter of the window ends up holding every region's admissions, exactly;
+ * - with NATS killed each region counts its own traffic only (at most L each, L × R in all), /readyz
+ *   and /metrics say so; once NATS is back the bound holds again.
+ */
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
+import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
+import { startOwnNats, type OwnNats } from "@/lib/net/testing/nats-server";
+import { closeRegionClients } from "@/lib/redis/regions";
+import { applyPolicyFile } from "@/lib/services/apply-policy-file";
+import { publishPolicy } from "@/lib/services/publish-policy";
+
+const TOKEN = "svc_regions_shared_0001";
+const KEY = "sk_test_regions_shared_0001";
+const LIMIT = 200;
+const WINDOW_MS = 3_000;
+/** Concurrent requests each region keeps open during a round. */
+const CONCURRENCY = 6;
+const POLICY = `
+version: 1
+operations:
+  - { name: orders, match: ["GET /v1/orders"] }
+tiers:
+  - name: free
+    limits:
+      - { operation: "*", scope: tenant, algorithm: fixed_window, limit: ${LIMIT}, window: 3s, regions: shared }
+tenants:
+  - { slug: acme, name: Acme, tier: free, keys: [{ name: main, key: ${KEY} }] }
+`;
+
+type Region = "us" | "eu" | "ap";
+let fresh: FreshDatabase;
+let prefix: string;
+let nats: OwnNats;
+const own: Partial<Record<Region, OwnRedis>> = {};
+const redis: Partial<Record<Region, Redis>> = {};
+const servers: Partial<Record<Region, SpawnedServer>> = {};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function startServer(region: Region): Promise<void> {
+  const url = region === "us" ? testRedisUrl() : own[region]!.url;
+  servers[region] = await spawnDecisionServer(
+    { REDIS_URL: url, SLUICE_REGION: region, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: TOKEN, SLUICE_DENY_CACHE: "0", SLUICE_REPLICATION_URL: nats.url },
+    { waitReady: true },
+  );
+}
+
+interface Replication {
+  status: string;
+  lagMs: number | null;
+}
+async function replication(region: Region): Promise<Replication> {
+  const body = (await (await fetch(`${servers[region]!.url}/readyz`)).json()) as { replication: Replication };
+  return body.replication;
+}
+async function waitForStatus(regions: readonly Region[], status: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const all = await Promise.all(regions.map(replication));
+    if (all.every((r) => r.status === status)) return;
+    if (Date.now() > deadline) throw new Error(`replication did not become ${status}: ${JSON.stringify(all)}`);
+    await sleep(100);
+  }
+}
+
+/** Checks from one region, CONCURRENCY at a time, until `untilMs`: its admitted answers and how many it got. */
+async function drive(region: Region, untilMs: number): Promise<{ admitted: number; answers: number }> {
+  let admitted = 0;
+  let answers = 0;
+  const loop = async () => {
+    while (Date.now() < untilMs) {
+      const res = await fetch(`${servers[region]!.url}/v1/check`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ key: KEY, operation: "GET /v1/orders" }),
+        signal: AbortSignal.timeout(5_000),
+      });
+      const a = (await res.json()) as { allowed: boolean };
+      answers++;
+      if (a.allowed) admitted++;
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, loop));
+  return { admitted, answers };
+}
+
+/** This window's counter in a region's Redis (the only tenant counter of the policy). */
+async function counterOf(region: Region, windowStartMs: number): Promise<number> {
+  const keys = await redis[region]!.keys(`${prefix}{t:acme}:c:*:_:${windowStartMs}`);
+  if (keys.length === 0) return 0;
+  return Number(await redis[region]!.get(keys[0]!));
+}
+
+interface Round {
+  perRegion: Record<string, number>;
+  total: number;
+  /** The fastest region's decisions per ms. */
+  rate: number;
+  lagMs: number;
+  epsilon: number;
+  counters: Record<string, number>;
+}
+
+/** One round inside one window: every region driven at once from just after its start to well before its end. */
+async function round(regions: readonly Region[]): Promise<Round> {
+  const startMs = Date.now() - (Date.now() % WINDOW_MS) + WINDOW_MS;
+  await sleep(startMs - Date.now() + 100);
+  const untilMs = startMs + WINDOW_MS - 700;
+  const began = Date.now();
+  const results = await Promise.all(regions.map((r) => drive(r, untilMs)));
+  const ended = Date.now();
+  // Every answer came back inside the window (else its admission could belong to the next one).
+  expect(ended).toBeLessThan(startMs + WINDOW_MS);
+  await sleep(400); // the last batches reach every region
+  const lags = await Promise.all(regions.map(replication));
+  const lagMs = Math.max(...lags.map((l) => l.lagMs ?? 0));
+  const rate = Math.max(...results.map((r) => r.answers / (ended - began)));
+  const counters = Object.fromEntries(await Promise.all(regions.map(async (r) => [r, await counterOf(r, startMs)] as const)));
+  const perRegion = Object.fromEntries(regions.map((r, i) => [r, results[i]!.admitted]));
+  const total = results.reduce((n, r) => n + r.admitted, 0);
+  return { perRegion, total, rate, lagMs, epsilon: ((regions.length - 1) * rate * lagMs) / LIMIT, counters };
+}
+
+const describeRound = (label: string, r: Round) =>
+  `${label}: admitted ${Object.entries(r.perRegion).map(([k, v]) => `${k} ${v}`).join(" + ")} = ${r.total} of ${LIMIT} (${((r.total / LIMIT) * 100).toFixed(1)} %); ` +
+  `fastest region ${(r.rate * 1000).toFixed(0)} decisions/s, lag ${r.lagMs} ms, ε ${r.epsilon.toFixed(3)}, bound ${Math.floor(LIMIT * (1 + r.epsilon))}; counters ${JSON.stringify(r.counters)}`;
+
+/** The bound, and the counters: every region's counter of the window holds every region's admissions. */
+function expectShared(r: Round): void {
+  expect(r.lagMs).toBeGreaterThan(0); // batches were applied and measured
+  expect(r.total).toBeLessThanOrEqual(Math.floor(LIMIT * (1 + r.epsilon)));
+  for (const count of Object.values(r.counters)) expect(count).toBe(r.total);
+}
+
+beforeAll(async () => {
+  prefix = `${testRedisPrefix()}shared:`;
+  process.env.SLUICE_REDIS_PREFIX = prefix;
+  fresh = await freshDatabase();
+  [nats, own.eu, own.ap] = await Promise.all([startOwnNats(), startOwnRedis(), startOwnRedis()]);
+  redis.us = new Redis(testRedisUrl());
+  redis.eu = new Redis(own.eu.url);
+  redis.ap = new Redis(own.ap.url);
+  process.env.SLUICE_REGIONS = `us=${testRedisUrl()},eu=${own.eu.url},ap=${own.ap.url}`;
+  await applyPolicyFile(fresh.db, POLICY, { actor: "test:shared" });
+  await publishPolicy({ db: fresh.db, redis: redis.us }, { actor: "test:shared" });
+  await Promise.all([startServer("us"), startServer("eu")]);
+  await waitForStatus(["us", "eu"], "ok");
+}, 120_000);
+afterAll(async () => {
+  await Promise.all(Object.values(servers).map((s) => s?.stop()));
+  delete process.env.SLUICE_REGIONS;
+  await closeRegionClients();
+  await fresh?.drop();
+  for (const r of Object.values(redis)) r?.disconnect();
+  await Promise.all([nats?.stop(), own.eu?.stop(), own.ap?.stop()]);
+});
+
+describe("regions: shared through NATS JetStream", () => {
+  it("two regions under concurrent load admit at most L × (1 + ε) per window, and each counts the other's admissions", async () => {
+    await round(["us", "eu"]); // warms both servers and the link
+    const r = await round(["us", "eu"]);
+    console.log(describeRound("shared, 2 regions", r));
+    expectShared(r);
+    // Without replication each would have admitted the whole limit: the regions saw each other.
+    expect(r.total).toBeLessThan(2 * LIMIT);
+  });
+
+  it("a cut link degrades to counting each region's own traffic (at most L per region), says so, and heals", async () => {
+    await nats.kill();
+    await waitForStatus(["us", "eu"], "degraded");
+    const metrics = await (await fetch(`${servers.eu!.url}/metrics`)).text();
+    expect(metrics).toMatch(/^sluice_replication_connected\{[^}]*region="eu"[^}]*\} 0$/m);
+    const cut = await round(["us", "eu"]);
+    console.log(describeRound("shared, link cut", cut));
+    for (const n of Object.values(cut.perRegion)) expect(n).toBeLessThanOrEqual(LIMIT);
+    expect(cut.total).toBeLessThanOrEqual(2 * LIMIT);
+    expect(cut.total).toBeGreaterThan(LIMIT); // each region went on alone
+
+    await nats.start();
+    await waitForStatus(["us", "eu"], "ok");
+    const healed = await round(["us", "eu"]);
+    console.log(describeRound("shared, healed", healed));
+    expectShared(healed);
+    const after = await (await fetch(`${servers.eu!.url}/metrics`)).text();
+    expect(after).toMatch(/^sluice_replication_connected\{[^}]*region="eu"[^}]*\} 1$/m);
+    expect(after).toMatch(/^sluice_replication_lag_seconds\{[^}]*region="eu"[^}]*\} \d/m);
+    expect(after).toMatch(/^sluice_replication_dropped_total\{[^}]*region="eu"[^}]*\} 0$/m);
+  });
+
+  it("three regions admit at most L × (1 + 2ρ × lag ÷ L) per window", async () => {
+    await startServer("ap");
+    await waitForStatus(["us", "eu", "ap"], "ok");
+    await round(["us", "eu", "ap"]);
+    const r = await round(["us", "eu", "ap"]);
+    console.log(describeRound("shared, 3 regions", r));
+    expectShared(r);
+  });
+});

@@ -1,0 +1,297 @@
+/**
+ * `regions: shared` over NATS JetStream (docs/regions.md, SLUICE_REPLICATION_URL): this decision
+ * server's link to the other regions.
+ *
+ * - Sending: the outbox (lib/store/replication.ts) coalesces what this region admitted per counter
+ *   and window; every FLUSH_MS, or as soon as it holds FULL_ENTRIES entries, it becomes batches
+ *   published to `sluice.replication.<region>` on the stream SLUICE_REPLICATION (each with a
+ *   message id, so a publish retried after a lost ack is stored once). Never on the decision path:
+ *   while NATS is slow or unreachable the batches wait (at most MAX_QUEUED), the outbox keeps
+ *   coalescing up to its bound, and what does not fit is dropped and counted.
+ * - Applying: one durable pull consumer per region (`sluice-apply-<region>`), shared by the
+ *   region's decision servers, so each message is applied once per region: the other regions'
+ *   batches are added to this region's Redis (lib/store/redis/replication-apply.ts) and
+ *   acknowledged; this region's own are acknowledged and skipped. A batch Redis could not take is
+ *   redelivered.
+ * - Status: `ok` (connected, consuming), `connecting`, or `degraded` (NATS unreachable: shared limits
+ *   count this region's traffic only until it is back, when JetStream delivers what it stored and
+ *   the batches waiting here are sent; windows that ended meanwhile are skipped). `lagMs`: the
+ *   largest replication lag of the batches applied in the last 10–20 s — from the first admission
+ *   of a batch in its region (store clock) to its INCRBY here (Redis TIME).
+ */
+import { randomBytes } from "node:crypto";
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg, RetentionPolicy, StorageType } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { Counter, Gauge, type Registry } from "prom-client";
+import type { RedisClient } from "../../lib/redis/client";
+import { createReplicationApplier } from "../../lib/store/redis/replication-apply";
+import { decodeReplication, encodeReplication, type OutboxBatch, replicationMessageSchema, ReplicationOutbox } from "../../lib/store/replication";
+
+export const REPLICATION_STREAM = "SLUICE_REPLICATION";
+const SUBJECT = "sluice.replication";
+/** A batch is sent at most this long after its first unit was admitted (ms). */
+const FLUSH_MS = 15;
+/** …or as soon as the outbox holds this many (counter, window) entries. */
+const FULL_ENTRIES = 500;
+/** Distinct (counter, window) entries the outbox holds while batches cannot go out. */
+const MAX_ENTRIES = 50_000;
+/** Batches waiting for NATS (not yet acknowledged by the stream); the oldest is dropped beyond it. */
+const MAX_QUEUED = 200;
+const MAX_IN_FLIGHT = 4;
+const PUBLISH_TIMEOUT_MS = 2_000;
+/** The stream keeps a message this long: longer than any outage a window could still care about is pointless. */
+const STREAM_MAX_AGE_MS = 3_600_000;
+const nanos = (ms: number) => ms * 1_000_000;
+
+export type ReplicationState = "connecting" | "ok" | "degraded";
+export interface ReplicationStatus {
+  status: ReplicationState;
+  lagMs: number | null;
+  /** Units admitted here that were never sent: the outbox or the queue was full. */
+  droppedUnits: number;
+}
+
+export interface ReplicationLink {
+  outbox: ReplicationOutbox;
+  status(): ReplicationStatus;
+  close(): Promise<void>;
+}
+
+export interface ReplicationOptions {
+  url: string;
+  region: string;
+  redis: RedisClient;
+  /** SLUICE_REDIS_PREFIX: a batch may only touch this deployment's counters. */
+  prefix: string;
+  log: (message: string) => void;
+  registry: Registry;
+}
+
+interface Queued {
+  id: string;
+  payload: Uint8Array;
+  expireAtMs: number;
+  units: number;
+}
+
+/** The largest lag of the last 10–20 s: two 10 s buckets. */
+class RecentMax {
+  private current = { startMs: 0, max: -1 };
+  private previous = -1;
+  private last: number | null = null;
+  add(lagMs: number, nowMs: number): void {
+    this.roll(nowMs);
+    this.current.max = Math.max(this.current.max, lagMs);
+    this.last = lagMs;
+  }
+  value(nowMs: number): number | null {
+    this.roll(nowMs);
+    const max = Math.max(this.current.max, this.previous);
+    return max >= 0 ? max : this.last;
+  }
+  private roll(nowMs: number): void {
+    if (nowMs - this.current.startMs < 10_000) return;
+    this.previous = nowMs - this.current.startMs < 20_000 ? this.current.max : -1;
+    this.current = { startMs: nowMs, max: -1 };
+  }
+}
+
+export function startReplication(options: ReplicationOptions): ReplicationLink {
+  const { region, log } = options;
+  const apply = createReplicationApplier(options.redis);
+  const lag = new RecentMax();
+  const queue: Queued[] = [];
+  const idBase = `${region}-${randomBytes(6).toString("hex")}`;
+  let seq = 0;
+  let inFlight = 0;
+  let state: ReplicationState = "connecting";
+  let nc: NatsConnection | null = null;
+  let closed = false;
+  let flushTimer: NodeJS.Timeout | null = null;
+  let queueDropped = 0;
+
+  const outbox = new ReplicationOutbox({
+    maxEntries: MAX_ENTRIES,
+    fullEntries: FULL_ENTRIES,
+    onFirst: () => {
+      flushTimer ??= setTimeout(flush, FLUSH_MS);
+    },
+    onFull: () => setImmediate(flush),
+  });
+
+  function flush(): void {
+    if (flushTimer) clearTimeout(flushTimer);
+    flushTimer = null;
+    const nowMs = Date.now();
+    for (const batch of outbox.take(nowMs, FULL_ENTRIES)) enqueue(batch);
+    send();
+  }
+
+  function enqueue(batch: OutboxBatch): void {
+    const payload = new TextEncoder().encode(JSON.stringify(encodeReplication(region, batch)));
+    const expireAtMs = Math.max(...batch.entries.map((e) => e.expireAtMs));
+    queue.push({ id: `${idBase}-${++seq}`, payload, expireAtMs, units: batch.entries.reduce((n, e) => n + e.units, 0) });
+    while (queue.length > MAX_QUEUED) queueDropped += queue.shift()!.units;
+  }
+
+  function send(): void {
+    const conn = nc;
+    if (conn === null || state !== "ok") return;
+    const js = jetstream(conn);
+    while (inFlight < MAX_IN_FLIGHT && queue.length > 0) {
+      const b = queue.shift()!;
+      // Only garbage collection (the applying region judges on its own Redis TIME): every window of it ended.
+      if (b.expireAtMs <= Date.now()) continue;
+      inFlight++;
+      js.publish(`${SUBJECT}.${region}`, b.payload, { msgID: b.id, timeout: PUBLISH_TIMEOUT_MS }).then(
+        () => {
+          inFlight--;
+          send();
+        },
+        () => {
+          // Not stored, or its ack was lost: sent again with the same id (the stream drops a duplicate).
+          inFlight--;
+          queue.unshift(b);
+          setTimeout(send, 250).unref();
+        },
+      );
+    }
+  }
+
+  async function handle(m: JsMsg): Promise<void> {
+    let parsed;
+    try {
+      parsed = replicationMessageSchema.safeParse(JSON.parse(new TextDecoder().decode(m.data)));
+    } catch {
+      parsed = null;
+    }
+    if (!parsed?.success) {
+      log(`replication: ignored a message on ${m.subject} that does not validate`);
+      m.ack();
+      return;
+    }
+    const message = parsed.data;
+    if (message.region === region) {
+      m.ack();
+      return;
+    }
+    const entries = decodeReplication(message).filter((e) => e.key.startsWith(`${options.prefix}{`));
+    try {
+      const applied = await apply(entries);
+      if (applied.nowMs > 0) lag.add(Math.max(0, applied.nowMs - message.firstAdmitMs), Date.now());
+      m.ack();
+    } catch (error) {
+      log(`replication: could not apply a batch from ${message.region} (redelivered): ${error instanceof Error ? error.message : String(error)}`);
+      m.nak(500);
+    }
+  }
+
+  /** Creates the stream and this region's consumer when missing (the same config from every server: idempotent). */
+  async function ensureStream(conn: NatsConnection): Promise<void> {
+    const jsm = await jetstreamManager(conn);
+    await jsm.streams.info(REPLICATION_STREAM).catch(() =>
+      jsm.streams.add({ name: REPLICATION_STREAM, subjects: [`${SUBJECT}.>`], storage: StorageType.File, retention: RetentionPolicy.Limits, max_age: nanos(STREAM_MAX_AGE_MS), duplicate_window: nanos(120_000) }),
+    );
+    const durable = `sluice-apply-${region}`;
+    await jsm.consumers.info(REPLICATION_STREAM, durable).catch(() =>
+      jsm.consumers.add(REPLICATION_STREAM, { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.New, ack_wait: nanos(10_000), max_ack_pending: 1_000 }),
+    );
+  }
+
+  /** Applies the other regions' batches until closed; after an error (the server went away) it starts over. */
+  async function consumeLoop(conn: NatsConnection): Promise<void> {
+    while (!closed) {
+      try {
+        await ensureStream(conn);
+        const consumer = await jetstream(conn).consumers.get(REPLICATION_STREAM, `sluice-apply-${region}`);
+        const messages = await consumer.consume({ max_messages: 256 });
+        state = "ok";
+        send();
+        for await (const m of messages) await handle(m);
+      } catch (error) {
+        if (closed) return;
+        if (state === "ok") log(`replication: consumer stopped (${error instanceof Error ? error.message : String(error)}); retrying`);
+        state = "degraded";
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  async function watch(conn: NatsConnection): Promise<void> {
+    for await (const s of conn.status()) {
+      if (s.type === "disconnect") {
+        if (state !== "degraded") log("replication: NATS unreachable: shared limits count this region's traffic only");
+        state = "degraded";
+      } else if (s.type === "reconnect") {
+        log("replication: NATS reachable again");
+        state = "ok";
+        send();
+      }
+    }
+  }
+
+  async function run(): Promise<void> {
+    while (!closed && nc === null) {
+      try {
+        const conn = await connect({ servers: options.url.split(","), name: `sluice-decision-${region}`, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2_000 });
+        nc = conn;
+        void watch(conn).catch(() => undefined);
+        void consumeLoop(conn);
+      } catch (error) {
+        if (state !== "degraded") log(`replication: cannot reach NATS at ${options.url} (${error instanceof Error ? error.message : String(error)}): shared limits count this region's traffic only; retrying`);
+        state = "degraded";
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    }
+  }
+  void run();
+
+  const status = (): ReplicationStatus => ({ status: state, lagMs: lag.value(Date.now()), droppedUnits: outbox.droppedUnits + queueDropped });
+  registerReplicationMetrics(options.registry, status);
+
+  return {
+    outbox,
+    status,
+    async close() {
+      closed = true;
+      flush();
+      // What is on its way gets a moment to be stored; the rest of this region's counts stay here.
+      const deadline = Date.now() + 1_000;
+      while ((inFlight > 0 || (queue.length > 0 && state === "ok")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      if (flushTimer) clearTimeout(flushTimer);
+      await nc?.drain().catch(() => undefined);
+    },
+  };
+}
+
+/** sluice_replication_lag_seconds, sluice_replication_dropped_total and sluice_replication_connected, read when /metrics is. */
+function registerReplicationMetrics(registry: Registry, status: () => ReplicationStatus): void {
+  new Gauge({
+    name: "sluice_replication_lag_seconds",
+    help: "Shared limits (regions: shared): the largest lag of the last 10-20 s, from an admission in another region to its count here.",
+    registers: [registry],
+    collect() {
+      const lagMs = status().lagMs;
+      if (lagMs !== null) this.set(lagMs / 1000);
+    },
+  });
+  let reported = 0;
+  new Counter({
+    name: "sluice_replication_dropped_total",
+    help: "Shared limits: units admitted here that were never sent to the other regions (the buffer was full while NATS was slow or unreachable).",
+    registers: [registry],
+    collect() {
+      const dropped = status().droppedUnits;
+      if (dropped > reported) this.inc(dropped - reported);
+      reported = dropped;
+    },
+  });
+  new Gauge({
+    name: "sluice_replication_connected",
+    help: "Shared limits: 1 while the link to NATS JetStream works, 0 while this region counts its own traffic only.",
+    registers: [registry],
+    collect() {
+      this.set(status().status === "ok" ? 1 : 0);
+    },
+  });
+}
