@@ -22,10 +22,12 @@ import { publishPolicy } from "@/lib/services/publish-policy";
 
 const TOKEN = "svc_regions_shared_0001";
 const KEY = "sk_test_regions_shared_0001";
-const LIMIT = 200;
+const LIMIT = 150;
 const WINDOW_MS = 3_000;
+/** How long into the window every region is driven; the rest of it lets the last batches arrive. */
+const DRIVE_MS = 1_600;
 /** Concurrent requests each region keeps open during a round. */
-const CONCURRENCY = 6;
+const CONCURRENCY = 10;
 const POLICY = `
 version: 1
 operations:
@@ -51,7 +53,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function startServer(region: Region): Promise<void> {
   const url = region === "us" ? testRedisUrl() : own[region]!.url;
   servers[region] = await spawnDecisionServer(
-    { REDIS_URL: url, SLUICE_REGION: region, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: TOKEN, SLUICE_DENY_CACHE: "0", SLUICE_REPLICATION_URL: nats.url },
+    // A store budget of a second: on a loaded machine a decision past the default 25 ms would take
+    // the failure mode's path, which Redis never counts, and this test compares what Redis counted.
+    { REDIS_URL: url, SLUICE_REGION: region, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: TOKEN, SLUICE_DENY_CACHE: "0", SLUICE_REPLICATION_URL: nats.url, REDIS_TIMEOUT_MS: "1000" },
     { waitReady: true },
   );
 }
@@ -112,23 +116,30 @@ interface Round {
   counters: Record<string, number>;
 }
 
-/** One round inside one window: every region driven at once from just after its start to well before its end. */
+/**
+ * One round inside one window: every region driven at once for DRIVE_MS from just after its start;
+ * then, until shortly before the window ends (its counters expire then), every region's counter is
+ * read until each holds every region's admissions.
+ */
 async function round(regions: readonly Region[]): Promise<Round> {
   const startMs = Date.now() - (Date.now() % WINDOW_MS) + WINDOW_MS;
   await sleep(startMs - Date.now() + 100);
-  const untilMs = startMs + WINDOW_MS - 700;
   const began = Date.now();
-  const results = await Promise.all(regions.map((r) => drive(r, untilMs)));
+  const results = await Promise.all(regions.map((r) => drive(r, startMs + DRIVE_MS)));
   const ended = Date.now();
   // Every answer came back inside the window (else its admission could belong to the next one).
   expect(ended).toBeLessThan(startMs + WINDOW_MS);
-  await sleep(400); // the last batches reach every region
+  const perRegion = Object.fromEntries(regions.map((r, i) => [r, results[i]!.admitted]));
+  const total = results.reduce((n, r) => n + r.admitted, 0);
+  const readCounters = async () => Object.fromEntries(await Promise.all(regions.map(async (r) => [r, await counterOf(r, startMs)] as const)));
+  let counters = await readCounters();
+  while (Object.values(counters).some((c) => c !== total) && Date.now() < startMs + WINDOW_MS - 150) {
+    await sleep(50);
+    counters = await readCounters();
+  }
   const lags = await Promise.all(regions.map(replication));
   const lagMs = Math.max(...lags.map((l) => l.lagMs ?? 0));
   const rate = Math.max(...results.map((r) => r.answers / (ended - began)));
-  const counters = Object.fromEntries(await Promise.all(regions.map(async (r) => [r, await counterOf(r, startMs)] as const)));
-  const perRegion = Object.fromEntries(regions.map((r, i) => [r, results[i]!.admitted]));
-  const total = results.reduce((n, r) => n + r.admitted, 0);
   return { perRegion, total, rate, lagMs, epsilon: ((regions.length - 1) * rate * lagMs) / LIMIT, counters };
 }
 
@@ -139,6 +150,7 @@ const describeRound = (label: string, r: Round) =>
 /** The bound, and the counters: every region's counter of the window holds every region's admissions. */
 function expectShared(r: Round): void {
   expect(r.lagMs).toBeGreaterThan(0); // batches were applied and measured
+  expect(r.lagMs).toBeLessThan(WINDOW_MS); // …within the window: the bound says something
   expect(r.total).toBeLessThanOrEqual(Math.floor(LIMIT * (1 + r.epsilon)));
   for (const count of Object.values(r.counters)) expect(count).toBe(r.total);
 }
@@ -182,12 +194,13 @@ describe("regions: shared through NATS JetStream", () => {
     const metrics = await (await fetch(`${servers.eu!.url}/metrics`)).text();
     expect(metrics).toMatch(/^sluice_replication_connected\{[^}]*region="eu"[^}]*\} 0$/m);
     const cut = await round(["us", "eu"]);
+    await nats.start();
     console.log(describeRound("shared, link cut", cut));
+    // Each region counted its own admissions only, up to the whole limit: L × 2 in all at most.
+    expect(cut.counters).toEqual(cut.perRegion);
     for (const n of Object.values(cut.perRegion)) expect(n).toBeLessThanOrEqual(LIMIT);
     expect(cut.total).toBeLessThanOrEqual(2 * LIMIT);
-    expect(cut.total).toBeGreaterThan(LIMIT); // each region went on alone
 
-    await nats.start();
     await waitForStatus(["us", "eu"], "ok");
     const healed = await round(["us", "eu"]);
     console.log(describeRound("shared, healed", healed));
@@ -196,6 +209,7 @@ describe("regions: shared through NATS JetStream", () => {
     expect(after).toMatch(/^sluice_replication_connected\{[^}]*region="eu"[^}]*\} 1$/m);
     expect(after).toMatch(/^sluice_replication_lag_seconds\{[^}]*region="eu"[^}]*\} \d/m);
     expect(after).toMatch(/^sluice_replication_dropped_total\{[^}]*region="eu"[^}]*\} 0$/m);
+    expect(after).toMatch(/^sluice_replication_late_total\{[^}]*region="eu"[^}]*\} \d+$/m);
   });
 
   it("three regions admit at most L × (1 + 2ρ × lag ÷ L) per window", async () => {

@@ -17,7 +17,9 @@
  *   count this region's traffic only until it is back, when JetStream delivers what it stored and
  *   the batches waiting here are sent; windows that ended meanwhile are skipped). `lagMs`: the
  *   largest replication lag of the batches applied in the last 10–20 s — from the first admission
- *   of a batch in its region (store clock) to its INCRBY here (Redis TIME).
+ *   of a batch in its region (store clock) to its INCRBY here (Redis TIME). A batch that arrives
+ *   after every window of it ended (JetStream redelivering, after a cut, what it stored before)
+ *   counts nothing and is not a lag of live traffic: its units are counted as late instead.
  */
 import { randomBytes } from "node:crypto";
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg, RetentionPolicy, StorageType } from "@nats-io/jetstream";
@@ -49,6 +51,8 @@ export interface ReplicationStatus {
   lagMs: number | null;
   /** Units admitted here that were never sent: the outbox or the queue was full. */
   droppedUnits: number;
+  /** Units from other regions that arrived here after their window had ended (not counted). */
+  lateUnits: number;
 }
 
 export interface ReplicationLink {
@@ -109,6 +113,7 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
   let closed = false;
   let flushTimer: NodeJS.Timeout | null = null;
   let queueDropped = 0;
+  let lateUnits = 0;
 
   const outbox = new ReplicationOutbox({
     maxEntries: MAX_ENTRIES,
@@ -178,7 +183,8 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
     const entries = decodeReplication(message).filter((e) => e.key.startsWith(`${options.prefix}{`));
     try {
       const applied = await apply(entries);
-      if (applied.nowMs > 0) lag.add(Math.max(0, applied.nowMs - message.firstAdmitMs), Date.now());
+      if (applied.units > 0) lag.add(Math.max(0, applied.nowMs - message.firstAdmitMs), Date.now());
+      lateUnits += entries.reduce((n, e) => n + e.units, 0) - applied.units;
       m.ack();
     } catch (error) {
       log(`replication: could not apply a batch from ${message.region} (redelivered): ${error instanceof Error ? error.message : String(error)}`);
@@ -246,7 +252,7 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
   }
   void run();
 
-  const status = (): ReplicationStatus => ({ status: state, lagMs: lag.value(Date.now()), droppedUnits: outbox.droppedUnits + queueDropped });
+  const status = (): ReplicationStatus => ({ status: state, lagMs: lag.value(Date.now()), droppedUnits: outbox.droppedUnits + queueDropped, lateUnits });
   registerReplicationMetrics(options.registry, status);
 
   return {
@@ -264,7 +270,22 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
   };
 }
 
-/** sluice_replication_lag_seconds, sluice_replication_dropped_total and sluice_replication_connected, read when /metrics is. */
+/** A counter that follows a running total kept elsewhere (read when /metrics is). */
+function totalCounter(registry: Registry, name: string, help: string, total: () => number): void {
+  let reported = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = total();
+      if (now > reported) this.inc(now - reported);
+      reported = now;
+    },
+  });
+}
+
+/** sluice_replication_lag_seconds, _dropped_total, _late_total and _connected, read when /metrics is. */
 function registerReplicationMetrics(registry: Registry, status: () => ReplicationStatus): void {
   new Gauge({
     name: "sluice_replication_lag_seconds",
@@ -275,17 +296,8 @@ function registerReplicationMetrics(registry: Registry, status: () => Replicatio
       if (lagMs !== null) this.set(lagMs / 1000);
     },
   });
-  let reported = 0;
-  new Counter({
-    name: "sluice_replication_dropped_total",
-    help: "Shared limits: units admitted here that were never sent to the other regions (the buffer was full while NATS was slow or unreachable).",
-    registers: [registry],
-    collect() {
-      const dropped = status().droppedUnits;
-      if (dropped > reported) this.inc(dropped - reported);
-      reported = dropped;
-    },
-  });
+  totalCounter(registry, "sluice_replication_dropped_total", "Shared limits: units admitted here that were never sent to the other regions (the buffer was full while NATS was slow or unreachable).", () => status().droppedUnits);
+  totalCounter(registry, "sluice_replication_late_total", "Shared limits: units from other regions that arrived after their window had ended here (not counted).", () => status().lateUnits);
   new Gauge({
     name: "sluice_replication_connected",
     help: "Shared limits: 1 while the link to NATS JetStream works, 0 while this region counts its own traffic only.",
