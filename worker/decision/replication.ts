@@ -3,11 +3,12 @@
  * server's link to the other regions.
  *
  * - Sending: the outbox (lib/store/replication.ts) coalesces what this region admitted per counter
- *   and window; every FLUSH_MS, or as soon as it holds FULL_ENTRIES entries, it becomes batches
- *   published to `sluice.replication.<region>` on the stream SLUICE_REPLICATION (each with a
- *   message id, so a publish retried after a lost ack is stored once). Never on the decision path:
- *   while NATS is slow or unreachable the batches wait (at most MAX_QUEUED), the outbox keeps
- *   coalescing up to its bound, and what does not fit is dropped and counted.
+ *   and window; FLUSH_MS after its first unit, as soon as it holds FULL_ENTRIES entries, or when a
+ *   publish slot frees up, it becomes batches published to `sluice.replication.<region>` on the
+ *   stream SLUICE_REPLICATION (each with a message id, so a publish retried after a lost ack is
+ *   stored once). Never on the decision path: while NATS is slow or unreachable the outbox keeps
+ *   coalescing up to its bound, batches to send again wait (at most MAX_QUEUED), and what does not
+ *   fit is dropped and counted.
  * - Applying: one durable pull consumer per region (`sluice-apply-<region>`), shared by the
  *   region's decision servers, so each message is applied once per region: the other regions'
  *   batches are added to this region's Redis (lib/store/redis/replication-apply.ts) and
@@ -37,7 +38,7 @@ const FLUSH_MS = 15;
 const FULL_ENTRIES = 500;
 /** Distinct (counter, window) entries the outbox holds while batches cannot go out. */
 const MAX_ENTRIES = 50_000;
-/** Batches waiting for NATS (not yet acknowledged by the stream); the oldest is dropped beyond it. */
+/** Batches waiting to be sent (again); the oldest is dropped beyond it. */
 const MAX_QUEUED = 200;
 const MAX_IN_FLIGHT = 4;
 const PUBLISH_TIMEOUT_MS = 2_000;
@@ -124,11 +125,17 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
     onFull: () => setImmediate(flush),
   });
 
+  /**
+   * Takes the outbox into batches only when they can go out now (the link works, a publish slot is
+   * free, no batch waits to be sent again): while publishes are slow the outbox keeps coalescing, so
+   * a slow link makes the batches bigger instead of a queue longer (and the lag with it).
+   */
   function flush(): void {
     if (flushTimer) clearTimeout(flushTimer);
     flushTimer = null;
-    const nowMs = Date.now();
-    for (const batch of outbox.take(nowMs, FULL_ENTRIES)) enqueue(batch);
+    if (nc !== null && state === "ok" && inFlight < MAX_IN_FLIGHT && queue.length === 0) {
+      for (const batch of outbox.take(Date.now(), FULL_ENTRIES)) enqueue(batch);
+    }
     send();
   }
 
@@ -151,7 +158,8 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
       js.publish(`${SUBJECT}.${region}`, b.payload, { msgID: b.id, timeout: PUBLISH_TIMEOUT_MS }).then(
         () => {
           inFlight--;
-          send();
+          if (queue.length > 0) send();
+          else flush();
         },
         () => {
           // Not stored, or its ack was lost: sent again with the same id (the stream drops a duplicate).
@@ -212,7 +220,7 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
         const consumer = await jetstream(conn).consumers.get(REPLICATION_STREAM, `sluice-apply-${region}`);
         const messages = await consumer.consume({ max_messages: 256 });
         state = "ok";
-        send();
+        flush();
         for await (const m of messages) await handle(m);
       } catch (error) {
         if (closed) return;
@@ -231,7 +239,7 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
       } else if (s.type === "reconnect") {
         log("replication: NATS reachable again");
         state = "ok";
-        send();
+        flush();
       }
     }
   }
