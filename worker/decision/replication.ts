@@ -226,8 +226,9 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
         if (closed) return;
         if (state === "ok") log(`replication: consumer stopped (${error instanceof Error ? error.message : String(error)}); retrying`);
         state = "degraded";
-        await new Promise((r) => setTimeout(r, 500));
       }
+      // Ended or failed: start over after a pause (never a tight loop against a server that is away).
+      if (!closed) await new Promise((r) => setTimeout(r, 500));
     }
   }
 
