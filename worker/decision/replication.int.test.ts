@@ -11,10 +11,14 @@
  * - with NATS killed each region counts its own traffic only (at most L each, L × R in all), /readyz
  *   and /metrics say so; once NATS is back the bound holds again.
  */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
+import { childEnv } from "@/lib/env";
+import { freePort } from "@/lib/net/ports";
 import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
 import { startOwnNats, type OwnNats } from "@/lib/net/testing/nats-server";
 import { closeRegionClients } from "@/lib/redis/regions";
@@ -49,6 +53,7 @@ const own: Partial<Record<Region, OwnRedis>> = {};
 const redis: Partial<Record<Region, Redis>> = {};
 const servers: Partial<Record<Region, SpawnedServer>> = {};
 
+const execFileAsync = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function startServer(region: Region): Promise<void> {
@@ -245,6 +250,30 @@ describe("regions: shared through NATS JetStream", () => {
     expect(after).toMatch(/^sluice_replication_dropped_total\{[^}]*region="eu"[^}]*\} 0$/m);
     expect(after).toMatch(/^sluice_replication_late_total\{[^}]*region="eu"[^}]*\} \d+$/m);
   });
+
+  it("without SLUICE_REPLICATION_URL a shared policy is served, and /readyz says it counts this region only; the URL without a region stops the server", async () => {
+    const common = { REDIS_URL: own.eu!.url, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: TOKEN };
+    const alone = await spawnDecisionServer({ ...common, SLUICE_REGION: "eu" }, { waitReady: true });
+    try {
+      const ready = (await (await fetch(`${alone.url}/readyz`)).json()) as { ready: boolean; replication: { status: string; error: string } };
+      expect(ready.ready).toBe(true);
+      expect(ready.replication).toMatchObject({ status: "unconfigured" });
+      expect(ready.replication.error).toContain("SLUICE_REPLICATION_URL is not set");
+      expect(alone.output()).toContain("has shared limits but SLUICE_REPLICATION_URL is not set");
+    } finally {
+      await alone.stop();
+    }
+    // The URL without a region: the process stops at start, saying why.
+    const started = execFileAsync(process.execPath, ["--import", "tsx", "worker/decision-server.ts"], {
+      env: childEnv({ ...common, SLUICE_REPLICATION_URL: nats.url, SLUICE_REGION: "", DECISION_PORT: String(await freePort()), SLUICE_GRPC_PORT: "0", SLUICE_DECISION_PROCESSES: "1" }),
+      timeout: 60_000,
+    });
+    const failure = await started.then(
+      () => "",
+      (error: { code?: number; stdout?: string; stderr?: string }) => `${error.code} ${error.stdout ?? ""}${error.stderr ?? ""}`,
+    );
+    expect(failure).toMatch(/^1 [\s\S]*SLUICE_REPLICATION_URL needs SLUICE_REGION/);
+  }, 120_000);
 
   it("three regions admit at most L × (1 + 2ρ × lag ÷ L) per window", async () => {
     await startServer("ap");
