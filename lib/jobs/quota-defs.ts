@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { Db, Tx } from "../db/client";
-import { billingPeriod } from "../policy/billing-period";
+import { billingPeriod, type BillingPeriod } from "../policy/billing-period";
 
 const quotaSchema = z.object({
   id: z.string(),
@@ -78,9 +78,14 @@ export function countsOnUtcCalendar(doc: PolicyQuotaDoc | undefined, tenant: str
 
 /** The label of `tenant`'s own `period` containing `atMs` (its counter's suffix); the UTC label without billing. */
 export function tenantPeriodLabel(doc: PolicyQuotaDoc | undefined, tenant: string, period: "day" | "month", atMs: number): string {
+  return tenantPeriodOf(doc, tenant, period, atMs)?.label ?? quotaPeriodKey(period, atMs);
+}
+
+/** `tenant`'s own `period` containing `atMs` as the document states it; null without billing (the UTC calendar). */
+export function tenantPeriodOf(doc: PolicyQuotaDoc | undefined, tenant: string, period: "day" | "month", atMs: number): BillingPeriod | null {
   const t = doc?.tenants[tenant];
-  if (!t || (!t.billing && !t.billingChange)) return quotaPeriodKey(period, atMs);
-  return billingPeriod(atMs, period, t.billing ?? null, t.billingChange ?? null).label;
+  if (!t || (!t.billing && !t.billingChange)) return null;
+  return billingPeriod(atMs, period, t.billing ?? null, t.billingChange ?? null);
 }
 
 /** `2026-12` for month quotas, `2026-12-02` for day quotas (UTC). */
