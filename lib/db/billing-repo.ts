@@ -112,8 +112,20 @@ export async function listBillingPeriods(client: Client) {
   return client.billingPeriod.findMany({ orderBy: { period: "desc" } });
 }
 
+/**
+ * The `period` a frozen line is stored under: the month, or `<month>|<label>` for a tenant period
+ * that is not the last of its tenant × quota in the month (a billing change put two in it), so the
+ * key stays (period, tenant, quotaId).
+ */
+export function frozenLinePeriod(month: string, label: string, last: boolean): string {
+  return last ? month : `${month}|${label}`;
+}
+
 export async function frozenLines(client: Client, month: string) {
-  return client.billingLine.findMany({ where: { period: month }, orderBy: [{ tenant: "asc" }, { quotaId: "asc" }, { periodLabel: "asc" }] });
+  return client.billingLine.findMany({
+    where: { OR: [{ period: month }, { period: { startsWith: `${month}|` } }] },
+    orderBy: [{ tenant: "asc" }, { quotaId: "asc" }, { periodLabel: "asc" }],
+  });
 }
 
 export async function adjustmentsOf(client: Client, month: string) {

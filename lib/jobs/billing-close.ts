@@ -7,7 +7,7 @@
  * (lib/jobs/rollup.ts). A crash anywhere leaves the month open or closed, never half closed.
  */
 import type { Db } from "../db/client";
-import { knownMonths, monthOf, monthRangeMs } from "../db/billing-repo";
+import { frozenLinePeriod, knownMonths, monthOf, monthRangeMs } from "../db/billing-repo";
 import { BILLING_FORMATS, renderStatement, sha256Hex } from "../services/billing-format";
 import { buildStatement, closeDueAtMs, computeLines } from "../services/billing-statement";
 import { tryJobLock } from "./lock";
@@ -33,8 +33,9 @@ export async function closePeriod(db: Db, month: string, { nowMs, graceMs }: { n
       const lines = await computeLines(tx, month);
       if (lines.length > 0) {
         await tx.billingLine.createMany({
-          data: lines.map((l) => ({
-            period: month,
+          data: lines.map((l, i) => ({
+            // Lines are sorted by tenant, quota, then period: the last of a tenant × quota keeps the month.
+            period: frozenLinePeriod(month, l.billingPeriod?.label ?? "", lines[i + 1]?.tenant !== l.tenant || lines[i + 1]?.quotaId !== l.quotaId),
             tenant: l.tenant,
             quotaId: l.quotaId,
             tenantName: l.tenantName,

@@ -46,13 +46,10 @@ async function makeWorld(name: string, anchored: boolean): Promise<Db> {
   worlds.push(fresh);
   const db = fresh.db;
   await seedTenants(db, { acme: "pro" });
+  const billing: Record<string, { anchor: string; timeZone: string }> = anchored ? { acme: { anchor: "2026-03-15", timeZone: LA }, initech: { anchor: "2026-01-01", timeZone: LA } } : {};
   const doc = (tiers: Record<string, "free" | "pro">) => {
-    const d = testPolicyDocument(tiers) as ReturnType<typeof testPolicyDocument> & { tenants: Record<string, Record<string, unknown>> };
-    if (anchored) {
-      d.tenants.acme!.billing = { anchor: "2026-03-15", timeZone: LA };
-      d.tenants.initech!.billing = { anchor: "2026-01-01", timeZone: LA };
-    }
-    return d;
+    const d = testPolicyDocument(tiers);
+    return { ...d, tenants: Object.fromEntries(Object.entries(d.tenants).map(([slug, t]) => [slug, billing[slug] ? { ...t, billing: billing[slug] } : t])) };
   };
   await db.policyVersion.create({ data: { version: 1, document: doc({}), checksum: "p1", author: "test", createdAt: new Date(Date.UTC(2026, 8, 1)) } });
   await db.policyVersion.create({ data: { version: 2, document: doc({ acme: "pro" }), checksum: "p2", author: "test", createdAt: new Date(TIER_CHANGE) } });

@@ -8,8 +8,8 @@
  *   month quota   the row `<label>`; for the UTC calendar period a billing change cut short (label
  *                 `2026-11`, ending at the change) the UTC month row minus `2026-11#own`, the part
  *                 of that month the tenant spent in its own periods;
- *   day quota     every day row (`2026-11-20`, `2026-11-20@<zone>`, …) whose local noon falls in the
- *                 period, each day's overage on its own.
+ *   day quota     every day row of the period's zone (`2026-11-20@<zone>`, or `2026-11-20` in UTC)
+ *                 whose local noon falls in the period, each day's overage on its own.
  *
  * Tenants on the UTC calendar month keep their lines of lib/services/billing-statement.ts.
  */
@@ -96,7 +96,8 @@ function figuresOf(rows: readonly QuotaUsageRow[], def: QuotaDef, p: TenantPerio
       else if (!p.label.includes("@") && r.period === `${p.label}${OWN_SHARE_SUFFIX}`) add(r, -1n);
       continue;
     }
-    const noon = dayRowNoonMs(r.period);
+    // Every tenant also has UTC day rows: a period counts the days of its own zone only.
+    const noon = labelZone(r.period) === p.timeZone ? dayRowNoonMs(r.period) : null;
     if (noon === null || noon < p.startMs || noon >= p.endMs) continue;
     add(r, 1n);
     if (def.overage === "bill" && r.used > limit) f.overage += r.used - limit;

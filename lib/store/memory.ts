@@ -117,11 +117,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
       const outcomes: CheckOutcome[] = evaluated.map(({ check, result, token }) => {
         const consumed = commit && result.consumes;
         if (consumed) write(check.key, result.nextState, result.expiresAtMs, nowMs);
+        else if (!dryRun && result.activityState) write(check.key, result.activityState, result.expiresAtMs, nowMs);
         if (consumed && check.quotaWindow !== undefined) {
           const slot = pickSlot(check.quotaWindow, nowMs);
           quotaLabels.set(`${check.key}:${slot.label}`, { key: check.key, startMs: slot.startMs });
         }
-        else if (!dryRun && result.activityState) write(check.key, result.activityState, result.expiresAtMs, nowMs);
         const mark = consumed && reserve ? refundMark(check, result.nextState, nowMs, token) : null;
         if (mark) reserved.push({ check, mark });
         const outcome: CheckOutcome = { ...result.outcome };
