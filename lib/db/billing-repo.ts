@@ -132,10 +132,14 @@ export async function adjustmentsOf(client: Client, month: string) {
   return client.billingAdjustment.findMany({ where: { period: month }, orderBy: [{ revision: "asc" }, { tenant: "asc" }, { quotaId: "asc" }, { periodLabel: "asc" }, { id: "asc" }] });
 }
 
-/** Months that have quota usage or a period row. */
+/**
+ * Months that have quota usage or a period row. The UTC rows say which months had usage; a
+ * tenant's own period rows (`2026-09-15@…`, `2026-09#own`) are left out, their label's month being
+ * the month a period started, which is not the month whose export holds it.
+ */
 export async function knownMonths(client: Client): Promise<string[]> {
   const rows = await client.$queryRawUnsafe<{ month: string }[]>(
-    `SELECT DISTINCT substr("period", 1, 7) AS month FROM "QuotaUsage"
+    `SELECT DISTINCT substr("period", 1, 7) AS month FROM "QuotaUsage" WHERE "period" NOT LIKE '%@%' AND "period" NOT LIKE '%#%'
      UNION SELECT "period" AS month FROM "BillingPeriod" ORDER BY month`,
   );
   return rows.map((r) => r.month);
