@@ -46,6 +46,8 @@ export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
     throw error;
   }
   const pollMs = options.changePollMs ?? SINGLE_NODE_POLL_MS;
+  /** sha256(tenant read token) → tenant, as of the last poll: a revocation counts within a poll. */
+  let tenantTokens = new Map<string, string>();
   const keyIndex = new PostgresKeyIndex({ db, pollMs, log });
   const usage = new PostgresUsageSink({ db, log });
   const policy = new PostgresPolicySource({
@@ -54,6 +56,7 @@ export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
     log,
     onPolicy: (doc) => ctx.policyLoaded(doc),
     onServiceTokens: (hashes) => ctx.serviceTokens(hashes),
+    onTenantTokens: (tenantOf) => (tenantTokens = tenantOf),
   });
   // A store passed in (tests) has no in-process quota counters to read for GET /v1/usage.
   const memory = options.store ? null : createMemoryStore();
@@ -72,13 +75,10 @@ export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
     store,
     envoyCounters: options.envoyCounters ?? createMemoryEnvoyCounters(),
     usage,
-    // GET /v1/usage: tenant tokens from Postgres (revoked ones at once), counters from the in-process store.
+    // GET /v1/usage: tenant tokens polled from Postgres with the service tokens, counters from the in-process store.
     tenantUsage: memory
       ? {
-          async tenantOfToken(tokenHash) {
-            const row = await withQueryTimeout(db.apiToken.findFirst({ where: { hash: tokenHash, kind: "tenant", revokedAt: null }, select: { tenant: true } }), "reading tenant tokens");
-            return row?.tenant ?? null;
-          },
+          tenantOfToken: async (tokenHash) => tenantTokens.get(tokenHash) ?? null,
           readCounters: async (keys) => memory.readQuotaCounters(keys),
         }
       : null,
