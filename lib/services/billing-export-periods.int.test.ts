@@ -141,4 +141,39 @@ describe("the billing export follows each anchored tenant's own periods", () => 
     expect(acmeFree.idempotency_key).toBe(idempotencyKey("acme", "q_free_all_m", "2026-10-15@America/Los_Angeles", "usage"));
     expect(acmeFree.properties).toMatchObject({ from: "2026-10-15", to: "2026-10-23" });
   });
+
+  it("a billing change mid-month (UTC calendar → the 25th in Los Angeles) bills two periods in that month, each with its own usage", async () => {
+    const change = Date.UTC(2026, 10, 20, 13, 45, 10);
+    const fresh = await freshDatabase();
+    worlds.push(fresh);
+    const db = fresh.db;
+    await seedTenants(db);
+    const base = testPolicyDocument();
+    const v2 = { ...base, tenants: { ...base.tenants, umbrella: { ...base.tenants.umbrella!, billing: { anchor: "2026-03-25", timeZone: LA }, billingChange: { atMs: change, previous: null } } } };
+    await db.policyVersion.create({ data: { version: 1, document: base, checksum: "p1", author: "test", createdAt: new Date(Date.UTC(2026, 8, 1)) } });
+    await db.policyVersion.create({ data: { version: 2, document: v2, checksum: "p2", author: "test", createdAt: new Date(change) } });
+    const prefix = `${testRedisPrefix()}p3:`;
+    const traffic = [
+      ...at("2026-11-10T12:00:00Z", 3, { tenant: "umbrella", tier: "free", operation: "read" }), // Nov 1 – Nov 20 (UTC, ends at the change)
+      ...at("2026-11-21T12:00:00Z", 5, { tenant: "umbrella", tier: "free", operation: "read" }), // the change – Nov 24 (PT)
+      ...at("2026-11-26T12:00:00Z", 2, { tenant: "umbrella", tier: "free", operation: "read" }), // Nov 25 – Dec 24: December's
+    ];
+    await writeDecisions(redis, prefix, traffic, emptyExpected());
+    await drainClosedMinutes({ db, redis, prefix }, { nowMs: AFTER_ALL });
+    const nov = await linesOf(db, "2026-11");
+    expect(nov.filter((l) => l.tenant === "umbrella").map((l) => [l.billingPeriod?.label, l.billingPeriod?.start, l.billingPeriod?.end, l.billingPeriod?.timeZone, l.used])).toEqual([
+      ["2026-11", "2026-11-01", "2026-11-20", "UTC", 3],
+      ["2026-11-20T054510@America/Los_Angeles", "2026-11-20", "2026-11-24", LA, 5],
+    ]);
+    expect(figures(await linesOf(db, "2026-12"), "umbrella")).toEqual([["q_free_all_m", "free", 2, 0, "2026-11-25..2026-12-24"]]);
+    // Frozen at close: both lines of the one quota, the same figures, the same ids on every re-export.
+    expect(await closeDuePeriods({ db }, { nowMs: Date.UTC(2026, 11, 1, 1, 30), graceMs: GRACE })).toEqual(["2026-11"]);
+    const final = await exportBilling(db, { period: "2026-11", format: "openmeter" }, { nowMs: AFTER_ALL });
+    const ids = (JSON.parse(final.body) as Array<{ id: string; subject: string; data: { units: number } }>).filter((e) => e.subject === "umbrella");
+    expect(ids.map((e) => [e.id, e.data.units])).toEqual([
+      [idempotencyKey("umbrella", "q_free_all_m", "2026-11", "usage"), 3],
+      [idempotencyKey("umbrella", "q_free_all_m", "2026-11-20T054510@America/Los_Angeles", "usage"), 5],
+    ]);
+    expect((await exportBilling(db, { period: "2026-11", format: "openmeter" }, { nowMs: AFTER_ALL })).body).toBe(final.body);
+  }, 120_000);
 });
