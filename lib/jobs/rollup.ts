@@ -37,8 +37,7 @@ import { keys, redisPrefix } from "../redis/keys";
 import { USAGE_OUTCOMES, type RedisLike } from "../redis/usage";
 import { parseUsageHash, type UsageMinute } from "../redis/usage-format";
 import { tryJobLock } from "./lock";
-import { billingMonthOf, OWN_SHARE_SUFFIX } from "../policy/billing-month";
-import { effectiveQuotas, PolicyHistory, quotaCovers, quotaPeriodKey, tenantPeriodOf, type PolicyQuotaDoc, type QuotaDef } from "./quota-defs";
+import { effectiveQuotas, PolicyHistory, quotaCovers, quotaRowsOf, type PolicyQuotaDoc, type QuotaDef } from "./quota-defs";
 
 export const MINUTE_MS = 60_000;
 /** Operation prefix of the system rows that count 429s by limit (lib/services/tenant-usage.ts reads them). */
@@ -223,21 +222,6 @@ function quotaInDoc(doc: PolicyQuotaDoc, tenant: string, id: string, atMs: numbe
 }
 
 /**
- * The rows one minute of a tenant's quota usage counts in: its UTC period's; and for a tenant on its
- * own billing period, that period's (the counter's label) and, for month quotas, the UTC month's
- * `#own` share — what of the UTC month row the tenant spent in its own periods, which the export
- * subtracts from the UTC row for a calendar month a billing change cut short.
- */
-function quotaRows(doc: PolicyQuotaDoc, tenant: string, period: "day" | "month", atMs: number): { period: string; month: string; periodLabel: string }[] {
-  const utc = quotaPeriodKey(period, atMs);
-  const own = tenantPeriodOf(doc, tenant, period, atMs);
-  const rows = [{ period: utc, month: utc.slice(0, 7), periodLabel: "" }];
-  if (own === null || own.label === utc) return rows;
-  if (period === "day") return [...rows, { period: own.label, month: "", periodLabel: own.label }];
-  return [...rows, { period: own.label, month: billingMonthOf(own), periodLabel: own.label }, { period: `${utc}${OWN_SHARE_SUFFIX}`, month: "", periodLabel: "" }];
-}
-
-/**
  * Quota consumption of one minute: passed decisions (allowed, shadow-denied, degraded) count as used,
  * in units (each decision's cost, as the store counts them; docs/observability-and-billing.md);
  * denied ones as `denied` on every quota covering their operation; the `q|` fields as `quotaDenied`
@@ -258,7 +242,7 @@ export async function quotaDeltas(usage: UsageMinute, policies: PolicyHistory): 
     const units = d.outcome === "denied" ? d.count : d.count + (extra.get(`${d.tenant}|${d.tier}|${d.operation}|${d.outcome}`) ?? 0);
     const quotas = effectiveQuotas(policy.doc, d.tenant, d.tier, usage.minuteStartMs).filter((q) => quotaCovers(q, d.operation));
     for (const q of quotas) {
-      for (const row of quotaRows(policy.doc, d.tenant, q.period, usage.minuteStartMs)) {
+      for (const row of quotaRowsOf(policy.doc, d.tenant, q.period, usage.minuteStartMs)) {
         const id = `${d.tenant}|${q.id}|${row.period}`;
         const delta = deltas.get(id) ?? { tenant: d.tenant, quotaId: q.id, ...row, used: 0n, denied: 0n, quotaDenied: 0n };
         if (d.outcome === "denied") delta.denied += BigInt(d.count);
@@ -273,7 +257,7 @@ export async function quotaDeltas(usage: UsageMinute, policies: PolicyHistory): 
     // minute, else in any published version (a quota removed within the minute), newest first.
     let def = quotaInDoc(policy.doc, qd.tenant, qd.quotaId, usage.minuteStartMs);
     if (!def) for (const v of await policies.load()) if ((def = quotaInDoc(v.doc, qd.tenant, qd.quotaId, usage.minuteStartMs))) break;
-    for (const row of quotaRows(policy.doc, qd.tenant, def?.period ?? "month", usage.minuteStartMs)) {
+    for (const row of quotaRowsOf(policy.doc, qd.tenant, def?.period ?? "month", usage.minuteStartMs)) {
       const id = `${qd.tenant}|${qd.quotaId}|${row.period}`;
       const delta = deltas.get(id) ?? { tenant: qd.tenant, quotaId: qd.quotaId, ...row, used: 0n, denied: 0n, quotaDenied: 0n };
       delta.quotaDenied += BigInt(qd.count);
