@@ -137,25 +137,25 @@ export const METER_RENDERERS: Record<MeterFormat, (s: Statement) => string> = { 
 /** Each format's fields, for docs/billing-periods.md and the dictionary (the same table). */
 export const METER_FIELDS: Record<MeterFormat, ReadonlyArray<{ field: string; from: string }>> = {
   openmeter: [
-    { field: "id", from: "idempotency key (tenant, quota, period, line)" },
+    { field: "id", from: "idempotency key (tenant, quota, period — the month, or an anchored tenant's period label — line)" },
     { field: "source", from: "sluice" },
     { field: "type", from: METER_EVENT },
     { field: "subject", from: "tenant slug (the customer)" },
-    { field: "time", from: "the line's last day, 23:59:59.999 UTC" },
+    { field: "time", from: "the line's last day, 23:59:59.999 UTC (an anchored tenant's line: its period's last millisecond)" },
     { field: "data.*", from: "the properties below" },
   ],
   lago: [
-    { field: "transaction_id", from: "idempotency key (tenant, quota, period, line)" },
+    { field: "transaction_id", from: "idempotency key (tenant, quota, period — the month, or an anchored tenant's period label — line)" },
     { field: "external_customer_id", from: "tenant slug" },
     { field: "code", from: METER_EVENT },
-    { field: "timestamp", from: "the line's last day, 23:59:59 UTC, Unix seconds" },
+    { field: "timestamp", from: "the line's last day, 23:59:59 UTC (an anchored tenant's line: its period's last second), Unix seconds" },
     { field: "properties.*", from: "the properties below" },
   ],
   orb: [
-    { field: "idempotency_key", from: "idempotency key (tenant, quota, period, line)" },
+    { field: "idempotency_key", from: "idempotency key (tenant, quota, period — the month, or an anchored tenant's period label — line)" },
     { field: "external_customer_id", from: "tenant slug" },
     { field: "event_name", from: METER_EVENT },
-    { field: "timestamp", from: "the line's last day, 23:59:59.999 UTC, ISO 8601" },
+    { field: "timestamp", from: "the line's last day, 23:59:59.999 UTC (an anchored tenant's line: its period's last millisecond), ISO 8601" },
     { field: "properties.*", from: "the properties below" },
   ],
 };
