@@ -15,6 +15,9 @@ export interface AlertRuleRow {
   updated: string | null;
 }
 
+/** The form's labels, by the field a refusal names. */
+const LABELS = { thresholdPercent: "Threshold", windowMinutes: "Window", webhookUrl: "Webhook URL", kind: "Rule" } as const;
+
 function RuleForm({ rule, canEdit, save }: { rule: AlertRuleRow; canEdit: boolean; save: (input: unknown) => Promise<ActionResult> }) {
   const [threshold, setThreshold] = useState(String(rule.thresholdPercent));
   const [windowMinutes, setWindowMinutes] = useState(rule.windowMinutes === null ? "" : String(rule.windowMinutes));
@@ -80,7 +83,7 @@ function RuleForm({ rule, canEdit, save }: { rule: AlertRuleRow; canEdit: boolea
       </div>
       {result && (
         <p role={result.ok ? "status" : "alert"} className={`text-sm ${result.ok ? "text-green-700" : "text-red-600"}`}>
-          {result.ok ? result.message : result.issues?.length ? `Not saved. ${result.issues.map((i) => issueInWords(i)).join("; ")}.` : result.message}
+          {result.ok ? result.message : result.issues?.length ? `Not saved. ${result.issues.map((i) => issueInWords(i, LABELS)).join("; ")}.` : result.message}
         </p>
       )}
     </form>

@@ -7,7 +7,7 @@ describe("decision metrics", () => {
     for (let i = 0; i < 3; i++) m.recordDecision("denied", "free", "orders-read", 0.0002, "rate_limited");
     m.recordDecision("denied", "_", "*", 0.0001, "unknown_key");
     m.recordDecision("unavailable", "free", "orders-read", 0.0001, "store_unavailable");
-    m.recordDecision("allowed", "free", "orders-read", 0.0002);
+    m.recordDecision("allowed", "free", "orders-read", 0.0002, "ok");
     m.recordDecision("allowed", "free", "orders-read", 0.0002);
     const text = await m.registry.metrics();
     expect(text).toMatch(/^sluice_denials_total\{reason="rate_limited",tier="free",operation="orders-read"\} 3$/m);

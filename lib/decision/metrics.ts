@@ -4,11 +4,12 @@
  * unknown tenant's tier) — never a key, a tenant slug or an IP (docs/pitfalls.md: label cardinality).
  */
 import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from "prom-client";
-import { DENIAL_REASONS, type DenialReason } from "../policy/denial-reasons";
+import { DENIAL_REASONS } from "../policy/denial-reasons";
+import type { Reason } from "../policy/types";
 import type { BreakerState } from "./breaker";
 
 /** Each denial reason's slot in a cell's counts, computed once: a denial costs no string building. */
-const REASON_SLOT = Object.fromEntries(DENIAL_REASONS.map((r, i) => [r, i])) as Record<DenialReason, number>;
+const REASON_SLOT: Partial<Record<Reason, number>> = Object.fromEntries(DENIAL_REASONS.map((r, i) => [r, i]));
 
 export type MetricOutcome = "allowed" | "denied" | "shadow_denied" | "degraded" | "unavailable";
 
@@ -160,9 +161,9 @@ export class DecisionMetrics {
 
   /**
    * One decision: its count by outcome, tier and operation, its latency by outcome, and for a
-   * denial (`reason` not null) its count by reason.
+   * denial (`reason` a denial reason; null or `ok` for a decision that passed) its count by reason.
    */
-  recordDecision(outcome: MetricOutcome, tier: string, operation: string, seconds: number, reason: DenialReason | null = null): void {
+  recordDecision(outcome: MetricOutcome, tier: string, operation: string, seconds: number, reason: Reason | null = null): void {
     // Nested maps keyed by the policy's own strings: no label string built per decision.
     let byTier = this.decisionCounts.get(outcome);
     if (byTier === undefined) this.decisionCounts.set(outcome, (byTier = new Map()));
@@ -178,7 +179,8 @@ export class DecisionMetrics {
       byOperation.set(operation, (cell = { count: 0, byReason: null }));
     }
     cell.count++;
-    if (reason !== null) (cell.byReason ??= new Array<number>(DENIAL_REASONS.length).fill(0))[REASON_SLOT[reason]]!++;
+    const slot = reason === null ? undefined : REASON_SLOT[reason];
+    if (slot !== undefined) (cell.byReason ??= new Array<number>(DENIAL_REASONS.length).fill(0))[slot]!++;
     this.latency.series(outcome).observe(seconds);
   }
 

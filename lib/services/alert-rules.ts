@@ -86,22 +86,26 @@ const ruleInput = z
     if (spec.windowMinutes !== null && v.windowMinutes === null) ctx.addIssue({ code: "custom", path: ["windowMinutes"], message: "expected a number of minutes" });
   });
 
+/** A refused field: the message names it; the issue carries the reason alone, for the form to put under it. */
+function refused(field: string, reason: string): ServiceError {
+  return new ServiceError("invalid_request", `${field}: ${reason}`, { field, issues: [{ path: field, message: reason }] });
+}
+
 export async function saveAlertRule(db: Db, raw: unknown, editor: Editor, options: { allowPrivateWebhooks: boolean }): Promise<AlertRule> {
   if (!can(editor.role, "dashboards.read")) throw new ServiceError("forbidden", `the ${editor.role} role may not edit alert rules`);
   const parsed = ruleInput.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const field = issue.path.map(String).join(".") || "body";
-    throw new ServiceError("invalid_request", `${field}: ${issue.message}`, { field });
+    throw refused(issue.path.map(String).join(".") || "body", issue.message);
   }
   const { kind, thresholdPercent, windowMinutes } = parsed.data;
   const webhookUrl = parsed.data.webhookUrl === "" ? null : parsed.data.webhookUrl;
   if (webhookUrl !== null) {
-    if (!URL.canParse(webhookUrl)) throw new ServiceError("invalid_request", "webhookUrl: expected a URL such as https://hooks.example.com/sluice", { field: "webhookUrl" });
+    if (!URL.canParse(webhookUrl)) throw refused("webhookUrl", "expected a URL such as https://hooks.example.com/sluice");
     try {
       await assertDeliverable(webhookUrl, options.allowPrivateWebhooks);
     } catch (error) {
-      throw new ServiceError("invalid_request", `webhookUrl: ${error instanceof Error ? error.message : String(error)}`, { field: "webhookUrl" });
+      throw refused("webhookUrl", error instanceof Error ? error.message : String(error));
     }
   }
   const threshold = thresholdPercent / 100;
