@@ -3,4 +3,4 @@
 -- draft's order, and a tier the draft no longer had last. Versions published before this have none.
 
 -- AlterTable
-ALTER TABLE "PolicyVersion" ADD COLUMN "tierOrder" TEXT[] DEFAULT ARRAY[]::TEXT[];
+ALTER TABLE "PolicyVersion" ADD COLUMN "tierOrder" TEXT[];
