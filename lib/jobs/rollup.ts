@@ -26,13 +26,15 @@
  *    index, operation `error` with outcome redis_error|redis_timeout|breaker_open, and (the
  *    accuracy meter) operation `accuracy:<limit>` of its tier with outcome sampled|limit|exact,
  *    and the 429s by the limit that denied them, operation `limit:<tenant>|<operation>|<limit>`
- *    with outcome denied (one decision counts for one limit: a tenant's rows sum to its 429s).
+ *    with outcome denied (one decision counts for one limit: a tenant's rows sum to its 429s), and
+ *    one API key's denials by reason, operation `keyreason:<tenant>|<keyPrefix>|<reason>`.
  * Hours and days are maintained in the same transaction as the minute, so downsampling only has to
  * delete old minute rows (lib/jobs/downsample.ts) and every granularity is always exact.
  */
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "../db/client";
 import { DENIAL_REASON_PREFIX } from "../db/denial-repo";
+import { KEY_REASON_PREFIX } from "../db/key-usage-repo";
 import { keys, redisPrefix } from "../redis/keys";
 import { USAGE_OUTCOMES, type RedisLike } from "../redis/usage";
 import { parseUsageHash, type UsageMinute } from "../redis/usage-format";
@@ -164,6 +166,8 @@ export function rollupRows(usage: UsageMinute): RollupRow[] {
   for (const r of usage.limitDenials) add("", r.tier, `${LIMIT_DENIAL_PREFIX}${r.tenant}|${r.operation}|${r.limit}`, "denied", "", r.count);
   // Denials by the answer's reason (401, 403, 429, 503 told apart): system rows too.
   for (const r of usage.denialReasons ?? []) add("", r.tier, `${DENIAL_REASON_PREFIX}${r.tenant}|${r.reason}`, "denied", "", r.count);
+  // One API key's denials by reason (a key's own page): system rows as well.
+  for (const r of usage.keyDenialReasons ?? []) add("", tierOf.get(r.tenant) ?? "", `${KEY_REASON_PREFIX}${r.tenant}|${r.keyPrefix}|${r.reason}`, "denied", "", r.count);
   return [...rows.values()];
 }
 
