@@ -70,6 +70,8 @@ export default defineConfig({
       NEXTAUTH_URL: baseURL,
       NEXTAUTH_SECRET: "e2e-only-secret-not-for-production-0123456789",
       NEXT_TELEMETRY_DISABLED: "1",
+      // The Dashboards page links to it (no decision server runs in e2e; the link is what is checked).
+      SLUICE_METRICS_URL: "http://127.0.0.1:8787/metrics",
     },
   },
 });

@@ -1,4 +1,5 @@
 "use client";
+import Link from "next/link";
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
 import type { Column } from "./data-table";
@@ -11,6 +12,8 @@ export interface KeyRow {
   prefix: string;
   createdAt: string;
   revokedAt: string | null;
+  /** When the worker revokes it (a rotation's overlap); null: never. */
+  expiresAt: string | null;
 }
 
 const KEY_COLUMNS: Column[] = [
@@ -120,12 +123,22 @@ export function KeysPanel({
         rows={keys.map((k) => ({
           key: k.id,
           className: k.revokedAt ? "text-slate-400" : undefined,
-          values: { prefix: k.prefix, createdAt: new Date(k.createdAt), status: k.revokedAt ? "revoked" : "active" },
+          values: { name: k.name, prefix: k.prefix, createdAt: new Date(k.createdAt), status: k.revokedAt ? "revoked" : k.expiresAt ? "expiring" : "active" },
           cells: {
-            name: k.name,
+            name: (
+              <Link href={`/tenants/${slug}/keys/${k.id}`} className="text-indigo-700 hover:underline">
+                {k.name}
+              </Link>
+            ),
             prefix: `${k.prefix}…`,
             createdAt: formatTime(k.createdAt),
-            status: k.revokedAt ? `revoked ${formatTime(k.revokedAt)}` : <span className="badge bg-green-100 text-green-800">active</span>,
+            status: k.revokedAt ? (
+              `revoked ${formatTime(k.revokedAt)}`
+            ) : k.expiresAt ? (
+              <span className="badge bg-amber-100 text-amber-800">expires {formatTime(k.expiresAt)}</span>
+            ) : (
+              <span className="badge bg-green-100 text-green-800">active</span>
+            ),
             actions: canManage && !k.revokedAt && (
               <button
                 type="button"

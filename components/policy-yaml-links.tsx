@@ -16,7 +16,7 @@ export function PolicyYamlLinks({ liveVersion }: { liveVersion: number | null })
         </a>
       )}
       <span className="text-xs text-slate-500">
-        Apply a file with <code>sluice apply -f FILE --dry-run</code> (or <code>POST /api/v1/policy/apply?dryRun=1</code>) to see its plan first.
+        Apply a file below (roles that edit the draft), or with <code>sluice apply -f FILE --dry-run</code> (or <code>POST /api/v1/policy/apply?dryRun=1</code>) to see its plan first.
       </span>
     </p>
   );

@@ -178,6 +178,8 @@ const envSchema = z.object({
   ROLLUP_DOWNSAMPLE_AFTER_MS: z.coerce.number().int().min(3_600_000).default(7 * 86_400_000),
   /** HTTPS URL the worker POSTs newly opened alerts to (optional). */
   ALERT_WEBHOOK_URL: optionalUrl,
+  /** The decision servers' Prometheus metrics URL, linked from the Dashboards page (unset: no link, and the page says how to set it). */
+  SLUICE_METRICS_URL: optionalUrl,
   /** Allow alert webhooks to private/loopback addresses (tests only). */
   ALERT_WEBHOOK_ALLOW_PRIVATE: z.enum(["0", "1"]).default("0"),
   /** Signs customer portal links (`sluice portal-link`); unset: derived from NEXTAUTH_SECRET (the CLI and the control plane must agree). */

@@ -155,7 +155,7 @@ async function main(): Promise<void> {
   });
   startChild("worker", process.execPath, tsx("jobs.ts"), { cwd: ROOT, env: shared });
   startChild("web", nextBin, ["start", "-p", String(controlPort)], {
-    env: { ...shared, NEXTAUTH_URL: controlUrl, NODE_ENV: "production" },
+    env: { ...shared, NEXTAUTH_URL: controlUrl, NODE_ENV: "production", SLUICE_METRICS_URL: `${decisionUrl}/metrics` },
   });
 
   await waitForHttp(`${decisionUrl}/readyz`, 60_000);

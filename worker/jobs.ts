@@ -27,6 +27,7 @@ import { downsampleMinutes } from "../lib/jobs/downsample";
 import { reconcileQuotas } from "../lib/jobs/reconcile";
 import { drainClosedMinutes } from "../lib/jobs/rollup";
 import { evaluateAlerts } from "../lib/jobs/alerts";
+import { expireApiKeys } from "../lib/jobs/expire-api-keys";
 import { guardRollout } from "../lib/jobs/rollout-guard";
 import { deliverDueNotifications } from "../lib/jobs/quota-deliver";
 import { detectQuotaNotifications } from "../lib/jobs/quota-notify";
@@ -69,6 +70,9 @@ export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Recor
     const drained = await drainClosedMinutes({ db: deps.db, redis: deps.redis }, { nowMs });
     if (drained.slices > 0 || drained.alreadyDrained > 0) log("info", "rollup", { ...drained });
   }
+  // Every tick: a rotated key stops working at most one tick after its overlap ends.
+  const expired = await expireApiKeys({ db: deps.db, redis: deps.redis }, { nowMs });
+  if (expired.length > 0) log("info", "API keys expired and revoked", { keys: expired });
   const due = (job: keyof typeof EVERY) => {
     if ((last[job] ?? 0) + EVERY[job] > nowMs) return false;
     last[job] = nowMs;

@@ -3,6 +3,7 @@ import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { parseCustomRange, parseDashboardRange } from "@/lib/services/usage-dashboard";
 import { DashboardAccuracy } from "./accuracy";
+import { AlertRulesSection } from "./alert-rules";
 import { DeniedByLimit } from "./denied-by-limit";
 import { RangeError, UsagePanels } from "./panels";
 
@@ -46,6 +47,9 @@ export default async function DashboardsPage({ searchParams }: { searchParams: P
       ) : (
         <RangeError message={range.message} value={range.value} basePath="/dashboards" />
       )}
+      <div className="mt-6">
+        <AlertRulesSection principal={principal} />
+      </div>
     </>
   );
 }

@@ -81,7 +81,7 @@ export function ReplayPanel({ replay, tenant }: { replay: Replay; /** Highlight 
         <ul className="mt-1 list-disc pl-5">
           <li>{ARRIVAL_MODEL}</li>
           <li>Client addresses are not recorded, so limits on scope ip are not replayed; concurrency limits depend on how long requests take and are not replayed either.</li>
-          <li>Monthly quotas are projected, not replayed: month-to-date use plus what each version admits per day of the replayed traffic.</li>
+          <li>Monthly quotas are projected, not replayed: month-to-date use at its rate so far (the tenant page&apos;s projection), the draft&apos;s use scaled by what it admits of the replayed traffic against the live version.</li>
           <li>A denied request is replayed as demand: a client that retried after a 429 counts again.</li>
         </ul>
       </details>

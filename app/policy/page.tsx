@@ -5,6 +5,7 @@ import { diffPolicies, type DiffLine } from "@/components/policy-diff";
 import { DiscardDraftButton, PublishPanel, RollbackButton } from "@/components/publish-panel";
 import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
 import { PolicyYamlLinks } from "@/components/policy-yaml-links";
+import { ApplyPolicyFile } from "@/components/apply-policy-file";
 import { can } from "@/lib/auth/permissions";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
@@ -15,6 +16,7 @@ import { certificationsOf } from "@/lib/services/certification-view";
 import { readDraftState, readVersionPair } from "@/lib/services/draft-view";
 import { replayDraftAction } from "../justify/actions";
 import { discardDraftAction, publishAction, rollbackAction } from "./actions";
+import { applyPolicyFileAction, previewPolicyFileAction } from "./file-actions";
 import { RolloutPanel } from "@/components/rollout-panel";
 import { rolloutStatus } from "@/lib/services/rollout/control-rollout";
 import { rolloutAction, startRolloutAction } from "./rollout-actions";
@@ -116,6 +118,14 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
             )}
           </Section>
           {draft && live && can(principal.role, "usage.read") && <ReplayPanel replay={replayDraftAction} />}
+          {canEdit && (
+            <Section
+              title="Apply a policy file"
+              description="Make the draft hold exactly the policy of a file, as sluice apply -f does: what the file leaves out is deleted (API keys excepted). The dry run shows every change first; nothing is live until you publish."
+            >
+              <ApplyPolicyFile preview={previewPolicyFileAction} apply={applyPolicyFileAction} />
+            </Section>
+          )}
         </div>
         <div>
           <Section title="Publish">

@@ -31,7 +31,11 @@ export default async function SearchPage({ searchParams }: { searchParams: Promi
           <p className="card text-sm" data-testid="search-exact">
             {results.exact ? (
               <>
-                This is API key <strong>{results.exact.name}</strong> (<span className="font-mono text-xs">{results.exact.prefix}…</span>) of tenant{" "}
+                This is API key{" "}
+                <Link href={`/tenants/${results.exact.tenant}/keys/${results.exact.id}`} className="font-semibold text-indigo-700 hover:underline" data-testid="search-exact-key">
+                  {results.exact.name}
+                </Link>{" "}
+                (<span className="font-mono text-xs">{results.exact.prefix}…</span>) of tenant{" "}
                 <Link href={`/tenants/${results.exact.tenant}`} className="text-indigo-700 hover:underline">
                   {results.exact.tenant}
                 </Link>
@@ -72,7 +76,9 @@ export default async function SearchPage({ searchParams }: { searchParams: Promi
             {results.keys.map((k) => (
               <li key={`${k.tenant}/${k.name}`} className="flex flex-wrap items-center gap-x-3 gap-y-1 px-4 py-2 text-sm">
                 <span className="font-mono text-xs">{k.prefix}…</span>
-                <span>{k.name}</span>
+                <Link href={`/tenants/${k.tenant}/keys/${k.id}`} className="text-indigo-700 hover:underline">
+                  {k.name}
+                </Link>
                 {k.revoked && <span className="badge">revoked</span>}
                 <Link href={`/tenants/${k.tenant}`} className="ml-auto text-indigo-700 hover:underline">
                   {k.tenant}

@@ -18,7 +18,7 @@ export const ACTIONS = [
   "keys.manage",
   /** Set the default failure mode and per-operation failure modes. */
   "failure_mode.set",
-  /** Act on the dashboards' alerts: acknowledge and silence them (reading dashboards is usage.read). */
+  /** Act on the dashboards' alerts: acknowledge and silence them, edit the alert rules (reading dashboards is usage.read). */
   "dashboards.read",
   /** Read usage series, top consumers and quota burn. */
   "usage.read",
@@ -53,7 +53,7 @@ export const ACTION_LABELS: Record<Action, string> = {
   "policy.publish": "publish or roll back the policy",
   "keys.manage": "create and revoke API keys",
   "failure_mode.set": "set failure modes",
-  "dashboards.read": "acknowledge and silence alerts",
+  "dashboards.read": "acknowledge and silence alerts, edit alert rules",
   "usage.read": "read usage (Dashboards, Billing, Advisor)",
   "billing.export": "export billing data",
   "audit.read": "read the audit log",

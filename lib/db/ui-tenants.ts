@@ -88,7 +88,7 @@ export interface TenantDetail {
     overage: string | null;
     expiresAt: Date | null;
   }[];
-  keys: { id: string; name: string; prefix: string; createdAt: Date; revokedAt: Date | null }[];
+  keys: { id: string; name: string; prefix: string; createdAt: Date; revokedAt: Date | null; expiresAt: Date | null }[];
 }
 
 export async function getTenantDetail(db: PrismaClient, slug: string): Promise<TenantDetail | null> {
@@ -99,7 +99,7 @@ export async function getTenantDetail(db: PrismaClient, slug: string): Promise<T
     db.apiKey.findMany({
       where: { tenantId: tenant.id },
       orderBy: [{ revokedAt: { sort: "desc", nulls: "first" } }, { createdAt: "desc" }],
-      select: { id: true, name: true, prefix: true, createdAt: true, revokedAt: true },
+      select: { id: true, name: true, prefix: true, createdAt: true, revokedAt: true, expiresAt: true },
     }),
   ]);
   return {

@@ -308,6 +308,9 @@ describe("decision server", () => {
   it("metrics: decisions by outcome/tier/operation, latency, breaker, policy version; never a key or IP label", async () => {
     const text = await (await fetch(`${server.url}/metrics`)).text();
     expect(text).toMatch(/sluice_decisions_total\{outcome="denied",tier="free",operation="orders-read"\} \d+/);
+    // The denials again, by the answer's reason (a bounded label: the decision API's reasons).
+    expect(text).toMatch(/sluice_denials_total\{reason="rate_limited",tier="free",operation="orders-read"\} \d+/);
+    for (const m of text.matchAll(/sluice_denials_total\{reason="([^"]+)"/g)) expect(["rate_limited", "quota_exhausted", "concurrency_limited", "cost_exceeds_limit", "unknown_key", "tenant_suspended", "store_unavailable"]).toContain(m[1]);
     expect(text).toContain("sluice_decision_duration_seconds_bucket");
     expect(text).toContain("sluice_breaker_state 0");
     expect(text).toMatch(/sluice_policy_version 3/);

@@ -355,7 +355,7 @@ export class DecisionEngine {
     const metricOutcome: MetricOutcome = answer.status === 503 ? "unavailable" : outcome;
     const m = this.deps.metrics;
     if (m) {
-      m.recordDecision(metricOutcome, answer.tier ?? "_", answer.operation ?? "*", latencyMs / 1000);
+      m.recordDecision(metricOutcome, answer.tier ?? "_", answer.operation ?? "*", latencyMs / 1000, answer.allowed ? null : answer.reason);
       m.recordVersion(answer.policyVersion, metricOutcome);
       if (accuracy) for (const a of accuracy) m.recordAccuracy(answer.tier ?? "_", a);
     }

@@ -4,13 +4,19 @@
  * unknown tenant's tier) — never a key, a tenant slug or an IP (docs/pitfalls.md: label cardinality).
  */
 import { Counter, Gauge, type Metric, Registry, collectDefaultMetrics } from "prom-client";
+import { DENIAL_REASONS } from "../policy/denial-reasons";
+import type { Reason } from "../policy/types";
 import type { BreakerState } from "./breaker";
+
+/** Each denial reason's slot in a cell's counts, computed once: a denial costs no string building. */
+const REASON_SLOT: Partial<Record<Reason, number>> = Object.fromEntries(DENIAL_REASONS.map((r, i) => [r, i]));
 
 export type MetricOutcome = "allowed" | "denied" | "shadow_denied" | "degraded" | "unavailable";
 
 export class DecisionMetrics {
   readonly registry = new Registry();
   readonly decisions: Counter<"outcome" | "tier" | "operation">;
+  readonly denials: Counter<"reason" | "tier" | "operation">;
   readonly latency: LatencyHistogram;
   readonly redisErrors: Counter<"kind">;
   readonly breakerState: Gauge;
@@ -30,6 +36,15 @@ export class DecisionMetrics {
       name: "sluice_decisions_total",
       help: "Decisions made, by outcome, tier and operation.",
       labelNames: ["outcome", "tier", "operation"],
+      registers: [this.registry],
+      collect: flushDecisions,
+    });
+    // The decision API's reasons (a bounded set: lib/policy/denial-reasons.ts), so a 429 share can
+    // count 429s only, as the dashboards do.
+    this.denials = new Counter({
+      name: "sluice_denials_total",
+      help: "Denied decisions (401, 403, 429, 503), by the answer's reason, tier and operation.",
+      labelNames: ["reason", "tier", "operation"],
       registers: [this.registry],
       collect: flushDecisions,
     });
@@ -135,7 +150,8 @@ export class DecisionMetrics {
   // decision); prom-client's counters are brought up to date when /metrics is read (their
   // collect()), and the latency histogram is this file's own (LatencyHistogram), so every scrape
   // shows exactly the decisions made until then.
-  private readonly decisionCounts = new Map<string, Map<string, Map<string, { count: number }>>>();
+  /** outcome → tier → operation → the count, and (denials) the count per reason slot. */
+  private readonly decisionCounts = new Map<string, Map<string, Map<string, { count: number; byReason: number[] | null }>>>();
   private readonly cacheHitCounts = { deny: 0, key: 0 };
 
   /** An answer taken from a local cache instead of Redis. */
@@ -143,8 +159,11 @@ export class DecisionMetrics {
     this.cacheHitCounts[cache]++;
   }
 
-  /** One decision: its count by outcome, tier and operation, and its latency by outcome. */
-  recordDecision(outcome: MetricOutcome, tier: string, operation: string, seconds: number): void {
+  /**
+   * One decision: its count by outcome, tier and operation, its latency by outcome, and for a
+   * denial (`reason` a denial reason; null or `ok` for a decision that passed) its count by reason.
+   */
+  recordDecision(outcome: MetricOutcome, tier: string, operation: string, seconds: number, reason: Reason | null = null): void {
     // Nested maps keyed by the policy's own strings: no label string built per decision.
     let byTier = this.decisionCounts.get(outcome);
     if (byTier === undefined) this.decisionCounts.set(outcome, (byTier = new Map()));
@@ -157,9 +176,11 @@ export class DecisionMetrics {
     let cell = byOperation.get(operation);
     if (cell === undefined) {
       if (byOperation.size >= 1_000) this.flushDecisions();
-      byOperation.set(operation, (cell = { count: 0 }));
+      byOperation.set(operation, (cell = { count: 0, byReason: null }));
     }
     cell.count++;
+    const slot = reason === null ? undefined : REASON_SLOT[reason];
+    if (slot !== undefined) (cell.byReason ??= new Array<number>(DENIAL_REASONS.length).fill(0))[slot]!++;
     this.latency.series(outcome).observe(seconds);
   }
 
@@ -167,7 +188,10 @@ export class DecisionMetrics {
   private flushDecisions(): void {
     for (const [outcome, byTier] of this.decisionCounts) {
       for (const [tier, byOperation] of byTier) {
-        for (const [operation, cell] of byOperation) if (cell.count > 0) this.decisions.inc({ outcome, tier, operation }, cell.count);
+        for (const [operation, cell] of byOperation) {
+          if (cell.count > 0) this.decisions.inc({ outcome, tier, operation }, cell.count);
+          cell.byReason?.forEach((n, i) => n > 0 && this.denials.inc({ reason: DENIAL_REASONS[i]!, tier, operation }, n));
+        }
       }
     }
     this.decisionCounts.clear();

@@ -1,13 +1,15 @@
 /**
- * Alerts, evaluated by the worker every minute over the drained rollups:
- *  - `deny_share`: the 429 share of a tier or tenant over the last 5 complete minutes rising above
- *    its trailing baseline (the 60 minutes before): share > max(5 %, 2 × baseline, baseline + 10
- *    points), with at least 20 decisions in the window. It counts 429s only (the reasons
+ * Alerts, evaluated by the worker every minute over the drained rollups, by the rules edited on the
+ * Dashboards page (lib/services/alert-rules.ts: threshold, window and webhook; the defaults below):
+ *  - `deny_share`: the 429 share of a tier or tenant over the last 5 complete minutes (the rule's
+ *    window) rising above its trailing baseline (the 60 minutes before): share > max(5 % (the rule's
+ *    threshold), 2 × baseline, baseline + 10 points), with at least 20 decisions in the window. It counts 429s only (the reasons
  *    rate_limited, quota_exhausted, concurrency_limited, cost_exceeds_limit, as the decision
  *    servers record them): a suspended tenant's 403s, unknown keys' 401s and fail-closed 503s are
  *    not a limit denying, and a share already at 100 % in the baseline has a threshold above 100 %;
- *  - `quota_80` / `quota_100`: a monthly quota at 80 % / 100 % of its limit;
- *  - `redis_errors`: store errors + timeouts ≥ 1 % of decisions in the window, or any breaker opening;
+ *  - `quota_80` / `quota_100`: a monthly quota at 80 % (the quota rule's threshold) / 100 % of its limit;
+ *  - `redis_errors`: store errors + timeouts ≥ 1 % (the rule's threshold) of decisions in its window
+ *    (5 minutes), or any breaker opening;
  *  - `accuracy_divergence`: over the last 15 minutes, a limit's admissions diverge from the accuracy
  *    meter's exact log (lib/services/accuracy-report.ts) by more than the policy's tolerance (the
  *    requirements block; default 5 %), with at least 100 admissions by the log.
@@ -21,11 +23,11 @@ import { DENIAL_REASON_PREFIX } from "../db/denial-repo";
 import { pgTs } from "../db/usage-repo";
 import { REASONS_429 } from "../policy/denial-reasons";
 import { activeSilences } from "../services/alert-actions";
+import { defaultAlertRules, readAlertRules, type AlertRule, type AlertRuleKind } from "../services/alert-rules";
 import { deliverWebhook } from "../services/alert-webhook";
 import { accuracyByLimit } from "../services/accuracy-report";
 import { getQuotas } from "../services/usage-query";
 
-export const ALERT_WINDOW_MS = 5 * 60_000;
 export const ALERT_BASELINE_MS = 60 * 60_000;
 export const ALERT_MIN_DECISIONS = 20;
 
@@ -41,9 +43,9 @@ export interface Condition {
   message: string;
 }
 
-/** The deny-share rule, pure: fires when the window's share is abnormal against the baseline. */
-export function denyShareThreshold(baselineShare: number): number {
-  return Math.max(0.05, 2 * baselineShare, baselineShare + 0.1);
+/** The deny-share rule, pure: fires when the window's share is abnormal against the baseline (`floor`: the rule's threshold). */
+export function denyShareThreshold(baselineShare: number, floor = 0.05): number {
+  return Math.max(floor, 2 * baselineShare, baselineShare + 0.1);
 }
 
 function pct(x: number): string {
@@ -91,14 +93,25 @@ async function shares(db: Db, fromMs: number, toMs: number): Promise<Map<string,
  * against that resolved it while its share was still 58–62 %. An alert stays open while the share
  * it watches is above the threshold it opened with.
  */
-export function denyShareJudge(baselineShare: number, openThreshold: number | undefined): number {
-  return openThreshold ?? denyShareThreshold(baselineShare);
+export function denyShareJudge(baselineShare: number, openThreshold: number | undefined, floor?: number): number {
+  return openThreshold ?? denyShareThreshold(baselineShare, floor);
+}
+
+/** The rule an alert kind is judged and delivered by. */
+function ruleOf(kind: AlertKind): AlertRuleKind | null {
+  return kind === "deny_share" || kind === "redis_errors" ? kind : kind === "quota_80" || kind === "quota_100" ? "quota" : null;
 }
 
 /** `openThresholds`: `<kind>|<subject>` → threshold of the alerts open now (see denyShareJudge). */
-export async function currentConditions(db: Db, nowMs: number, openThresholds: ReadonlyMap<string, number> = new Map()): Promise<Condition[]> {
+export async function currentConditions(
+  db: Db,
+  nowMs: number,
+  openThresholds: ReadonlyMap<string, number> = new Map(),
+  rules: Record<AlertRuleKind, AlertRule> = defaultAlertRules(),
+): Promise<Condition[]> {
   const windowEnd = Math.floor(nowMs / 60_000) * 60_000;
-  const windowStart = windowEnd - ALERT_WINDOW_MS;
+  const denyWindowMs = (rules.deny_share.windowMinutes ?? 5) * 60_000;
+  const windowStart = windowEnd - denyWindowMs;
   const window = await shares(db, windowStart, windowEnd);
   const baseline = await shares(db, windowStart - ALERT_BASELINE_MS, windowStart);
   const out: Condition[] = [];
@@ -109,14 +122,14 @@ export async function currentConditions(db: Db, nowMs: number, openThresholds: R
     const share = w.denied / w.total;
     const isTier = tenant.startsWith("*:");
     const subject = isTier ? `tier:${tenant.slice(2)}` : `tenant:${tenant}`;
-    const threshold = denyShareJudge(baseShare, openThresholds.get(`deny_share|${subject}`));
+    const threshold = denyShareJudge(baseShare, openThresholds.get(`deny_share|${subject}`), rules.deny_share.threshold);
     if (share <= threshold) continue;
     out.push({
       kind: "deny_share",
       subject,
       value: share,
       threshold,
-      message: `429 share of ${isTier ? "tier" : "tenant"} ${isTier ? tenant.slice(2) : tenant} is ${pct(share)} over the last 5 min (baseline ${pct(baseShare)}, threshold ${pct(threshold)})`,
+      message: `429 share of ${isTier ? "tier" : "tenant"} ${isTier ? tenant.slice(2) : tenant} is ${pct(share)} over the last ${denyWindowMs / 60_000} min (baseline ${pct(baseShare)}, threshold ${pct(threshold)})`,
     });
   }
 
@@ -125,23 +138,24 @@ export async function currentConditions(db: Db, nowMs: number, openThresholds: R
     // A retired quota enforces nothing any more: no alert on it.
     if (q.retired) continue;
     if (q.usedShare >= 1) out.push({ kind: "quota_100", subject: `${q.tenant}/${q.quotaId}`, value: q.usedShare, threshold: 1, message: `${q.tenant} used ${pct(q.usedShare)} of its ${q.operation} monthly quota (${q.used}/${q.limit})` });
-    else if (q.usedShare >= 0.8) out.push({ kind: "quota_80", subject: `${q.tenant}/${q.quotaId}`, value: q.usedShare, threshold: 0.8, message: `${q.tenant} used ${pct(q.usedShare)} of its ${q.operation} monthly quota (${q.used}/${q.limit})` });
+    else if (q.usedShare >= rules.quota.threshold) out.push({ kind: "quota_80", subject: `${q.tenant}/${q.quotaId}`, value: q.usedShare, threshold: rules.quota.threshold, message: `${q.tenant} used ${pct(q.usedShare)} of its ${q.operation} monthly quota (${q.used}/${q.limit})` });
   }
 
+  const errorWindowMinutes = rules.redis_errors.windowMinutes ?? 5;
   const [errors] = await db.$queryRawUnsafe<{ errors: bigint; breaker: bigint; decisions: bigint }[]>(
     `SELECT coalesce(sum("count") FILTER (WHERE "tenant" = '' AND "operation" = 'error' AND "outcome" IN ('redis_error', 'redis_timeout')), 0)::bigint AS errors,
             coalesce(sum("count") FILTER (WHERE "tenant" = '' AND "operation" = 'error' AND "outcome" = 'breaker_open'), 0)::bigint AS breaker,
             coalesce(sum("count") FILTER (WHERE "tenant" LIKE '*:%'), 0)::bigint AS decisions
        FROM "UsageRollup" WHERE "granularity" = 'minute' AND "bucketStart" >= $1::timestamp(3) AND "bucketStart" < $2::timestamp(3)`,
-    pgTs(windowStart),
+    pgTs(windowEnd - errorWindowMinutes * 60_000),
     pgTs(windowEnd),
   );
   const errorCount = Number(errors?.errors ?? 0);
   const decisions = Number(errors?.decisions ?? 0);
   const breaker = Number(errors?.breaker ?? 0);
   const rate = decisions > 0 ? errorCount / decisions : errorCount > 0 ? 1 : 0;
-  if ((errorCount > 0 && rate >= 0.01) || breaker > 0) {
-    out.push({ kind: "redis_errors", subject: "redis", value: rate, threshold: 0.01, message: `Redis errors and timeouts: ${errorCount} in 5 min (${pct(rate)} of decisions), breaker openings: ${breaker}` });
+  if ((errorCount > 0 && rate >= rules.redis_errors.threshold) || breaker > 0) {
+    out.push({ kind: "redis_errors", subject: "redis", value: rate, threshold: rules.redis_errors.threshold, message: `Redis errors and timeouts: ${errorCount} in ${errorWindowMinutes} min (${pct(rate)} of decisions), breaker openings: ${breaker}` });
   }
   for (const a of await accuracyByLimit(db, { fromMs: windowEnd - ACCURACY_ALERT_WINDOW_MS, toMs: windowEnd, granularity: "minute" })) {
     if (a.tolerance === null || a.divergence === null || a.exactAdmitted < ACCURACY_ALERT_MIN_ADMISSIONS || a.divergence <= a.tolerance) continue;
@@ -171,7 +185,8 @@ export async function evaluateAlerts(
 ): Promise<OpenedAlert[]> {
   // A rollout's guardrail alert is the rollout guard's (lib/jobs/rollout-guard.ts), not a condition of this evaluation.
   const open = await db.alertEvent.findMany({ where: { resolvedAt: null, kind: { not: "rollout_guardrail" } } });
-  const conditions = await currentConditions(db, nowMs, new Map(open.map((a) => [`${a.kind}|${a.subject}`, a.threshold])));
+  const rules = await readAlertRules(db);
+  const conditions = await currentConditions(db, nowMs, new Map(open.map((a) => [`${a.kind}|${a.subject}`, a.threshold])), rules);
   const now = new Date(nowMs);
   const opened: OpenedAlert[] = [];
   const seen = new Set<string>();
@@ -196,15 +211,22 @@ export async function evaluateAlerts(
   for (const a of open) {
     if (!seen.has(`${a.kind}|${a.subject}`)) await db.alertEvent.update({ where: { id: a.id }, data: { resolvedAt: now } });
   }
-  if (webhookUrl) {
-    const silences = opened.length ? await activeSilences(db, nowMs) : new Map<string, { until: Date }>();
+  // Each alert goes to its rule's webhook, else the worker's.
+  const destination = (kind: AlertKind) => {
+    const rule = ruleOf(kind);
+    return (rule ? rules[rule].webhookUrl : null) ?? webhookUrl;
+  };
+  if (opened.some((a) => destination(a.kind))) {
+    const silences = await activeSilences(db, nowMs);
     for (const a of opened) {
+      const url = destination(a.kind);
+      if (!url) continue;
       const silence = silences.get(`${a.kind}|${a.subject}`);
       if (silence) {
         await db.alertEvent.update({ where: { id: a.id }, data: { webhookStatus: `silenced until ${silence.until.toISOString()}` } });
         continue;
       }
-      const result = await deliverWebhook(webhookUrl, { type: "sluice.alert.opened", ...a, policyDiff: a.policyVersion ? `/policy?version=${a.policyVersion}` : null }, { allowPrivate: allowPrivateWebhooks });
+      const result = await deliverWebhook(url, { type: "sluice.alert.opened", ...a, policyDiff: a.policyVersion ? `/policy?version=${a.policyVersion}` : null }, { allowPrivate: allowPrivateWebhooks });
       await db.alertEvent.update({ where: { id: a.id }, data: { webhookStatus: result.ok ? `delivered (${result.attempts})` : `failed: ${result.error ?? "unknown"}` } });
     }
   }

@@ -18,6 +18,7 @@
  * | `a|<tier>|<limit>|<sampled|limit|exact>`       | the accuracy meter: sampled decisions, and those the limit / an exact log admitted |
  * | `r|<tenant>|<tier>|<operation>|<limitName>`    | decisions denied (429) by that limit: the 429s broken down by the check that denied them |
  * | `n|<tenant>|<tier>|<reason>`                   | denied decisions by the answer's reason (`rate_limited`, `unknown_key`, `tenant_suspended`, …) |
+ * | `kn|<tenant>|<keyPrefix>|<reason>`             | one API key's denied decisions by the answer's reason (a key's own page) |
  *
  * - `<tenant>` is the tenant slug, `_` when the key was unknown; `<tier>` is the tier name or `_`;
  *   `<operation>` is the resolved operation name, `*` when no operation matched. `|` never occurs in
@@ -45,6 +46,9 @@
  *   (docs/decision-api.md), so a tenant's `n|` fields sum to its `denied` decisions and a 429
  *   share can count 429s only. Added 2026-12-06; minutes written before it have none (their
  *   denials are "reason not recorded"), and older readers skip it.
+ * - `kn|…` is written beside the `n|…` field of a denial that named a tenant and an API key:
+ *   `<keyPrefix>` as in `k|…`, `<reason>` as in `n|…`, so a key's `kn|` fields sum to its
+ *   `k|…|denied`. Added 2026-12-08; older minutes have none, and older readers skip it.
  * - `a|…` (lib/decision/accuracy.ts): `<limit>` is the limit's name (`free-api_key`), one field
  *   triple per tier and approximate limit whose subjects the meter samples. Added 2026-12-03.
  *
@@ -85,6 +89,7 @@ export const usageFields = {
     `x|${clean(tenant)}|${clean(tier)}|${clean(operation)}|${outcome}`,
   limitDenied: (tenant: string, tier: string, operation: string, limit: string) => `r|${clean(tenant)}|${clean(tier)}|${clean(operation)}|${clean(limit)}`,
   denialReason: (tenant: string, tier: string, reason: string) => `n|${clean(tenant)}|${clean(tier)}|${clean(reason)}`,
+  keyDenialReason: (tenant: string, keyPrefix: string, reason: string) => `kn|${clean(tenant)}|${clean(keyPrefix)}|${clean(reason)}`,
   accuracy: (tier: string, limit: string, what: AccuracyCount) => `a|${clean(tier)}|${clean(limit)}|${what}`,
 };
 
@@ -108,6 +113,8 @@ export interface UsageMinute {
   accuracy: { tier: string; limit: string; what: AccuracyCount; count: number }[];
   /** Denied decisions by the answer's reason, per tenant (`_`: none resolved) and tier (`n|` fields); absent or empty before they were recorded. */
   denialReasons?: { tenant: string; tier: string; reason: string; count: number }[];
+  /** One API key's denied decisions by the answer's reason (`kn|` fields); absent or empty before they were recorded. */
+  keyDenialReasons?: { tenant: string; keyPrefix: string; reason: string; count: number }[];
   /**
    * Passed decisions' units beyond one each (`x|` fields): a decision row's units are its count
    * plus the matching extra units. Hashes written before this field existed have none (cost 1).
@@ -131,6 +138,7 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
     accuracy: [],
     extraUnits: [],
     denialReasons: [],
+    keyDenialReasons: [],
   };
   for (const [field, raw] of Object.entries(hash)) {
     const count = Number(raw);
@@ -166,6 +174,9 @@ export function parseUsageHash(minute: number, hash: Record<string, string>): Us
     } else if (parts[0] === "n" && parts.length === 4) {
       if (parts[1] === "" || parts[3] === "") continue;
       (out.denialReasons ??= []).push({ tenant: parts[1]!, tier: parts[2]!, reason: parts[3]!, count });
+    } else if (parts[0] === "kn" && parts.length === 4) {
+      if (parts[1] === "" || parts[2] === "" || parts[3] === "") continue;
+      (out.keyDenialReasons ??= []).push({ tenant: parts[1]!, keyPrefix: parts[2]!, reason: parts[3]!, count });
     } else if (parts[0] === "a" && parts.length === 4) {
       const what = parts[3] as AccuracyCount;
       if (!ACCURACY_COUNTS.includes(what) || parts[2] === "") continue;

@@ -171,7 +171,11 @@ export class UsageRecorder implements UsageSink {
     if (event.deniedLimit && event.outcome === "denied" && event.tenant !== null) {
       this.add(minute, usageFields.limitDenied(tenant, event.tier ?? "_", event.operation ?? "*", event.deniedLimit));
     }
-    if (event.deniedReason && event.outcome === "denied") this.add(minute, usageFields.denialReason(tenant, event.tier ?? "_", event.deniedReason));
+    if (event.deniedReason && event.outcome === "denied") {
+      this.add(minute, usageFields.denialReason(tenant, event.tier ?? "_", event.deniedReason));
+      // Per key too (a key's own page): only where a tenant and a key were named.
+      if (event.tenant !== null && event.keyPrefix !== null) this.add(minute, usageFields.keyDenialReason(tenant, event.keyPrefix, event.deniedReason));
+    }
     if (event.accuracy) {
       const tier = event.tier ?? "_";
       for (const a of event.accuracy) {

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import type { PrismaClient } from "../generated/prisma/client";
+import type { Tx } from "../db/client";
 import { naturalKeys } from "../policy/plan";
 import { indexApiKey, type RedisLike } from "../redis/policy";
 import { editPolicy, tenantIn, type Editor } from "./edit-policy";
@@ -30,10 +31,15 @@ export interface CreatedApiKey {
   key: string;
 }
 
+/**
+ * `afterCreate` runs in the same transaction with the new key's id (a rotation links the two keys
+ * there); a throw creates nothing.
+ */
 export async function createApiKey(
   deps: { db: PrismaClient; redis?: RedisLike | null },
   input: { tenant: string; name?: string },
   editor: Editor,
+  options: { afterCreate?: (tx: Tx, keyId: string) => Promise<void> } = {},
 ): Promise<CreatedApiKey> {
   const parsed = inputSchema.safeParse(input);
   if (!parsed.success) {
@@ -56,8 +62,13 @@ export async function createApiKey(
       return draft;
     },
     editor,
-    // Inside the transaction: if Redis refuses (every region's, with SLUICE_REGIONS), the key is not created at all.
-    { afterWrite: async (tx) => void (deps.redis && (await writeEveryRegion(tx, deps.redis, "indexing the key", (r) => indexApiKey(r, hash, tenant)))) },
+    {
+      afterWrite: async (tx, written) => {
+        await options.afterCreate?.(tx, written.ids.key.get(naturalKeys.key(tenant, name)) ?? "");
+        // Inside the transaction: if Redis refuses (every region's, with SLUICE_REGIONS), the key is not created at all.
+        if (deps.redis) await writeEveryRegion(tx, deps.redis, "indexing the key", (r) => indexApiKey(r, hash, tenant));
+      },
+    },
   );
   return { id: result.ids.key.get(naturalKeys.key(tenant, name)) ?? "", tenant, name, prefix, key };
 }

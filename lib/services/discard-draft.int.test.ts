@@ -124,3 +124,34 @@ describe("rollback resets the draft", () => {
     expect(await db.auditEntry.count({ where: { action: "tier.delete", actor: product.actor } })).toBe(1);
   });
 });
+
+describe("the tiers' order after a rollback or a discard (#29, defect 7)", () => {
+  const BASIC = `  - name: basic\n    weight: 2\n    limits:\n      - { operation: "*", scope: api_key, algorithm: fixed_window, limit: 50, window: 1m }\n`;
+  const withBasic = DEMO.replace("  - name: pro\n", `${BASIC}  - name: pro\n`);
+  const tierNames = async () => (await db.tier.findMany({ orderBy: [{ position: "asc" }, { name: "asc" }], select: { name: true } })).map((t) => t.name);
+
+  it("a rollback puts the tiers back in the order that version was published in, also a tier the draft had dropped", async () => {
+    expect(withBasic).not.toBe(DEMO);
+    await applyPolicyFile(db, withBasic, { actor });
+    const v1 = await publishPolicy({ db, redis }, { actor });
+    expect(await tierNames()).toEqual(["free", "basic", "pro", "enterprise"]);
+    expect((await db.policyVersion.findUniqueOrThrow({ where: { version: v1.version } })).tierOrder).toEqual(["free", "basic", "pro", "enterprise"]);
+    // v2 drops basic.
+    await applyPolicyFile(db, DEMO, { actor });
+    await publishPolicy({ db, redis }, { actor });
+    expect(await tierNames()).toEqual(["free", "pro", "enterprise"]);
+    const back = await rollbackPolicy({ db, redis }, { actor: product.actor, toVersion: v1.version });
+    expect(await tierNames()).toEqual(["free", "basic", "pro", "enterprise"]);
+    expect((await db.policyVersion.findUniqueOrThrow({ where: { version: back.version } })).tierOrder).toEqual(["free", "basic", "pro", "enterprise"]);
+  });
+
+  it("discarding the draft undoes a reordering of the tiers, and counts it", async () => {
+    await publishPolicy({ db, redis }, { actor });
+    const reordered = DEMO.replace(/( {2}- name: pro\n[\s\S]*?)( {2}- name: enterprise\n[\s\S]*?)(\nglobalCaps:)/, "$2$1$3");
+    await applyPolicyFile(db, reordered, { actor });
+    expect(await tierNames()).toEqual(["free", "enterprise", "pro"]);
+    const discarded = await discardDraft(db, product);
+    expect(discarded.changes).toBeGreaterThan(0);
+    expect(await tierNames()).toEqual(["free", "pro", "enterprise"]);
+  });
+});

@@ -16,18 +16,31 @@ import type { Tx } from "../db/client";
 import type { CompiledPolicy, CompiledPolicyBody } from "../policy/compiled";
 import { bodyOf } from "../policy/compile";
 import { specFromDocument } from "../policy/decompile";
+import { orderByNames } from "../policy/order";
 import { editPolicy, editPolicyIn, type DraftEdit, type EditResult, type Editor } from "./edit-policy";
 import { ServiceError } from "./errors";
 import { readPublishedVersion } from "./published-version";
 import { refuseDuringRollout } from "./rollout/refuse-during-rollout";
 
-/** The edit that turns any draft into `doc`, keeping the draft's spelling where it compiles the same. */
-export function resetTo(doc: CompiledPolicyBody): DraftEdit {
+/**
+ * The edit that turns any draft into `doc`, keeping the draft's spelling where it compiles the same,
+ * and the tiers in the order the version was published in (`tierOrder`; empty for versions
+ * published before it was kept: the draft's order then).
+ */
+export function resetTo(doc: CompiledPolicyBody, tierOrder: readonly string[] = []): DraftEdit {
   const body = bodyOf(doc);
-  return (draft) => ({
-    spec: specFromDocument(body, draft.spec),
-    keys: draft.keys.filter((k) => Object.hasOwn(body.tenants, k.tenant)),
-  });
+  return (draft) => {
+    const spec = specFromDocument(body, draft.spec);
+    return {
+      spec: { ...spec, tiers: orderByNames(spec.tiers, tierOrder, (t) => t.name) },
+      keys: draft.keys.filter((k) => Object.hasOwn(body.tenants, k.tenant)),
+    };
+  };
+}
+
+/** The tier order version `version` was published with (PolicyVersion.tierOrder). */
+async function tierOrderOf(tx: Tx, version: number): Promise<string[]> {
+  return (await tx.policyVersion.findUnique({ where: { version }, select: { tierOrder: true } }))?.tierOrder ?? [];
 }
 
 const changeCount = (r: EditResult) => (r.applied ? r.plan.created.length + r.plan.changed.length + r.plan.deleted.length : 0);
@@ -42,11 +55,12 @@ export interface DiscardResult {
 export async function discardDraft(db: PrismaClient, editor: Editor, options: { nowMs?: number } = {}): Promise<DiscardResult> {
   if (!can(editor.role, "policy.edit")) throw new ServiceError("forbidden", `the ${editor.role} role may not edit the draft policy`);
   let live: CompiledPolicy | null = null;
+  let tierOrder: string[] = [];
   const result = await editPolicy(
     db,
     (draft, context) => {
       if (!live) return null;
-      return resetTo(live)(draft, context);
+      return resetTo(live, tierOrder)(draft, context);
     },
     editor,
     {
@@ -55,6 +69,7 @@ export async function discardDraft(db: PrismaClient, editor: Editor, options: { 
         await refuseDuringRollout(tx, "discard of the draft");
         try {
           live = await readPublishedVersion(tx);
+          tierOrder = await tierOrderOf(tx, live.version);
         } catch (error) {
           if (error instanceof ServiceError && error.code === "not_found") {
             throw new ServiceError("conflict", "nothing is published yet: there is no live version to reset the draft to", { field: "version" });
@@ -92,7 +107,7 @@ export async function pendingChangesIn(tx: Tx, actor: string, nowMs: number): Pr
     throw error;
   }
   try {
-    const r = await editPolicyIn(tx, resetTo(live), { actor, role: "admin" }, { nowMs, fieldCheck: false, dryRun: true });
+    const r = await editPolicyIn(tx, resetTo(live, await tierOrderOf(tx, live.version)), { actor, role: "admin" }, { nowMs, fieldCheck: false, dryRun: true });
     return r.plan.created.length + r.plan.changed.length + r.plan.deleted.length;
   } catch (error) {
     if (error instanceof ServiceError && error.code === "invalid_policy") return 0;
@@ -109,7 +124,7 @@ export async function resetDraftIn(tx: Tx, doc: CompiledPolicy, actor: string, n
   try {
     // The role check is the rollback's (policy.publish): the reset only writes into the draft what
     // the rollback has just made live.
-    const result = await editPolicyIn(tx, resetTo(doc), { actor, role: "admin" }, { nowMs, fieldCheck: false });
+    const result = await editPolicyIn(tx, resetTo(doc, await tierOrderOf(tx, doc.version)), { actor, role: "admin" }, { nowMs, fieldCheck: false });
     return { changes: changeCount(result) };
   } catch (error) {
     if (error instanceof ServiceError && error.code === "invalid_policy") return { changes: null, reason: error.message };

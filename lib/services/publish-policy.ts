@@ -33,6 +33,7 @@ import {
 import { compilePolicy, finalizePolicy, PolicyCompileError, policyChecksum } from "../policy/compile";
 import type { CompiledPolicy, CompiledPolicyBody } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
+import { orderByNames } from "../policy/order";
 import { stampChanges } from "../policy/publish-stamps";
 import { writePublishedPolicy, type RedisLike } from "../redis/policy";
 import { seedRegionShares } from "../redis/region-shares";
@@ -101,6 +102,7 @@ export async function publishBody(
     data: {
       version,
       document: JSON.parse(JSON.stringify(doc)),
+      tierOrder: await publishedTierOrder(tx, Object.keys(doc.tiers), meta.rolledBackFrom ?? null),
       checksum: doc.checksum,
       author: meta.actor,
       note: meta.note ?? null,
@@ -118,6 +120,17 @@ export async function publishBody(
   });
   const regionsMissed = redis ? await writePublished(tx, redis, doc, `publishing v${version}`, meta.nowMs) : [];
   return { doc, previousVersion: latest?.version ?? null, ...(regionsMissed.length > 0 ? { regionsMissed } : {}) };
+}
+
+/**
+ * The order a version's tiers are shown in, kept beside its document (jsonb keeps no key order): a
+ * rollback's, the version it copies; else the draft's (Tier.position), any tier the draft lacks last.
+ */
+async function publishedTierOrder(tx: Tx, tiers: string[], rolledBackFrom: number | null): Promise<string[]> {
+  const source = rolledBackFrom
+    ? ((await tx.policyVersion.findUnique({ where: { version: rolledBackFrom }, select: { tierOrder: true } }))?.tierOrder ?? [])
+    : (await tx.tier.findMany({ orderBy: [{ position: "asc" }, { name: "asc" }], select: { name: true } })).map((t) => t.name);
+  return source.length === 0 ? [] : orderByNames(tiers, source, (t) => t);
 }
 
 /** Writes `doc` with the key index and tokens to every region's Redis; returns the regions missed. */

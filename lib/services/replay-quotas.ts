@@ -6,14 +6,16 @@
  *   used so far  = the month's admitted requests on the operations it covers, as recorded (for the
  *                  draft, scaled per operation by what the draft admits of the replayed traffic
  *                  against what the live version admits of it);
- *   daily rate   = what the version admits per day of the replayed traffic;
- *   it runs out on the first day where used so far + rate × days ≥ the quota, if that is before the
- *   month ends (`overage: bill`: that is the day overage starts).
+ *   the run-out day is the tenant page's projection of that use (lib/policy/quota-projection.ts:
+ *   the rate so far, extrapolated), so the live version's day is the one the tenant page shows for
+ *   the same use, and the draft's differs only by what the draft admits (`overage: bill`: that is
+ *   the day overage starts).
  * Requests of cost > 1 count as one (as QuotaUsage does for decisions).
  */
 import type { CompiledPolicyBody } from "../policy/compiled";
 import { limitsFor } from "../policy/effective-limits";
 import { quotaPeriod } from "../policy/quota-period";
+import { projectQuota } from "../policy/quota-projection";
 import { ANY_OPERATION } from "../policy/types";
 import type { ReplayResult } from "./replay";
 
@@ -26,6 +28,7 @@ export interface QuotaRunOut {
   limit: number;
   overage: "block" | "bill";
   usedSoFar: number;
+  /** The rate so far (used ÷ days elapsed this month). */
   perDay: number;
   /** ISO date (YYYY-MM-DD) it runs out, null when not this month. */
   runsOutOn: string | null;
@@ -38,8 +41,8 @@ export function projectMonthQuotas(
   options: { monthToDate: Map<string, Map<string, number>>; scale?: (tenant: string, operation: string) => number; nowMs: number },
 ): QuotaRunOut[] {
   const out: QuotaRunOut[] = [];
-  const days = Math.max(1 / 24, (replay.toMs - replay.fromMs) / DAY_MS);
-  const { endMs } = quotaPeriod(options.nowMs, "month");
+  const { startMs, endMs } = quotaPeriod(options.nowMs, "month");
+  const elapsedDays = Math.max(0, Math.min(options.nowMs, endMs) - startMs) / DAY_MS;
   for (const tenant of Object.keys(replay.tenants).sort()) {
     const effective = limitsFor(doc, tenant, ANY_OPERATION, options.nowMs);
     if (!effective) continue;
@@ -50,20 +53,11 @@ export function projectMonthQuotas(
       for (const q of limitsFor(doc, tenant, op, options.nowMs)?.quotas ?? []) if (q.period === "month") seen.set(q.id, q);
     }
     const mtd = options.monthToDate.get(tenant) ?? new Map<string, number>();
-    const admitted = replay.admitted[tenant] ?? {};
     for (const q of seen.values()) {
       const covers = (op: string) => q.operation === ANY_OPERATION || q.operation === op;
       let used = 0;
       for (const [op, n] of mtd) if (covers(op)) used += n * (options.scale?.(tenant, op) ?? 1);
-      let replayed = 0;
-      for (const [op, n] of Object.entries(admitted)) if (covers(op)) replayed += n;
-      const perDay = replayed / days;
-      let runsOutAtMs: number | null = null;
-      if (used >= q.limit) runsOutAtMs = options.nowMs;
-      else if (perDay > 0) {
-        const at = options.nowMs + ((q.limit - used) / perDay) * DAY_MS;
-        if (at < endMs) runsOutAtMs = at;
-      }
+      const { runsOutAt } = projectQuota(used, q.limit, startMs, endMs, options.nowMs);
       out.push({
         tenant,
         tier: effective.tier.name,
@@ -71,8 +65,8 @@ export function projectMonthQuotas(
         limit: q.limit,
         overage: q.overage,
         usedSoFar: Math.round(used),
-        perDay: Math.round(perDay),
-        runsOutOn: runsOutAtMs === null ? null : new Date(runsOutAtMs).toISOString().slice(0, 10),
+        perDay: elapsedDays > 0 ? Math.round(used / elapsedDays) : 0,
+        runsOutOn: runsOutAt === null ? null : new Date(runsOutAt).toISOString().slice(0, 10),
       });
     }
   }

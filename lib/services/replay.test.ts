@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { compileFixture } from "../decision/testing/fixture";
 import type { PolicyFileInput } from "../policy/policy-file";
 import { cellsFromRecorded, compareReplays, replayUsage, splitProportionally } from "./replay";
+import { projectQuota } from "@/lib/policy/quota-projection";
 import { projectMonthQuotas } from "./replay-quotas";
 
 const policy = (limit: number, quota = 100_000): PolicyFileInput => ({
@@ -52,15 +53,20 @@ describe("replay: from the recorded rows to requests", () => {
     expect(looser.freedTenants.map((t) => t.subject)).toEqual(["a", "b"]);
   });
 
-  it("projects the day a tenant runs out of its month quota from its use so far and its replayed rate", async () => {
+  it("names the run-out day the tenant page names for the same use: one projection, whatever the replayed days' rate", async () => {
+    // The replayed traffic runs at 100 a day; the month so far at 9,500 in 9 days.
     const cells = [{ bucketStartMs: 0, tenant: "a", keyPrefix: "aaaaaaaaaaaa", operation: "read", count: 100 }];
     const { doc } = compileFixture(policy(1_000, 10_000));
     const replay = await replayUsage(doc, cells, { bucketMs: 86_400_000 });
     const nowMs = Date.UTC(2026, 11, 10);
-    // used 9,500 so far, 100 a day → 500 left = 5 days: 2026-12-15
+    const tenantPage = projectQuota(9_500, 10_000, Date.UTC(2026, 11, 1), Date.UTC(2027, 0, 1), nowMs);
     const [q] = projectMonthQuotas(doc, replay, { monthToDate: new Map([["a", new Map([["read", 9_500]])]]), nowMs });
-    expect(q).toMatchObject({ tenant: "a", limit: 10_000, usedSoFar: 9_500, perDay: 100, runsOutOn: "2026-12-15" });
+    expect(q).toMatchObject({ tenant: "a", limit: 10_000, usedSoFar: 9_500, perDay: 1_056 });
+    expect(q!.runsOutOn).toBe(new Date(tenantPage.runsOutAt!).toISOString().slice(0, 10));
+    expect(q!.runsOutOn).toBe("2026-12-10");
+    // 1,000 in 9 days does not reach 10,000 this month, on either page.
     const [later] = projectMonthQuotas(doc, replay, { monthToDate: new Map([["a", new Map([["read", 1_000]])]]), nowMs });
     expect(later!.runsOutOn).toBeNull();
+    expect(projectQuota(1_000, 10_000, Date.UTC(2026, 11, 1), Date.UTC(2027, 0, 1), nowMs).runsOutAt).toBeNull();
   });
 });

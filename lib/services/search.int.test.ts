@@ -24,7 +24,7 @@ afterAll(async () => {
 describe("exact key lookup", () => {
   it("names the key a whole value is, and says when a value with a known prefix is no key", async () => {
     const hit = await search(db, "sk_test_acme_ci_0001");
-    expect(hit.exact).toEqual({ tenant: "acme", name: "ci", prefix: "sk_test_acme", revoked: false });
+    expect(hit.exact).toEqual({ id: expect.stringMatching(/^key_/), tenant: "acme", name: "ci", prefix: "sk_test_acme", revoked: false });
     const miss = await search(db, "sk_test_acme_ci_9999");
     expect(miss.exact).toBeNull();
     expect(miss.keys.length).toBeGreaterThan(0); // the prefix still matches: only the exact lookup tells them apart

@@ -13,9 +13,9 @@ export const searchQuerySchema = z.string().trim().min(1, "type at least one cha
 export interface SearchResults {
   query: string;
   tenants: { slug: string; name: string; tier: string; status: string }[];
-  keys: { tenant: string; name: string; prefix: string; revoked: boolean }[];
+  keys: { id: string; tenant: string; name: string; prefix: string; revoked: boolean }[];
   /** A query longer than a prefix: the key it is exactly (by hash), or null when no key is. Undefined for shorter queries. */
-  exact?: { tenant: string; name: string; prefix: string; revoked: boolean } | null;
+  exact?: { id: string; tenant: string; name: string; prefix: string; revoked: boolean } | null;
 }
 
 const LIMIT = 20;
@@ -35,14 +35,14 @@ export async function search(db: PrismaClient, query: string): Promise<SearchRes
       where: { OR: [{ prefix: { contains: prefix } }, { name: { contains: q, mode: "insensitive" } }] },
       orderBy: [{ revokedAt: { sort: "desc", nulls: "first" } }, { prefix: "asc" }],
       take: LIMIT,
-      select: { name: true, prefix: true, revokedAt: true, tenant: { select: { slug: true } } },
+      select: { id: true, name: true, prefix: true, revokedAt: true, tenant: { select: { slug: true } } },
     }),
-    whole ? db.apiKey.findUnique({ where: { hash: hashSecret(q) }, select: { name: true, prefix: true, revokedAt: true, tenant: { select: { slug: true } } } }) : null,
+    whole ? db.apiKey.findUnique({ where: { hash: hashSecret(q) }, select: { id: true, name: true, prefix: true, revokedAt: true, tenant: { select: { slug: true } } } }) : null,
   ]);
   return {
     query: q,
     tenants: tenants.map((t) => ({ slug: t.slug, name: t.name, tier: t.tier.name, status: t.status })),
-    keys: keys.map((k) => ({ tenant: k.tenant.slug, name: k.name, prefix: k.prefix, revoked: k.revokedAt !== null })),
-    ...(whole ? { exact: exact ? { tenant: exact.tenant.slug, name: exact.name, prefix: exact.prefix, revoked: exact.revokedAt !== null } : null } : {}),
+    keys: keys.map((k) => ({ id: k.id, tenant: k.tenant.slug, name: k.name, prefix: k.prefix, revoked: k.revokedAt !== null })),
+    ...(whole ? { exact: exact ? { id: exact.id, tenant: exact.tenant.slug, name: exact.name, prefix: exact.prefix, revoked: exact.revokedAt !== null } : null } : {}),
   };
 }

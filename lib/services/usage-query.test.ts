@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { projectQuota, usageQuerySchema } from "./usage-query";
+import { projectQuota } from "@/lib/policy/quota-projection";
+import { usageQuerySchema } from "./usage-query";
 
 const NOV = Date.UTC(2026, 10, 1);
 const DEC = Date.UTC(2026, 11, 1);

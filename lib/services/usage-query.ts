@@ -11,6 +11,7 @@ import { denialsByReason, sumDenials } from "../db/denial-repo";
 import { GRANULARITY_MS, topConsumers, usageSeries, type TopKey, type TopTenant } from "../db/usage-repo";
 import { effectiveQuotas, PolicyHistory, type QuotaDef } from "../jobs/quota-defs";
 import { count429, emptyDenials, type DenialsByReason } from "../policy/denial-reasons";
+import { projectQuota } from "../policy/quota-projection";
 import { periodSchema } from "./billing-export";
 import { quotaCatalog, quotasInForce } from "./billing-statement";
 
@@ -137,16 +138,6 @@ export interface QuotaBurn {
    * is not projected: nothing counts against it any more.
    */
   retired: boolean;
-}
-
-/** Pure projection: used so far over elapsed time, extrapolated to the period's end. */
-export function projectQuota(used: number, limit: number, startMs: number, endMs: number, nowMs: number): { projected: number; runsOutAt: number | null } {
-  const elapsed = Math.min(Math.max(nowMs - startMs, 0), endMs - startMs);
-  if (elapsed <= 0 || used <= 0) return { projected: used, runsOutAt: used >= limit && used > 0 ? startMs : null };
-  const rate = used / elapsed;
-  const projected = Math.round(rate * (endMs - startMs));
-  const at = startMs + Math.ceil(limit / rate);
-  return { projected, runsOutAt: limit <= 0 ? startMs : at < endMs ? at : null };
 }
 
 /** Monthly quota burn per tenant and quota, most urgent first (earliest run-out, then highest share). */

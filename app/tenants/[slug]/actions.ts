@@ -8,6 +8,7 @@ import { TENANT_STATUSES } from "@/lib/policy/types";
 import { createApiKey } from "@/lib/services/create-api-key";
 import { deleteTenantOverride } from "@/lib/services/delete-tenant-override";
 import { revokeApiKey } from "@/lib/services/revoke-api-key";
+import { rotateApiKey } from "@/lib/services/rotate-api-key";
 import { resendNotification } from "@/lib/services/quota-notifications";
 import { setTenantBilling, setTenantThresholds } from "@/lib/services/set-tenant-billing";
 import { setTenantStatus } from "@/lib/services/set-tenant-status";
@@ -89,6 +90,23 @@ export async function revokeKeyAction(input: unknown): Promise<ActionResult> {
       (v) => ({ message: v.alreadyRevoked ? `Key ${v.name} was already revoked.` : `Key ${v.name} (${v.prefix}…) revoked.` }),
     );
     revalidatePath(`/tenants/${p.data.slug}`);
+    return r;
+  });
+}
+
+/** Rotates a key: a new one (its plaintext in the result once), the old one working for the overlap. */
+export async function rotateKeyAction(input: unknown): Promise<ActionResult<{ key: string; name: string; id: string; oldExpiresAt: string }>> {
+  return guardAction("keys.manage", async (principal) => {
+    const p = z.strictObject({ slug, keyId: z.string().max(64), overlapMinutes: z.number() }).safeParse(input);
+    if (!p.success) return malformed(p.error);
+    const r = await actionResult(
+      () => rotateApiKey({ db: db(), redis: appRedis() }, { tenant: p.data.slug, keyId: p.data.keyId, overlapMinutes: p.data.overlapMinutes }, editorOf(principal)),
+      (v) => ({
+        message: p.data.overlapMinutes === 0 ? `Key ${v.created.name} created; ${v.old.name} is revoked.` : `Key ${v.created.name} created; ${v.old.name} keeps working until ${v.oldExpiresAt.replace("T", " ").slice(0, 16)} UTC, then it is revoked.`,
+        data: { key: v.created.key, name: v.created.name, id: v.created.id, oldExpiresAt: v.oldExpiresAt },
+      }),
+    );
+    revalidatePath(`/tenants/${p.data.slug}`, "layout");
     return r;
   });
 }

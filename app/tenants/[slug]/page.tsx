@@ -96,13 +96,13 @@ export default async function TenantPage({ params }: { params: Promise<{ slug: s
         <h3 className="mt-4 mb-2 text-sm font-semibold">Quota notifications</h3>
         <NotificationsPanel slug={tenant.slug} rows={notifications} canResend={canEdit} resend={resendNotificationAction} />
       </Section>
-      <Section title="API keys" description="Stored as SHA-256 hashes and listed by prefix. A new key is shown once. Keys and revocations take effect on the decision path immediately.">
+      <Section title="API keys" description="Stored as SHA-256 hashes and listed by prefix. A new key is shown once. Keys and revocations take effect on the decision path immediately. A key's page shows its usage, when it was last used, and rotates it.">
         <KeysPanel
           slug={tenant.slug}
           canManage={canKeys}
           create={createKeyAction}
           revoke={revokeKeyAction}
-          keys={tenant.keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, createdAt: k.createdAt.toISOString(), revokedAt: k.revokedAt?.toISOString() ?? null }))}
+          keys={tenant.keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, createdAt: k.createdAt.toISOString(), revokedAt: k.revokedAt?.toISOString() ?? null, expiresAt: k.expiresAt?.toISOString() ?? null }))}
         />
       </Section>
       <Section title="Overrides" description="Replace the tier's limit (by scope) or quota (by period) for one operation of this tenant, optionally until a date.">
