@@ -28,6 +28,8 @@ import { getQuotas } from "../services/usage-query";
 export const ALERT_WINDOW_MS = 5 * 60_000;
 export const ALERT_BASELINE_MS = 60 * 60_000;
 export const ALERT_MIN_DECISIONS = 20;
+/** `redis_errors`: store errors and timeouts at least this share of decisions (the rollout guard uses the same rule). */
+export const REDIS_ERROR_SHARE = 0.01;
 
 export type AlertKind = "deny_share" | "quota_80" | "quota_100" | "redis_errors" | "accuracy_divergence";
 export const ACCURACY_ALERT_WINDOW_MS = 15 * 60_000;
@@ -140,8 +142,8 @@ export async function currentConditions(db: Db, nowMs: number, openThresholds: R
   const decisions = Number(errors?.decisions ?? 0);
   const breaker = Number(errors?.breaker ?? 0);
   const rate = decisions > 0 ? errorCount / decisions : errorCount > 0 ? 1 : 0;
-  if ((errorCount > 0 && rate >= 0.01) || breaker > 0) {
-    out.push({ kind: "redis_errors", subject: "redis", value: rate, threshold: 0.01, message: `Redis errors and timeouts: ${errorCount} in 5 min (${pct(rate)} of decisions), breaker openings: ${breaker}` });
+  if ((errorCount > 0 && rate >= REDIS_ERROR_SHARE) || breaker > 0) {
+    out.push({ kind: "redis_errors", subject: "redis", value: rate, threshold: REDIS_ERROR_SHARE, message: `Redis errors and timeouts: ${errorCount} in 5 min (${pct(rate)} of decisions), breaker openings: ${breaker}` });
   }
   for (const a of await accuracyByLimit(db, { fromMs: windowEnd - ACCURACY_ALERT_WINDOW_MS, toMs: windowEnd, granularity: "minute" })) {
     if (a.tolerance === null || a.divergence === null || a.exactAdmitted < ACCURACY_ALERT_MIN_ADMISSIONS || a.divergence <= a.tolerance) continue;
