@@ -8,14 +8,13 @@
  */
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
-import type { DiffLine } from "@/lib/policy/policy-diff";
 
 export interface ApprovalPanelView {
   id: string;
   action: string;
   note: string | null;
   reasons: string[];
-  diff: DiffLine[];
+  diff: { kind: "added" | "changed" | "removed"; text: string }[];
   requestedBy: string;
   requestedAt: string;
 }

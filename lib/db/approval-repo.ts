@@ -5,21 +5,20 @@
  */
 import { z } from "zod";
 import type { ApprovalRequest } from "../generated/prisma/client";
-import type { DiffLine } from "../policy/policy-diff";
 import type { Db, Tx } from "./client";
+import { APPROVAL_KINDS, APPROVAL_STATES, type ApprovalKind, type ApprovalState } from "../policy/approval";
 
-export const APPROVAL_KINDS = ["publish", "rollout", "rollout-step"] as const;
-export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
-export const APPROVAL_STATES = ["pending", "approved", "rejected", "superseded"] as const;
-export type ApprovalState = (typeof APPROVAL_STATES)[number];
+export type { ApprovalKind, ApprovalState } from "../policy/approval";
 
 const diffColumn = z.array(z.strictObject({ kind: z.enum(["added", "changed", "removed"]), entity: z.string(), text: z.string() }));
+/** One line of the diff a requester saw (lib/policy/policy-diff.ts DiffLine, as stored). */
+export type StoredDiffLine = z.output<typeof diffColumn>[number];
 
 /** A request row with its enums and its diff typed. */
 export interface ApprovalRecord extends Omit<ApprovalRequest, "kind" | "state" | "diff"> {
   kind: ApprovalKind;
   state: ApprovalState;
-  diff: DiffLine[];
+  diff: StoredDiffLine[];
 }
 
 export function toApprovalRecord(row: ApprovalRequest): ApprovalRecord {
@@ -30,7 +29,7 @@ export function toApprovalRecord(row: ApprovalRequest): ApprovalRecord {
     const column = !kind.success ? "kind" : !state.success ? "state" : "diff";
     throw new Error(`approval request ${row.id}: column ${column} does not parse`);
   }
-  return { ...row, kind: kind.data, state: state.data, diff: diff.data as DiffLine[] };
+  return { ...row, kind: kind.data, state: state.data, diff: diff.data };
 }
 
 /** The one request waiting for a second person, or null. */

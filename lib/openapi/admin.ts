@@ -18,7 +18,7 @@ import { publishRequestSchema } from "../services/publish-policy";
 import { rollbackRequestSchema } from "../services/rollback-policy";
 import { ROLLOUT_STATES, rolloutSpecSchema } from "../policy/rollout";
 import { rolloutActionSchema } from "../services/rollout/control-rollout";
-import { APPROVAL_KINDS, APPROVAL_STATES } from "../db/approval-repo";
+import { APPROVAL_KINDS, APPROVAL_STATES } from "../policy/approval";
 import { approvalListQuerySchema, approveBodySchema, rejectBodySchema } from "../services/approval/decide-approval";
 import { quotasQuerySchema, topQuerySchema, usageQuerySchema } from "../services/usage-query";
 

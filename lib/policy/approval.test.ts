@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { approvalSchema, approvalVerdict, blastRadius, type ApprovalSettings } from "./approval";
 import { compilePolicy, type PolicySpec } from "./compile";
+import { parsePolicyFile } from "./policy-file";
 import { cohortMembers } from "./rollout";
 
 /** 20 tenants: 18 on free, 2 on pro. */
@@ -17,7 +18,7 @@ const base: PolicySpec = {
 };
 
 const RULE: ApprovalSettings = approvalSchema.parse({ beyondPercent: 10 });
-const withRule = (spec: PolicySpec, approval: ApprovalSettings | undefined = RULE) => ({ ...compilePolicy(spec), ...(approval ? { approval } : {}) });
+const withRule = (spec: PolicySpec, approval: ApprovalSettings | null = RULE) => ({ ...compilePolicy(spec), ...(approval ? { approval } : {}) });
 const edited = (edit: (s: PolicySpec) => void) => {
   const s = structuredClone(base);
   edit(s);
@@ -32,6 +33,16 @@ describe("the approval rule's blast radius", () => {
     expect(bad.success).toBe(false);
     expect(bad.error?.issues[0]).toMatchObject({ path: ["beyondPercent"], message: "expected a percent from 0 to 100" });
     expect(approvalSchema.safeParse({ beyondPercent: 10, required: true }).success).toBe(false);
+    const file = parsePolicyFile({ version: 1, approval: { beyondPercent: 120 } });
+    expect(file.ok ? [] : file.issues).toEqual([{ path: "approval.beyondPercent", message: "expected a percent from 0 to 100" }]);
+  });
+
+  it("is published inside the version, so the live version's rule is known", () => {
+    const parsed = parsePolicyFile({ ...base, approval: { beyondPercent: 10 } });
+    expect(parsed.ok).toBe(true);
+    const spec = { ...base, approval: parsed.ok ? parsed.value.approval : undefined };
+    expect(compilePolicy(spec).approval).toEqual({ beyondPercent: 10, globalCapChange: true, adminBypass: false });
+    expect(compilePolicy(base).approval).toBeUndefined();
   });
 
   it("counts only the tenants a tier change reaches: 2 pro tenants of 20 are 10%, not beyond 10%", () => {
@@ -67,7 +78,7 @@ describe("the approval rule's blast radius", () => {
   });
 
   it("treats dropping or loosening the rule itself as a change the live rule judges", () => {
-    const v = approvalVerdict(RULE, blastRadius(withRule(base), withRule(base, undefined)), everyone);
+    const v = approvalVerdict(RULE, blastRadius(withRule(base), withRule(base, null)), everyone);
     expect(v).toMatchObject({ required: true, reached: 0, reasons: ["it changes the approval rule itself"] });
   });
 

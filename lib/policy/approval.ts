@@ -12,6 +12,13 @@ import { z } from "zod";
 import { canonicalJson } from "./checksum";
 import type { CompiledPolicyBody } from "./compiled";
 
+/** What a request for approval is about: a publish to everyone, a rollout's start, or entering one of its steps. */
+export const APPROVAL_KINDS = ["publish", "rollout", "rollout-step"] as const;
+export type ApprovalKind = (typeof APPROVAL_KINDS)[number];
+/** A request waits (`pending`) until approved, rejected, or superseded by a newer one (or its rollout's end). */
+export const APPROVAL_STATES = ["pending", "approved", "rejected", "superseded"] as const;
+export type ApprovalState = (typeof APPROVAL_STATES)[number];
+
 /** The policy file's `approval` block. Present: publishes beyond the blast radius need a second person. */
 export const approvalSchema = z.strictObject({
   /**

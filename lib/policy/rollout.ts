@@ -181,7 +181,7 @@ export function planRollout(spec: RolloutSpec): RolloutPlan {
 }
 
 function guardrailsOf(g: RolloutSpec["guardrails"]): RolloutGuardrails {
-  const { maxRejectP95, ...rest } = g ?? {};
+  const { maxRejectP95, ...rest }: NonNullable<RolloutSpec["guardrails"]> = g ?? {};
   return { ...DEFAULT_GUARDRAILS, ...stripUndefined(rest), ...(maxRejectP95 !== undefined ? { maxRejectP95Ms: parseDurationMs(maxRejectP95) } : {}) };
 }
 

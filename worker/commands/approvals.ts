@@ -5,7 +5,7 @@
  * author, so the CLI cannot approve what the same person asked for either.
  */
 import { Command, Option } from "commander";
-import { APPROVAL_STATES } from "../../lib/db/approval-repo";
+import { APPROVAL_STATES } from "../../lib/policy/approval";
 import { formatApproval } from "../../lib/services/approval/approval-view";
 import { approveRequest, listApprovals, rejectRequest } from "../../lib/services/approval/decide-approval";
 import type { RolloutCommandDeps } from "./rollout";

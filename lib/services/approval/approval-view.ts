@@ -2,8 +2,7 @@
  * An approval request as the CLI (`sluice approvals list`), the admin API and the Policy page show
  * it: what it would do, why it needs a second person, the diff its requester saw, and its decision.
  */
-import type { ApprovalKind, ApprovalRecord, ApprovalState } from "../../db/approval-repo";
-import type { DiffLine } from "../../policy/policy-diff";
+import type { ApprovalKind, ApprovalRecord, ApprovalState, StoredDiffLine } from "../../db/approval-repo";
 
 export interface ApprovalView {
   id: string;
@@ -17,7 +16,7 @@ export interface ApprovalView {
   note: string | null;
   reasons: string[];
   reachPercent: number;
-  diff: DiffLine[];
+  diff: StoredDiffLine[];
   requestedBy: string;
   requestedAt: string;
   decidedBy: string | null;

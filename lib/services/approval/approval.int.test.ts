@@ -156,6 +156,16 @@ describe("a guarded rollout under the approval rule", () => {
     expect(await readCurrentVersion(redis)).toBe(2);
   });
 
+  it("drops the request a step waited for when the rollout is aborted", async () => {
+    await startRollout({ db, redis }, { canaries: ["acme"], steps: ["10%:1h", "100%"] }, { actor: PM, role: "product", nowMs: T0 });
+    await changeRollout({ db, redis }, "promote", { actor: PM, role: "product", nowMs: T0 + MIN });
+    const waiting = (await changeRollout({ db, redis }, "promote", { actor: PM, role: "product", nowMs: T0 + 2 * MIN })).approval!;
+    expect(waiting).toMatchObject({ kind: "rollout-step", state: "pending" });
+    await changeRollout({ db, redis }, "abort", { actor: PM, nowMs: T0 + 3 * MIN });
+    expect(await db.approvalRequest.findUniqueOrThrow({ where: { id: waiting.id } })).toMatchObject({ state: "superseded" });
+    expect((await rejects(approveRequest({ db, redis }, waiting.id, { actor: SRE_LEAD }))).message).toContain("is already superseded");
+  });
+
   it("asks before its start when the first step is already beyond the radius, and approving starts it", async () => {
     const asked = await startRollout({ db, redis }, { steps: ["100%"] }, { actor: PM, role: "product", nowMs: T0 });
     expect(asked.status).toBe("approval_pending");

@@ -13,7 +13,8 @@
 import { z } from "zod";
 import { writeAudit } from "../../db/audit";
 import type { Tx } from "../../db/client";
-import { findApproval, listApprovalRecords, APPROVAL_STATES, type ApprovalRecord } from "../../db/approval-repo";
+import { findApproval, listApprovalRecords, type ApprovalRecord } from "../../db/approval-repo";
+import { APPROVAL_STATES } from "../../policy/approval";
 import { lockPolicy } from "../../db/policy-repo";
 import { findActiveRollout } from "../../db/rollout-repo";
 import { ServiceError } from "../errors";

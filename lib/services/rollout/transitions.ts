@@ -107,6 +107,10 @@ async function record(tx: Tx, r: RolloutRecord, action: string, data: { state: R
     before: { state: r.state, step: r.step },
     after: { state: data.state, step: data.step ?? r.step, reason: data.reason ?? null, ...extra },
   });
+  // A step the rollout was waiting to enter is moot once it ended.
+  if (data.ended) {
+    await tx.approvalRequest.updateMany({ where: { rolloutId: r.id, state: "pending" }, data: { state: "superseded", decidedAt: new Date(meta.nowMs), decisionReason: `rollout ${r.id} ${data.state}` } });
+  }
   return { ...r, state: data.state, step: row.step, stepStartedAt: row.stepStartedAt, reason: row.reason, endedAt: row.endedAt, updatedAt: row.updatedAt };
 }
 
