@@ -8,19 +8,13 @@ import { useRouter } from "next/navigation";
 import { useEffect, useMemo, useRef, useState, useTransition } from "react";
 import { useUnsavedChanges } from "./use-unsaved-changes";
 import { limitSchema, quotaSchema, tierSchema } from "@/lib/policy/policy-file";
-import { ALGORITHMS, MODES, OVERAGES, PERIODS, SCOPES } from "@/lib/policy/types";
+import { SCOPES } from "@/lib/policy/types";
 import type { ActionResult } from "@/lib/errors";
-import { describeLimit, describeQuota, type LimitDraft } from "./limit-sentence";
-import { plainMessage } from "@/lib/policy/plain-messages";
-import { limitLabel } from "@/lib/policy/labels";
-import { parseDurationMs } from "@/lib/policy/duration";
+import { LimitCellEditor, nameOf } from "./limit-cell-editor";
+import type { LimitDraft } from "./limit-sentence";
+import { QuotaRows, type QuotaDraft } from "./quota-rows";
+import { Field, fieldErrors } from "./tier-editor-fields";
 
-export interface QuotaDraft {
-  operation: string;
-  period: string;
-  limit?: number;
-  overage: string;
-}
 export interface TierDraft {
   name: string;
   weight: number;
@@ -30,59 +24,11 @@ export interface TierDraft {
 
 type SaveTier = (input: { originalName: string | null; tier: TierDraft }) => Promise<ActionResult>;
 
-const numberOrUndefined = (v: string) => (v.trim() === "" ? undefined : Number(v));
-const textOrUndefined = (v: string) => (v.trim() === "" ? undefined : v.trim());
-
 /** The limit as the policy file would have it: absent fields dropped. */
 function cleanLimit(l: LimitDraft): Record<string, unknown> {
   return Object.fromEntries(Object.entries(l).filter(([, v]) => v !== undefined && v !== ""));
 }
 
-function fieldErrors(result: { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } }): Record<string, string> {
-  const errors: Record<string, string> = {};
-  if (result.success || !result.error) return errors;
-  for (const issue of result.error.issues) {
-    const key = String(issue.path[0] ?? "");
-    errors[key] ??= plainMessage(issue.message);
-  }
-  return errors;
-}
-
-function Field({ id, label, error, children }: { id: string; label: string; error?: string; children: React.ReactNode }) {
-  return (
-    <div>
-      <label htmlFor={id} className="label">
-        {label}
-      </label>
-      {children}
-      {error && (
-        <p id={`${id}-error`} className="field-error" role="alert">
-          {error}
-        </p>
-      )}
-    </div>
-  );
-}
-
-/**
- * Switching algorithm drops the fields the new one does not take (the policy file refuses them), so
- * a field the editor no longer shows never holds an error: a window for concurrency, a lease TTL
- * for anything else, a burst outside the buckets, a precision outside the sliding window counter.
- */
-function forAlgorithm(l: LimitDraft, algorithm: string): Partial<LimitDraft> {
-  const bucket = algorithm === "token_bucket" || algorithm === "leaky_bucket";
-  return {
-    algorithm,
-    ...(algorithm === "concurrency" ? { window: undefined } : { leaseTtl: undefined, window: l.window ?? "1m" }),
-    ...(bucket ? {} : { burst: undefined }),
-    ...(algorithm === "sliding_window_counter" ? {} : { precision: undefined }),
-  };
-}
-
-/** The limit's name on every screen (lib/policy/labels.ts): "API key · sliding window counter · 100 per 1 min". */
-function nameOf(l: LimitDraft): string {
-  return limitLabel({ scope: l.scope, algorithm: l.algorithm, limit: l.limit ?? 0, windowMs: l.window ? parseDurationMs(l.window) : null, mode: l.mode });
-}
 
 function cellSummary(l: LimitDraft): string {
   if (l.algorithm === "concurrency") return `${l.limit ?? "?"} in flight`;
@@ -273,160 +219,26 @@ export function TierEditor({
       </div>
 
       {sel && selected !== null && (
-        <div
-          className="card border-indigo-200"
-          data-testid="cell-editor"
-          role="group"
-          aria-label={`Limit ${sel.operation} · ${sel.scope}`}
-          onKeyDown={(e) => {
-            if (e.key === "Escape") {
-              e.preventDefault();
-              closeEditor(true);
-            }
+        <LimitCellEditor
+          sel={sel}
+          selected={selected}
+          fresh={fresh}
+          canEdit={canEdit}
+          selErrors={selErrors}
+          serverError={serverError}
+          duplicate={duplicates.has(`${sel.operation}|${sel.scope}|${sel.algorithm}`)}
+          editorFirstField={editorFirstField}
+          updateLimit={updateLimit}
+          onRemove={() => {
+            setTier((t) => ({ ...t, limits: t.limits.filter((_, j) => j !== selected) }));
+            setFresh(null);
+            setSelected(null);
           }}
-        >
-          <div className="mb-3 flex items-center justify-between">
-            <h3 className="font-semibold">
-              <span className="font-mono">{sel.operation}</span> · {sel.scope}
-              <span className="block text-xs font-normal text-slate-600" data-testid="limit-name">
-                {nameOf(sel)}
-              </span>
-            </h3>
-            <div className="flex gap-2">
-              {canEdit && (
-                <button
-                  type="button"
-                  className="btn"
-                  onClick={() => {
-                    setTier((t) => ({ ...t, limits: t.limits.filter((_, j) => j !== selected) }));
-                    setFresh(null);
-                    setSelected(null);
-                  }}
-                >
-                  Remove limit
-                </button>
-              )}
-              <button type="button" className="btn" onClick={() => closeEditor(false)}>
-                Close
-              </button>
-            </div>
-          </div>
-          {fresh === selected && (
-            <p role="status" className="mb-2 text-sm text-amber-800" data-testid="fresh-limit">
-              New limit added to the draft with the defaults (100 per minute, sliding window counter). Change it here, or press Escape to take it back.
-            </p>
-          )}
-          <p className="mb-3 rounded bg-indigo-50 px-3 py-2 text-sm text-indigo-900" data-testid="limit-sentence">
-            {describeLimit(sel)}
-          </p>
-          {duplicates.has(`${sel.operation}|${sel.scope}|${sel.algorithm}`) && (
-            <p className="field-error mb-2">Another limit in this cell already uses {sel.algorithm}; choose another algorithm.</p>
-          )}
-          <fieldset disabled={!canEdit} className="grid grid-cols-2 gap-3 md:grid-cols-4">
-            <Field id="cell-algorithm" label="Algorithm" error={selErrors.algorithm}>
-              <select ref={editorFirstField} id="cell-algorithm" className="input" value={sel.algorithm} onChange={(e) => updateLimit(selected, forAlgorithm(sel, e.target.value))}>
-                {ALGORITHMS.map((a) => (
-                  <option key={a} value={a}>
-                    {a}
-                  </option>
-                ))}
-              </select>
-            </Field>
-            <Field id="cell-limit" label="Limit" error={selErrors.limit ?? serverError(`limits.${selected}.limit`)}>
-              <input
-                id="cell-limit"
-                type="number"
-                min={1}
-                className="input"
-                aria-invalid={selErrors.limit ? true : undefined}
-                value={sel.limit ?? ""}
-                onChange={(e) => updateLimit(selected, { limit: numberOrUndefined(e.target.value) })}
-              />
-            </Field>
-            {sel.algorithm !== "concurrency" && (
-            <Field id="cell-window" label="Window (e.g. 1m)" error={selErrors.window ?? serverError(`limits.${selected}.window`)}>
-              <input id="cell-window" className="input" aria-invalid={selErrors.window ? true : undefined} value={sel.window ?? ""} placeholder={sel.algorithm === "concurrency" ? "not used" : "1m"} onChange={(e) => updateLimit(selected, { window: textOrUndefined(e.target.value) })} />
-            </Field>
-            )}
-            {(sel.algorithm === "token_bucket" || sel.algorithm === "leaky_bucket") && (
-            <Field id="cell-burst" label="Burst" error={selErrors.burst}>
-              <input id="cell-burst" type="number" min={1} className="input" aria-invalid={selErrors.burst ? true : undefined} value={sel.burst ?? ""} placeholder="= limit" onChange={(e) => updateLimit(selected, { burst: numberOrUndefined(e.target.value) })} />
-            </Field>
-            )}
-            <Field id="cell-mode" label="Mode" error={selErrors.mode}>
-              <select id="cell-mode" className="input" value={sel.mode ?? "reject"} onChange={(e) => updateLimit(selected, e.target.value === "delay" ? { mode: e.target.value } : { mode: e.target.value, maxDelay: undefined })}>
-                {MODES.map((m) => (
-                  <option key={m}>{m}</option>
-                ))}
-              </select>
-            </Field>
-            {sel.mode === "delay" && (
-            <Field id="cell-max-delay" label="Max delay (delay mode)" error={selErrors.maxDelay}>
-              <input id="cell-max-delay" className="input" aria-invalid={selErrors.maxDelay ? true : undefined} value={sel.maxDelay ?? ""} placeholder="500ms" onChange={(e) => updateLimit(selected, { maxDelay: textOrUndefined(e.target.value) })} />
-            </Field>
-            )}
-            {sel.algorithm === "concurrency" && (
-            <Field id="cell-lease-ttl" label="Lease TTL (concurrency)" error={selErrors.leaseTtl}>
-              <input id="cell-lease-ttl" className="input" aria-invalid={selErrors.leaseTtl ? true : undefined} value={sel.leaseTtl ?? ""} placeholder="30s" onChange={(e) => updateLimit(selected, { leaseTtl: textOrUndefined(e.target.value) })} />
-            </Field>
-            )}
-            {sel.algorithm === "sliding_window_counter" && (
-            <Field id="cell-precision" label="Precision (sliding counter)" error={selErrors.precision}>
-              <input id="cell-precision" type="number" min={1} max={60} className="input" aria-invalid={selErrors.precision ? true : undefined} value={sel.precision ?? ""} placeholder="1" onChange={(e) => updateLimit(selected, { precision: numberOrUndefined(e.target.value) })} />
-            </Field>
-            )}
-          </fieldset>
-        </div>
+          closeEditor={closeEditor}
+        />
       )}
 
-      <div>
-        <div className="mb-2 flex items-end justify-between">
-          <h2 className="text-base font-semibold">Quotas</h2>
-          {canEdit && (
-            <button type="button" className="btn" onClick={() => setTier((t) => ({ ...t, quotas: [...t.quotas, { operation: "*", period: "month", limit: 10000, overage: "block" }] }))}>
-              + Add quota
-            </button>
-          )}
-        </div>
-        {tier.quotas.length === 0 ? (
-          <p className="rounded-lg border border-dashed border-slate-300 bg-white px-4 py-3 text-sm text-slate-600">No quota: tenants of this tier have no monthly or daily budget. Add one to cap or bill usage per period.</p>
-        ) : (
-          <div className="flex flex-col gap-2">
-            {tier.quotas.map((q, i) => (
-              <fieldset key={i} disabled={!canEdit} className="card grid grid-cols-2 items-end gap-3 md:grid-cols-5" data-testid="quota-row">
-                <Field id={`q${i}-operation`} label="Operation" error={quotaErrors[i]?.operation}>
-                  <select id={`q${i}-operation`} className="input" value={q.operation} onChange={(e) => updateQuota(i, { operation: e.target.value })}>
-                    {rows.map((o) => (
-                      <option key={o}>{o}</option>
-                    ))}
-                  </select>
-                </Field>
-                <Field id={`q${i}-period`} label="Period" error={quotaErrors[i]?.period}>
-                  <select id={`q${i}-period`} className="input" value={q.period} onChange={(e) => updateQuota(i, { period: e.target.value })}>
-                    {PERIODS.map((p) => (
-                      <option key={p}>{p}</option>
-                    ))}
-                  </select>
-                </Field>
-                <Field id={`q${i}-limit`} label="Limit" error={quotaErrors[i]?.limit}>
-                  <input id={`q${i}-limit`} type="number" min={1} className="input" value={q.limit ?? ""} onChange={(e) => updateQuota(i, { limit: numberOrUndefined(e.target.value) })} />
-                </Field>
-                <Field id={`q${i}-overage`} label="Overage" error={quotaErrors[i]?.overage}>
-                  <select id={`q${i}-overage`} className="input" value={q.overage} onChange={(e) => updateQuota(i, { overage: e.target.value })}>
-                    {OVERAGES.map((o) => (
-                      <option key={o}>{o}</option>
-                    ))}
-                  </select>
-                </Field>
-                <button type="button" className="btn" onClick={() => setTier((t) => ({ ...t, quotas: t.quotas.filter((_, j) => j !== i) }))}>
-                  Remove
-                </button>
-                <p className="col-span-full text-sm text-slate-600">{describeQuota(q)}</p>
-              </fieldset>
-            ))}
-          </div>
-        )}
-      </div>
+      <QuotaRows quotas={tier.quotas} quotaErrors={quotaErrors} rows={rows} canEdit={canEdit} updateQuota={updateQuota} setQuotas={(change) => setTier((t) => ({ ...t, quotas: change(t.quotas) }))} />
 
       {canEdit && (
         <div className="flex items-center gap-3">

@@ -14,7 +14,7 @@ import { saveCertificationReport } from "../lib/db/certify-repo";
 import { insertRollupRows, rollupRows } from "../lib/jobs/rollup";
 import { createRedisClient } from "../lib/redis/client";
 import { sha256Hex } from "../lib/redis/key-index";
-import { LATENCY_BUCKETS_MS, type UsageMinute } from "../lib/redis/usage";
+import { LATENCY_BUCKETS_MS, type UsageMinute } from "../lib/redis/usage-format";
 import { applyPolicyFile } from "../lib/services/apply-policy-file";
 import { formatReportHtml, type CertificationReport } from "../lib/services/certify/report";
 import { nfrRowsOf } from "../lib/services/nfr";

@@ -16,6 +16,7 @@ const PAGES: [string, string][] = [
   ["/tiers?tier=pro", "tiers-pro"],
   ["/operations", "operations"],
   ["/policy", "policy"],
+  ["/envoy", "envoy"],
   ["/simulator", "simulator"],
   ["/nfr", "nfr"],
   ["/advisor", "advisor"],
@@ -114,8 +115,8 @@ test("the first Tab offers a skip link to the page's content", async ({ page }) 
 
 test("the navigation lists only the pages the role may open", async ({ page }) => {
   const expected = {
-    billing: ["Overview", "Tenants", "Tiers", "Operations", "Policy", "Requirements", "Simulator", "Advisor", "Dashboards", "Billing", "Settings"],
-    sre: ["Overview", "Tenants", "Tiers", "Operations", "Policy", "Requirements", "Simulator", "Advisor", "Dashboards", "Billing", "Audit", "Settings"],
+    billing: ["Overview", "Tenants", "Tiers", "Operations", "Policy", "Envoy", "Requirements", "Simulator", "Advisor", "Dashboards", "Billing", "Settings"],
+    sre: ["Overview", "Tenants", "Tiers", "Operations", "Policy", "Envoy", "Requirements", "Simulator", "Advisor", "Dashboards", "Billing", "Audit", "Settings"],
   } as const;
   for (const role of ["billing", "sre"] as const) {
     await page.context().clearCookies();

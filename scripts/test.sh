@@ -12,12 +12,15 @@ case ":$PATH:" in *:/usr/sbin:*) ;; *) export PATH="$PATH:/usr/sbin" ;; esac
 
 # Chromium, nginx, wrk, redis-server, and PostgreSQL, Redis and RabbitMQ answering: installed and
 # started as root on Debian, else a stop here with the command to run (scripts/preflight.sh).
-echo "== preflight"; bash scripts/preflight.sh
+# Each stage's wall time, so a run that creeps past its budget (25 minutes on CI) says where.
+stage() { echo "== $1 ($((SECONDS / 60))m$((SECONDS % 60))s so far)"; }
+stage preflight; bash scripts/preflight.sh
 # Playwright drives the Chromium the preflight found.
 export CHROMIUM_PATH="${CHROMIUM_PATH:-$(command -v chromium)}"
 
-echo "== typecheck"; npx tsc --noEmit -p .
-echo "== lint"; npx eslint . --max-warnings=0
-echo "== unit"; npx vitest run --project unit
-echo "== integration (real PostgreSQL and Redis)"; npx vitest run --project int
-echo "== e2e (Playwright, Chromium)"; npx playwright test
+stage "typecheck"; npx tsc --noEmit -p .
+stage "lint"; npx eslint . --max-warnings=0
+stage "unit"; npx vitest run --project unit
+stage "integration (real PostgreSQL and Redis)"; npx vitest run --project int
+stage "e2e (Playwright, Chromium)"; npx playwright test
+stage "done"

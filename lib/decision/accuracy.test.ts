@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { compileFixture } from "./testing/fixture";
-import { limitsFor } from "../policy/compile";
+import { limitsFor } from "../policy/effective-limits";
 import { planChecks, localShare } from "./checks";
 import { isSampled } from "./accuracy";
 import { rollupRows } from "../jobs/rollup";
-import { parseUsageHash, UsageRecorder } from "../redis/usage";
+import { UsageRecorder } from "../redis/usage";
+import { parseUsageHash } from "../redis/usage-format";
 
 const { doc } = compileFixture({
   version: 1,

@@ -17,26 +17,9 @@
  * trim in the same script, and skips the local deny cache (the log must see every request).
  */
 
-export const DEFAULT_ACCURACY_SAMPLE = 0.01;
+import { hash32 } from "../policy/hash32";
 
-/**
- * 32-bit FNV-1a of a string's UTF-16 code units, then murmur3's finaliser: keys differ mostly in
- * their last characters (the subject), and plain FNV-1a leaves those in the low bits, while the
- * sample is taken from the high ones.
- */
-function hash32(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+export const DEFAULT_ACCURACY_SAMPLE = 0.01;
 
 /** Whether the subject counted under `key` is in the meter's sample of `fraction` (0 … 1). */
 export function isSampled(key: string, fraction: number): boolean {

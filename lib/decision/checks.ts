@@ -2,7 +2,7 @@
  * From a resolved request to the list of counters one decision checks (pure: no I/O, no clock).
  *
  * The selection (tier rows for the operation or `*`, live overrides, global caps) is
- * `limitsFor` in lib/policy/compile.ts; this file turns it into store checks with their keys.
+ * `limitsFor` in lib/policy/effective-limits.ts; this file turns it into store checks with their keys.
  *
  * An operation that matches no pattern resolves to `*`: it is checked against the `*` rows, the
  * `*` quotas and nothing else (no global cap names `*`), and its failure mode is the default.
@@ -11,7 +11,7 @@
  * sent `tenant` instead of a key); `tenant` → `_`; `ip` → the address (skipped when none was
  * sent); `global` → `_` under the limit's own hash tag, shared by every tenant.
  */
-import type { EffectiveLimits } from "../policy/compile";
+import type { EffectiveLimits } from "../policy/effective-limits";
 import type { CompiledLimit, CompiledPolicyBody, CompiledTenant } from "../policy/compiled";
 import { ANY_OPERATION } from "../policy/types";
 import { counterKeys } from "../policy/counter-keys";
@@ -36,7 +36,7 @@ export interface PlannedCheck {
 }
 
 export interface PlanInput {
-  /** What limitsFor (lib/policy/compile.ts) selected for this tenant and operation. */
+  /** What limitsFor (lib/policy/effective-limits.ts) selected for this tenant and operation. */
   effective: EffectiveLimits;
   /** sha256 hex of the API key, or null when the caller named the tenant. */
   keyHash: string | null;

@@ -6,14 +6,14 @@
  * - the simulator (components/simulator/run-simulation.ts) and replay (lib/services/replay.ts),
  *   which run `decideWith` over the in-process store on a simulated clock.
  *
- * 1. planDecision: the tenant's limits for the operation (`limitsFor`, lib/policy/compile.ts), or
+ * 1. planDecision: the tenant's limits for the operation (`limitsFor`, lib/policy/effective-limits.ts), or
  *    the answer that needs no counter (an unknown key 401, a suspended tenant 403, no limits 200);
  *    else the checks, each with its counter key (./checks.ts).
  * 2. the outcome: a StoreDecision, from whichever store the caller asks.
  * 3. answerDecision: the answer and its headers (./answer.ts), and what the accounting records of
  *    it — the check that denied it (denialOf) and the accuracy meter's samples.
  */
-import { limitsFor, type EffectiveLimits } from "../policy/compile";
+import { limitsFor, type EffectiveLimits } from "../policy/effective-limits";
 import type { CompiledPolicyBody } from "../policy/compiled";
 import type { CounterStore, LimitCheck, StoreDecision } from "../store/types";
 import { type AnswerContext, answerFromStore, type DecisionAnswer, mostRestrictive, plainAnswer } from "./answer";
@@ -129,7 +129,7 @@ function accuracyOf(decision: StoreDecision, planned: readonly PlannedCheck[]): 
 
 /**
  * Which check denied a decision, for the usage aggregates (`r|…` by limit name and `q|…` by quota,
- * lib/redis/usage.ts) and through them the dashboards' 429s by limit and the billing export's
+ * lib/redis/usage-format.ts) and through them the dashboards' 429s by limit and the billing export's
  * "denied for quota". It is the check the answer names (`mostRestrictive`, the same choice that
  * sets the reason, Retry-After and RateLimit headers), so a decision counts for one limit at most:
  * a request that a rate limit and a quota both refuse counts for the one the client is told about.

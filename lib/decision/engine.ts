@@ -10,10 +10,9 @@
  *
  * Failure handling (docs/failure-modes.md): every store round trip has a budget (REDIS_TIMEOUT_MS,
  * 25 ms by default, measured from when the command is sent: see budgetFor). When the store fails,
- * times out or the breaker is open, the operation's failure mode decides: `open` allows with
- * `degraded: true`, `closed` answers 503 `store_unavailable`, `local` checks an in-process store
- * with every limit divided by the number of instances (also `degraded: true`). A store call that
- * timed out is never retried: the script may have run, and a retry would count the request twice.
+ * times out or the breaker is open, the operation's failure mode decides (./failure-path.ts). A
+ * store call that timed out is never retried: the script may have run, and a retry would count the
+ * request twice.
  */
 import { currentEnv } from "../env";
 import type { CompiledPolicy } from "../policy/compiled";
@@ -22,12 +21,13 @@ import { withTimeout } from "../net/timeout";
 import type { FailureMode } from "../policy/types";
 import { ForgedLeaseError } from "../store/lease-id";
 import { StoreTimeoutError, type Complete, type CounterStore, type SettleResult } from "../store/types";
-import { type AnswerContext, type DecisionAnswer, plainAnswer } from "./answer";
+import type { AnswerContext, DecisionAnswer } from "./answer";
 import type { CircuitBreaker } from "./breaker";
-import { localShare, planUnresolvedChecks, type PlannedCheck } from "./checks";
+import { planUnresolvedChecks, type PlannedCheck } from "./checks";
 import { answerContext, answerDecision, type Decided, decidedWithout, planDecision } from "./decide";
 import type { DenialLog } from "./denial-log";
 import type { DenyCache } from "./deny-cache";
+import { closedWaitMs, decideWithoutStore, indexMissing, storeFailed } from "./failure-path";
 import type { DecisionMetrics, MetricOutcome } from "./metrics";
 import { KEY_PREFIX_LENGTH, KeyIndexMissingError, sha256KeyHash, type KeyHasher, type KeyIndexPort, type UsageError, type UsageOutcome, type UsageSink } from "./ports";
 import { StoreClock } from "./store-clock";
@@ -91,11 +91,6 @@ export interface EngineDeps {
   keyPrefix?: string;
 }
 
-/** How long a fail-closed operation waits for the store before answering 503 (see budgetFor). */
-export function closedWaitMs(storeTimeoutMs: number): number {
-  return Math.max(storeTimeoutMs * 4, 100);
-}
-
 /** How many API keys' hashes an engine remembers (about 100 bytes each). */
 const KEY_HASH_CACHE_SIZE = 20_000;
 
@@ -104,7 +99,6 @@ export class NotReadyError extends Error {
     super("no policy loaded yet");
   }
 }
-
 
 /**
  * One decision under way: what its answer and its accounting need, whatever path it takes. Every
@@ -195,7 +189,7 @@ export class DecisionEngine {
           tenant = await withTimeout(this.deps.keyIndex.fetch(keyHash), this.budgetFor(run.failureMode), () => new StoreTimeoutError());
           this.deps.breaker.success(this.now());
         } catch (error) {
-          const cause = error instanceof KeyIndexMissingError ? this.indexMissing(startedMs) : this.storeFailed(error, startedMs);
+          const cause = error instanceof KeyIndexMissingError ? indexMissing(this.deps, this.now(), startedMs) : storeFailed(this.deps, error, this.now(), this.clock.now(startedMs));
           return this.failurePath(run, cause, unresolved());
         }
       }
@@ -241,7 +235,7 @@ export class DecisionEngine {
     try {
       decision = await this.deps.store.check(plan.checks, { cost: run.cost, dryRun: run.dryRun, reserve: req.reserve === true, timeoutMs: this.budgetFor(run.failureMode) });
     } catch (error) {
-      return this.failurePath(run, this.storeFailed(error, startedMs), plan.planned);
+      return this.failurePath(run, storeFailed(this.deps, error, this.now(), this.clock.now(startedMs)), plan.planned);
     }
     // One reading of the local clock for the breaker, the store-clock estimate and the latency.
     const answeredMs = (run.answeredMs = this.now());
@@ -343,47 +337,9 @@ export class DecisionEngine {
     return failureMode === "closed" ? closedWaitMs(this.deps.storeTimeoutMs) : this.deps.storeTimeoutMs;
   }
 
-  /** The store answered, without the key index (it lost it): a store error to report, not a breaker failure. */
-  private indexMissing(startedMs: number): UsageError {
-    this.deps.breaker.success(this.now());
-    this.deps.metrics?.redisErrors.inc({ kind: "error" });
-    this.deps.usage?.recordError(startedMs, "redis_error");
-    return "redis_error";
-  }
-
-  private storeFailed(error: unknown, startedMs: number): UsageError {
-    const kind: UsageError = error instanceof StoreTimeoutError ? "redis_timeout" : "redis_error";
-    this.deps.breaker.failure(this.now());
-    this.deps.metrics?.redisErrors.inc({ kind: kind === "redis_timeout" ? "timeout" : "error" });
-    this.deps.usage?.recordError(this.clock.now(startedMs), kind);
-    return kind;
-  }
-
   /** The answer without the counter store, by the operation's failure mode (`planned`: the checks for `local`). */
   private async failurePath(run: DecisionRun, cause: UsageError, planned: readonly PlannedCheck[] | null): Promise<DecisionAnswer> {
-    if (cause === "breaker_open") {
-      this.deps.metrics?.redisErrors.inc({ kind: "breaker_open" });
-      this.deps.usage?.recordError(this.clock.now(run.startedMs), "breaker_open");
-    }
-    if (run.failureMode === "closed") return this.finish(run, decidedWithout(plainAnswer(run.ctx, 503, "store_unavailable")));
-    if (run.failureMode === "local" && planned !== null) {
-      const checks = localShare(
-        planned.map((p) => p.check),
-        this.deps.instances,
-      );
-      try {
-        const decision = await this.deps.localStore.check(checks, { cost: run.cost, dryRun: run.dryRun });
-        // The shares' own RateLimit-Policy (the plan's names the full limit).
-        const localPlanned = planned.map(({ policyHeader: _full, ...p }, i) => ({ ...p, check: checks[i]! }));
-        return this.finish(run, answerDecision(run, decision, localPlanned, { degraded: true }));
-      } catch {
-        // The in-process store failing is a bug; fall through to fail open rather than 5xx.
-      }
-    }
-    const answer = plainAnswer(run.ctx, 200, "ok");
-    answer.degraded = true;
-    if (run.dryRun) answer.dryRun = true;
-    return this.finish(run, decidedWithout(answer));
+    return this.finish(run, await decideWithoutStore(this.deps, run, cause, planned, this.clock.now(run.startedMs)));
   }
 
   /** Counts a decision (metrics, usage, the denial log) and returns its answer. */

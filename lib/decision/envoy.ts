@@ -26,7 +26,8 @@ import type { EnvoyCounterStore } from "../store/envoy";
 import { StoreTimeoutError, type CounterStore, type LimitCheck } from "../store/types";
 import type { CircuitBreaker } from "./breaker";
 import { EnvoyAccounting } from "./envoy-accounting";
-import { closedWaitMs, NotReadyError } from "./engine";
+import { NotReadyError } from "./engine";
+import { closedWaitMs } from "./failure-path";
 import type { DecisionMetrics } from "./metrics";
 import type { UsageError, UsageSink } from "./ports";
 

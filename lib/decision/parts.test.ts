@@ -1,7 +1,8 @@
 import type { LimitCheck } from "../store/types";
 import { describe, expect, it } from "vitest";
 import { LruCache } from "../redis/key-index";
-import { LATENCY_BUCKETS_MS, latencyBucketIndex, parseUsageHash, UsageRecorder, usageFields } from "../redis/usage";
+import { UsageRecorder } from "../redis/usage";
+import { LATENCY_BUCKETS_MS, latencyBucketIndex, parseUsageHash, usageFields } from "../redis/usage-format";
 import type { StoreDecision } from "../store/types";
 import { answerFromStore } from "./answer";
 import { CircuitBreaker } from "./breaker";

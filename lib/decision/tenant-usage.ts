@@ -10,7 +10,7 @@
  * what a committed one answers.
  */
 import type { CompiledPolicy } from "../policy/compiled";
-import type { EffectiveLimits } from "../policy/compile";
+import type { EffectiveLimits } from "../policy/effective-limits";
 import { ANY_OPERATION } from "../policy/types";
 import { buildUsageAnswer, usageReadPlan, type TenantUsageAnswer } from "../policy/tenant-usage-answer";
 import type { CounterStore } from "../store/types";

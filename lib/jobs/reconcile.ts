@@ -14,7 +14,8 @@
 import type { Db } from "../db/client";
 import { pgTs } from "../db/usage-repo";
 import { keys, redisPrefix } from "../redis/keys";
-import { parseUsageHash, type RedisLike } from "../redis/usage";
+import type { RedisLike } from "../redis/usage";
+import { parseUsageHash } from "../redis/usage-format";
 import { PERIODS } from "../policy/types";
 import { countsOnUtcCalendar, effectiveQuotas, PolicyHistory, quotaPeriodKey, tenantPeriodLabel } from "./quota-defs";
 import { quotaDeltas } from "./rollup";

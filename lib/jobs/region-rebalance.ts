@@ -15,7 +15,7 @@ import type { RegionShares } from "../policy/region-shares";
 import { keys } from "../redis/keys";
 import { readRegionShares, REGION_SHARES_POLL_MS, writeRegionShares } from "../redis/region-shares";
 import { withTimeout, writeToRegions, type RegionTarget } from "../redis/regions";
-import { minuteStartMs } from "../redis/usage";
+import { minuteStartMs } from "../redis/usage-format";
 
 /** What one worker remembers between passes: each region's counts so far this minute, and whether the last write reached every region. */
 export interface RebalanceMemory {

@@ -1,5 +1,5 @@
 /**
- * The rollup job: drains closed minutes of the decision servers' usage hashes (lib/redis/usage.ts)
+ * The rollup job: drains closed minutes of the decision servers' usage hashes (lib/redis/usage-format.ts)
  * into Postgres **exactly once**, even when the worker is killed (SIGKILL) between any two steps.
  *
  * Per minute m, the steps are:
@@ -34,7 +34,8 @@ import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "../db/client";
 import { DENIAL_REASON_PREFIX } from "../db/denial-repo";
 import { keys, redisPrefix } from "../redis/keys";
-import { parseUsageHash, USAGE_OUTCOMES, type RedisLike, type UsageMinute } from "../redis/usage";
+import { USAGE_OUTCOMES, type RedisLike } from "../redis/usage";
+import { parseUsageHash, type UsageMinute } from "../redis/usage-format";
 import { tryJobLock } from "./lock";
 import { effectiveQuotas, PolicyHistory, quotaCovers, quotaPeriodKey, tenantPeriodLabel, type PolicyQuotaDoc, type QuotaDef } from "./quota-defs";
 

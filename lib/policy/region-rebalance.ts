@@ -3,7 +3,7 @@
  * Pure: lib/jobs/region-rebalance.ts reads each region's demand and writes the plan to every region.
  *
  * Demand of a split limit in a region: the decisions its region's decision servers counted this
- * minute (the usage hash, lib/redis/usage.ts: `d|<tenant>|<tier>|<operation>|<outcome>`) of the
+ * minute (the usage hash, lib/redis/usage-format.ts: `d|<tenant>|<tier>|<operation>|<outcome>`) of the
  * limit's tier and operation (a global cap: of its operation, every tier), allowed or not. Each
  * region's target weight is a floor of MIN_WEIGHT_FRACTION of an equal share plus the rest in
  * proportion to its demand; below MIN_DEMAND decisions in all regions the weights stay. A target

@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { formatDurationMs, parseDurationMs } from "./duration";
+import { hash32 } from "./hash32";
 
 /**
  * The tenant's place in one rollout's order (`salt`: the rollout's id), a 32-bit unsigned integer.
@@ -16,18 +17,7 @@ import { formatDurationMs, parseDurationMs } from "./duration";
  * its own cohort rather than always the same tenants.
  */
 export function cohortHash(salt: string, tenant: string): number {
-  let h = 0x811c9dc5;
-  const text = `${salt}\u0000${tenant}`;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return hash32(`${salt}\u0000${tenant}`);
 }
 
 /** What decides a tenant's version during a rollout: named tenants, then a share of all tenants. */

@@ -45,7 +45,7 @@ export const keys = {
   quota: (tenant: string, quotaId: string, p = redisPrefix()) => counterKeys.quota(tenant, quotaId, p),
   /** <p>{g:<capId>}:g — a global cap's counter, shared by all tenants. */
   globalCap: (capId: string, p = redisPrefix()) => counterKeys.globalCap(capId, p),
-  /** <p>{u:<minute>}:usage — hash of one minute's decision counts (see lib/redis/usage.ts). */
+  /** <p>{u:<minute>}:usage — hash of one minute's decision counts (see lib/redis/usage-format.ts). */
   usageMinute: (minuteStartMs: number, p = redisPrefix()) => `${p}{u:${minuteStartMs}}:usage`,
   /** <p>{policy}:service-tokens — set of sha256(service token) hex the decision API accepts, plus PUBLISHED_MARKER (written by publish). */
   serviceTokens: (p = redisPrefix()) => `${p}{policy}:service-tokens`,

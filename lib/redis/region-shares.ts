@@ -11,6 +11,7 @@ import { Poller } from "../net/poller";
 import type { CompiledPolicy } from "../policy/compiled";
 import { applyRegionShares, regionSharesSchema, sharesStatus, type RegionShares, type RegionSharesStatus } from "../policy/region-shares";
 import type { RedisClient } from "./client";
+import { readJsonDocument } from "./json-document";
 import { keys } from "./keys";
 
 /** How often a decision server re-reads its region's shares document. */
@@ -19,17 +20,8 @@ export const REGION_SHARES_POLL_MS = 1_000;
 export type ReadSharesResult = { status: "ok"; shares: RegionShares } | { status: "none" } | { status: "invalid"; message: string };
 
 export async function readRegionShares(redis: RedisClient): Promise<ReadSharesResult> {
-  const text = await redis.get(keys.regionShares());
-  if (text === null) return { status: "none" };
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { status: "invalid", message: "not JSON" };
-  }
-  const parsed = regionSharesSchema.safeParse(json);
-  if (!parsed.success) return { status: "invalid", message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") };
-  return { status: "ok", shares: parsed.data };
+  const read = await readJsonDocument(redis, keys.regionShares(), regionSharesSchema);
+  return read.status === "ok" ? { status: "ok", shares: read.value } : read;
 }
 
 export async function writeRegionShares(redis: RedisClient, shares: RegionShares): Promise<void> {

@@ -10,6 +10,7 @@ import type { CompiledPolicy } from "../policy/compiled";
 import { parseCompiledPolicy } from "../policy/compiled-schema";
 import { type RolloutRouting, rolloutRoutingSchema } from "../policy/rollout";
 import type { RedisClient as RedisLike } from "./client";
+import { readJsonDocument } from "./json-document";
 import { keys } from "./keys";
 
 async function exec(multi: ReturnType<RedisLike["multi"]>, what: string): Promise<void> {
@@ -39,17 +40,8 @@ export type ReadRoutingResult = { status: "none" } | { status: "ok"; routing: Ro
 
 /** The routing as Redis holds it; `text` lets a reader skip re-parsing an unchanged one. */
 export async function readRolloutRouting(redis: RedisLike): Promise<ReadRoutingResult> {
-  const text = await redis.get(keys.policyRollout());
-  if (text === null) return { status: "none" };
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { status: "invalid", message: "not JSON" };
-  }
-  const parsed = rolloutRoutingSchema.safeParse(json);
-  if (!parsed.success) return { status: "invalid", message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") };
-  return { status: "ok", routing: parsed.data, text };
+  const read = await readJsonDocument(redis, keys.policyRollout(), rolloutRoutingSchema);
+  return read.status === "ok" ? { status: "ok", routing: read.value, text: read.text } : read;
 }
 
 /** The candidate document a routing names, validated against the routing's checksum; null when absent or not that document. */

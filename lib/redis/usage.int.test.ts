@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix } from "../../test/helpers";
 import { type OwnRedis, startOwnRedis } from "../net/redis-server";
 import { keys } from "./keys";
-import { FLUSH_CHUNK_FIELDS, UsageRecorder, minuteStartMs, usageFields } from "./usage";
+import { FLUSH_CHUNK_FIELDS, UsageRecorder } from "./usage";
+import { minuteStartMs, usageFields } from "./usage-format";
 
 const MINUTE = minuteStartMs(Date.now());
 const decision = (tenant: string) => ({ atMs: MINUTE + 1_000, tenant, tier: "free", operation: "read", outcome: "allowed" as const, keyPrefix: "abcdef012345", latencyMs: 1 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseUsageHash, UsageRecorder, usageFields } from "./usage";
+import { UsageRecorder } from "./usage";
+import { parseUsageHash, usageFields } from "./usage-format";
 
 function hashOf(r: UsageRecorder, minute: number): Record<string, string> {
   return Object.fromEntries([...(r.snapshot().get(minute) ?? new Map<string, number>())].map(([k, v]) => [k, String(v)]));

@@ -5,7 +5,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeHealthCheckRequest, decodeRateLimitRequest, encodeHealthCheckResponse, encodeRateLimitResponse, ProtoDecodeError } from "./codec";
+import { decodeHealthCheckRequest, decodeRateLimitRequest, ProtoDecodeError } from "./decode";
+import { encodeHealthCheckResponse, encodeRateLimitResponse } from "./encode";
 import { healthServiceDefinition, rlsServiceDefinition, type RlsCode, type RlsRequestMessage, type RlsResponseMessage, type RlsUnit } from "./protos";
 
 const rls = rlsServiceDefinition().ShouldRateLimit!;

@@ -1,6 +1,6 @@
 /**
  * The names and message shapes of Envoy's rate limit service and gRPC health, as the decision
- * server's hand-written codec (lib/rls/codec.ts) reads and writes them: field names as in the
+ * server's hand-written codec (lib/rls/decode.ts, lib/rls/encode.ts) reads and writes them: field names as in the
  * .proto (snake_case), enums by name, 64-bit integers as numbers, absent fields absent — the shape
  * @grpc/proto-loader gives with lib/rls/protos.ts's options, which the codec's tests hold it to.
  * No dependency: production imports this module, never lib/rls/protos.ts (which loads

@@ -15,7 +15,7 @@
  *
  * Only tests, the benchmark and the Envoy filter model load this module (they build their gRPC
  * clients and check the hand-written codec against these definitions); production never does: the
- * decision server speaks through lib/rls/codec.ts and lib/rls/messages.ts, so @grpc/grpc-js,
+ * decision server speaks through lib/rls/decode.ts, encode.ts and messages.ts, so @grpc/grpc-js,
  * @grpc/proto-loader, @grpc/grpc-js-xds and protobufjs are dev dependencies (scripts/build.test.ts
  * fails the build if a compiled process imports one).
  */

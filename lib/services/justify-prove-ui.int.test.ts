@@ -12,7 +12,7 @@ import { createDb } from "@/lib/db/client";
 import { saveCertificationReport } from "@/lib/db/certify-repo";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { insertRollupRows, rollupRows } from "@/lib/jobs/rollup";
-import { LATENCY_BUCKETS_MS, type UsageMinute } from "@/lib/redis/usage";
+import { LATENCY_BUCKETS_MS, type UsageMinute } from "@/lib/redis/usage-format";
 import { applyPolicyFile } from "./apply-policy-file";
 import { certificationsOf, readCertification } from "./certification-view";
 import { formatReportHtml, type CertificationReport, type RequirementResult } from "./certify/report";

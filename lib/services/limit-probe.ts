@@ -10,7 +10,7 @@
 import { answerFromStore, type DecisionAnswer } from "../decision/answer";
 import { planChecks } from "../decision/checks";
 import { IN_PROCESS } from "../policy/counter-keys";
-import type { EffectiveLimits } from "../policy/compile";
+import type { EffectiveLimits } from "../policy/effective-limits";
 import type { CompiledGlobalCap, CompiledLimit, CompiledQuota, CompiledTenant, CompiledTier } from "../policy/compiled";
 import { createMemoryStore } from "../store/memory";
 

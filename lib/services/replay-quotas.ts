@@ -12,7 +12,7 @@
  * Requests of cost > 1 count as one (as QuotaUsage does for decisions).
  */
 import type { CompiledPolicyBody } from "../policy/compiled";
-import { limitsFor } from "../policy/compile";
+import { limitsFor } from "../policy/effective-limits";
 import { quotaPeriod } from "../policy/quota-period";
 import { ANY_OPERATION } from "../policy/types";
 import type { ReplayResult } from "./replay";

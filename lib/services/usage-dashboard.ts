@@ -25,7 +25,7 @@ import {
 import { denialsByReason, sumDenials } from "../db/denial-repo";
 import { listAlerts } from "../jobs/alerts";
 import { count429, emptyDenials, type DenialsByReason } from "../policy/denial-reasons";
-import { LATENCY_BUCKETS_MS } from "../redis/usage";
+import { LATENCY_BUCKETS_MS } from "../redis/usage-format";
 import { getQuotas, type QuotaBurn } from "./usage-query";
 
 export const DASHBOARD_RANGES = {

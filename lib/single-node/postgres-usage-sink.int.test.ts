@@ -11,7 +11,8 @@ import { fixturePolicyFile } from "../decision/testing/fixture";
 import { applyPolicyFile } from "../services/apply-policy-file";
 import { publishPolicy } from "../services/publish-policy";
 import { getUsage } from "../services/usage-query";
-import { minuteStartMs, type UsageEvent } from "../redis/usage";
+import { type UsageEvent } from "../redis/usage";
+import { minuteStartMs } from "../redis/usage-format";
 import { GRACE_MS, PostgresUsageSink } from "./postgres-usage-sink";
 
 let fresh: FreshDatabase;

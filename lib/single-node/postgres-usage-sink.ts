@@ -4,7 +4,7 @@
  * totals, key rows, latency and error rows, QuotaUsage, billing adjustments of closed months).
  *
  * Nothing is reimplemented: each decision is aggregated by a UsageRecorder without Redis (the same
- * fields as the Redis hashes, lib/redis/usage.ts), one per minute, and a closed minute is written
+ * fields as the Redis hashes, lib/redis/usage-format.ts), one per minute, and a closed minute is written
  * by the rollup's own `commitSlice` (lib/jobs/rollup.ts) as one slice with a random id. The slice's
  * cursor (RollupCursor `usage:<minute>:<id>`) is inserted in the same transaction as its rows, so
  * a commit that is retried after an error or a lost reply is applied exactly once.
@@ -22,7 +22,8 @@ import { randomUUID } from "node:crypto";
 import type { Db } from "../db/client";
 import { commitSlice, type ClaimedSlice } from "../jobs/rollup";
 import { PolicyHistory } from "../jobs/quota-defs";
-import { minuteStartMs, UsageRecorder, type UsageError, type UsageEvent } from "../redis/usage";
+import { UsageRecorder, type UsageError, type UsageEvent } from "../redis/usage";
+import { minuteStartMs } from "../redis/usage-format";
 import type { UsageSink } from "../decision/ports";
 import { messageOf, withQueryTimeout } from "./timeout";
 

@@ -15,7 +15,7 @@ import { freePort } from "../../lib/net/ports";
 import { type OwnRedis, startOwnRedis } from "../../lib/net/redis-server";
 import type { PolicyFileInput } from "../../lib/policy/policy-file";
 import { keys } from "../../lib/redis/keys";
-import { parseUsageHash, type UsageMinute } from "../../lib/redis/usage";
+import { parseUsageHash, type UsageMinute } from "../../lib/redis/usage-format";
 import { rlsClient, type RlsRequestMessage, type RlsResponseMessage } from "../../lib/rls/protos";
 import { startDecisionServer, type DecisionServer } from "./server";
 

@@ -10,7 +10,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closedWaitMs } from "../../lib/decision/engine";
+import { closedWaitMs } from "../../lib/decision/failure-path";
 import { compileFixture, writeFixturePolicy } from "../../lib/decision/testing/fixture";
 import { spawnDecisionServer, type SpawnedServer } from "../../lib/decision/harness";
 import { type OwnRedis, startOwnRedis } from "../../lib/net/redis-server";

@@ -19,8 +19,9 @@
  * or while draining; INTERNAL for a bug, with a fixed message. A denial is never an error: it is
  * OVER_LIMIT.
  *
- * The transport is grpc-server.ts (unary gRPC on node:http2) and the messages lib/rls/codec.ts,
- * both by hand: @grpc/grpc-js on this side cost more CPU per call than the whole HTTP path.
+ * The transport is grpc-server.ts (unary gRPC on node:http2) and the messages lib/rls/decode.ts and
+ * lib/rls/encode.ts, both by hand: @grpc/grpc-js on this side cost more CPU per call than the whole
+ * HTTP path.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http2";
@@ -30,7 +31,8 @@ import type { DecisionAnswer } from "../../lib/decision/answer";
 import type { DecisionRequest } from "../../lib/decision/engine";
 import type { DecisionMetrics } from "../../lib/decision/metrics";
 import { errorMessage, type Logger } from "../../lib/log";
-import { decodeHealthCheckRequest, decodeRateLimitRequest, encodeHealthCheckResponse, encodeRateLimitResponse, ProtoDecodeError } from "../../lib/rls/codec";
+import { decodeHealthCheckRequest, decodeRateLimitRequest, ProtoDecodeError } from "../../lib/rls/decode";
+import { encodeHealthCheckResponse, encodeRateLimitResponse } from "../../lib/rls/encode";
 import type { EnvoyDecider } from "../../lib/decision/envoy";
 import { descriptorToken } from "../../lib/rls/mapping";
 import { HEALTH_SERVICE, RLS_SERVICE, type RlsRequestMessage } from "../../lib/rls/messages";

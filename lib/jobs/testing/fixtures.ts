@@ -4,7 +4,8 @@
  * totals a correct rollup must reproduce.
  */
 import type { Db } from "../../db/client";
-import { UsageRecorder, minuteStartMs, type RedisLike, type UsageOutcome } from "../../redis/usage";
+import { UsageRecorder, type RedisLike, type UsageOutcome } from "../../redis/usage";
+import { minuteStartMs } from "../../redis/usage-format";
 import type { DenialReason } from "../../policy/denial-reasons";
 
 export const TEST_TIERS = {

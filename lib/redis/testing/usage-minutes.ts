@@ -1,7 +1,7 @@
 /** Test kit: the usage minutes the decision servers flushed (lib/redis/usage.ts), read back for assertions. */
 import { keys } from "../keys";
 import type { RedisClient } from "../client";
-import { parseUsageHash, type UsageMinute } from "../usage";
+import { parseUsageHash, type UsageMinute } from "../usage-format";
 
 /** One minute's aggregates, parsed as the rollup parses them. */
 export async function readUsageMinute(redis: RedisClient, minute: number): Promise<UsageMinute> {

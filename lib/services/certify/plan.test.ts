@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { compileFixture } from "../../decision/testing/fixture";
 import { parseCompiledPolicy } from "../../policy/compiled-schema";
-import { limitsFor } from "../../policy/compile";
+import { limitsFor } from "../../policy/effective-limits";
 import type { PolicyFileInput } from "../../policy/policy-file";
 import { CERT_LIMIT, CERT_WINDOW_MS, planCertification } from "./plan";
 import { formatReportHtml, formatReportText, verdictText, type CertificationReport } from "./report";

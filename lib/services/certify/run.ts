@@ -31,7 +31,8 @@ import { readPublishedVersion } from "../published-version";
 import type { ProbeResult } from "../limit-probe";
 import { planCertification, type Cell, type CertificationPlan } from "./plan";
 import { formatReportHtml, type CertificationReport, type RequirementResult } from "./report";
-import { boundary, checkDry, checkOne, edge, failureDrill, instances as instancesScenario, overLimit, rejectP95, retryAfter, underLimit, type Endpoint } from "./scenarios";
+import { checkDry, checkOne, type Endpoint } from "./decision-client";
+import { boundary, edge, failureDrill, instances as instancesScenario, overLimit, rejectP95, retryAfter, underLimit } from "./scenarios";
 
 export const DEFAULT_CERTIFY_INSTANCES = 2;
 export const DEFAULT_CERTIFY_SECONDS = 120;

@@ -7,89 +7,9 @@
 import { accuracyRemedy } from "../../policy/accuracy-remedy";
 import { percentiles } from "../advisor";
 import { edgeBurstRequests, probeLimit, type ProbedRow, type ProbeResult } from "../limit-probe";
+import { type Answer, checkBatch, checkOne, type Endpoint, metricValue, readMetrics, sendAt, sendBatch, sleep } from "./decision-client";
 import type { CertificationPlan, Cell, Subject } from "./plan";
-import { request } from "./http";
 import type { RequirementResult } from "./report";
-
-export interface Endpoint {
-  url: string;
-  token: string;
-}
-
-export interface Answer {
-  allowed: boolean;
-  status: number;
-  reason: string;
-  retryAfterSeconds: number;
-  delayMs: number;
-  degraded?: boolean;
-  shadowDenied?: boolean;
-  policyVersion: number;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
-
-function body(s: Subject, cost?: number) {
-  return { key: s.key, operation: s.operation, ip: s.ip, ...(cost !== undefined ? { cost } : {}) };
-}
-
-const TIMEOUT_MS = 30_000;
-
-async function postCheck(e: Endpoint, payload: unknown): Promise<{ status: number; json: unknown; serverMs: number | null }> {
-  const res = await request(`${e.url}/v1/check`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${e.token}`, "content-type": "application/json" },
-    body: JSON.stringify(payload),
-    timeoutMs: TIMEOUT_MS,
-  });
-  const timing = /decide;dur=([\d.]+)/.exec(String(res.headers["server-timing"] ?? ""));
-  return { status: res.status, json: JSON.parse(res.text) as unknown, serverMs: timing ? Number(timing[1]) : null };
-}
-
-export async function checkOne(e: Endpoint, s: Subject, cost?: number): Promise<{ answer: Answer; latencyMs: number; serverMs: number | null }> {
-  const started = performance.now();
-  const { json, serverMs } = await postCheck(e, body(s, cost));
-  return { answer: json as Answer, latencyMs: performance.now() - started, serverMs };
-}
-
-/** A dry run: decided, nothing consumed (it makes a server learn the subject's key). */
-export async function checkDry(e: Endpoint, s: Subject): Promise<void> {
-  await postCheck(e, { ...body(s), dryRun: true });
-}
-
-/**
- * At most two boundary batches in flight: a decision server coalesces what reaches it in one
- * event-loop turn into store calls of at most 128 decisions, so two batches of ≤ 51 are decided
- * in one call, at one instant of the store's clock, as the model assumes.
- */
-let batchesInFlight = 0;
-const waiting: (() => void)[] = [];
-async function gated<T>(fn: () => Promise<T>): Promise<T> {
-  while (batchesInFlight >= 2) await new Promise<void>((r) => waiting.push(r));
-  batchesInFlight++;
-  try {
-    return await fn();
-  } finally {
-    batchesInFlight--;
-    waiting.shift()?.();
-  }
-}
-
-/** `n` requests of one subject in one batch: one store call, decided one after another at one instant. */
-export function checkBatch(e: Endpoint, s: Subject, n: number, cost?: number): Promise<Answer[]> {
-  return gated(() => sendBatch(e, s, n, cost));
-}
-
-async function sendBatch(e: Endpoint, s: Subject, n: number, cost?: number): Promise<Answer[]> {
-  const out: Answer[] = [];
-  for (let done = 0; done < n; done += 100) {
-    const { status, json } = await postCheck(e, { requests: Array.from({ length: Math.min(100, n - done) }, () => body(s, cost)) });
-    const results = (json as { results?: Answer[] }).results;
-    if (!results) throw new Error(`batch check answered ${status}: ${JSON.stringify(json).slice(0, 200)}`);
-    out.push(...results);
-  }
-  return out;
-}
 
 /** The pure model of a subject's limit, as the certification document serves it. */
 export function modelOf(plan: CertificationPlan, cell: Cell, s: Subject): ProbedRow {
@@ -208,17 +128,6 @@ function poisson(rate: number, durationMs: number, seed: number): number[] {
   return out;
 }
 
-/** Sends one subject's requests at the given offsets (ms from now); the answers in order. */
-async function sendAt(e: Endpoint, s: Subject, offsets: readonly number[], cost: number | undefined): Promise<Answer[]> {
-  const start = Date.now();
-  return Promise.all(
-    offsets.map(async (t) => {
-      await sleep(start + t - Date.now());
-      return (await checkOne(e, s, cost)).answer;
-    }),
-  );
-}
-
 /** Half the limit, evenly spaced, for four windows: not one request may be denied. */
 export async function underLimit(e: Endpoint, cell: Cell): Promise<RequirementResult> {
   const s = cell.subjects.under!;
@@ -256,7 +165,7 @@ export async function overLimit(endpoints: readonly Endpoint[], cell: Cell, seed
     let limit = 0;
     let exact = 0;
     for (const e of endpoints) {
-      const text = (await request(`${e.url}/metrics`, { method: "GET", timeoutMs: TIMEOUT_MS })).text;
+      const text = await readMetrics(e);
       limit += metricValue(text, "sluice_accuracy_admitted_total", { tier: s.tier, limit: s.limitName, by: "limit" });
       exact += metricValue(text, "sluice_accuracy_admitted_total", { tier: s.tier, limit: s.limitName, by: "exact_log" });
     }
@@ -291,16 +200,6 @@ function remedyFor(cell: Cell, arrivalsMs: number[], countFromMs: number, tolera
   return cell.scaled ? `${remedy.text}, measured at the certified scale ${cell.scaled.to}` : remedy.text;
 }
 
-export function metricValue(text: string, name: string, labels: Record<string, string>): number {
-  let total = 0;
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const close = line.indexOf("}");
-    const series = line.slice(name.length + 1, close);
-    if (Object.entries(labels).every(([k, v]) => series.includes(`${k}="${v}"`))) total += Number(line.slice(close + 1).trim());
-  }
-  return total;
-}
 
 /**
  * N instances sharing Redis: twice what one subject may be admitted, sent at once, round-robin over
