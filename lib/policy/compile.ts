@@ -263,8 +263,8 @@ export function policyChecksum(body: CompiledPolicyBody): string {
 
 /**
  * The body of a document (drops version, checksum, createdAt). `requirements`,
- * `rateLimitService` and `approval` are there only when the policy has them, so documents without them keep the
- * checksums they always had.
+ * `rateLimitService` and `approval` are there only when the policy has them, so documents without
+ * them keep the checksums they always had.
  */
 export function bodyOf(doc: CompiledPolicyBody): CompiledPolicyBody {
   return {
