@@ -21,6 +21,7 @@ import { createHash } from "node:crypto";
 import type { Db } from "../db/client";
 import { lockPolicy } from "../db/policy-repo";
 import { findActiveRollout, type RolloutRecord } from "../db/rollout-repo";
+import { findPendingApproval } from "../db/approval-repo";
 import { pgTs } from "../db/usage-repo";
 import type { RedisLike } from "../redis/policy";
 import { readRolloutRouting, writeRolloutRouting } from "../redis/rollout";
@@ -158,6 +159,9 @@ export async function guardRollout(deps: GuardDeps, { nowMs }: { nowMs: number }
   if (check?.verdict === "breached") return { rollout: active.id, action: await breach(deps, active, check, nowMs), check };
   const bakeMs = active.steps[active.step]!.bakeMs;
   if (nowMs - active.stepStartedAt.getTime() < bakeMs) return { ...idle, check };
+  // Already waiting for a second person to approve the next step: nothing to do until they do.
+  const waiting = await findPendingApproval(deps.db);
+  if (waiting?.kind === "rollout-step" && waiting.rolloutId === active.id) return { ...idle, check };
   const moved = await deps.db.$transaction(
     async (tx) => {
       await lockPolicy(tx);

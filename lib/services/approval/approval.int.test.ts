@@ -143,6 +143,8 @@ describe("a guarded rollout under the approval rule", () => {
     expect((await changeRollout({ db, redis }, "promote", { actor: PM, role: "product", nowMs: T0 + MIN })).step).toBe(1);
     // The bake time passes: the guard asks for the last step on the author's behalf, and moves nothing.
     expect(await guardRollout({ db, redis }, { nowMs: T0 + 2 * MIN + 60 * MIN })).toMatchObject({ rollout: id, action: "awaiting-approval" });
+    // Asked once: the next passes wait quietly.
+    expect(await guardRollout({ db, redis }, { nowMs: T0 + 2 * MIN + 60 * MIN + 5_000 })).toMatchObject({ rollout: id, action: "none" });
     const status = (await rolloutStatus({ db }))!;
     expect(status).toMatchObject({ state: "running", step: 1, approval: { kind: "rollout-step", rollout: id, step: 2, requestedBy: PM, state: "pending" } });
     const requestId = status.approval!.id;
