@@ -81,7 +81,7 @@ export function LineTable({ lines }: { lines: readonly OverviewLine[] }) {
       testId="billing-lines"
       columns={LINE_COLUMNS}
       rows={lines.map((l) => ({
-        key: `${l.lineType}/${l.tenant}/${l.quotaId}/${"revision" in l ? String(l.revision) : ""}`,
+        key: `${l.lineType}/${l.tenant}/${l.quotaId}/${l.billingPeriod?.label ?? ""}/${"revision" in l ? String(l.revision) : ""}`,
         values: { tenant: l.tenant, quota: l.quotaName, used: l.used, overage: l.overageUnits, denied: l.denied },
         cells: {
           tenant: l.tenant,
@@ -90,6 +90,11 @@ export function LineTable({ lines }: { lines: readonly OverviewLine[] }) {
               {l.quotaName}
               {l.override && <span className="badge ml-1 bg-amber-100 text-amber-800">tenant override</span>}
               {l.lineType === "adjustment" && <span className="badge ml-1">late adjustment</span>}
+              {l.billingPeriod && (
+                <div className="text-xs text-slate-600" data-testid="line-period" title={`${l.billingPeriod.startAt} to ${l.billingPeriod.endAt} (${l.billingPeriod.label})`}>
+                  period {l.billingPeriod.start} – {l.billingPeriod.end} ({l.billingPeriod.timeZone})
+                </div>
+              )}
               <div className="font-mono text-[11px] text-slate-400">quota_id {l.quotaId}</div>
             </>
           ),

@@ -2,6 +2,7 @@
  * Data access for billing: quota usage of a month, tier history from the rollups, frozen lines,
  * adjustments and the period rows. Works on the client or inside a transaction.
  */
+import { isoDate, localDate } from "../policy/zoned-time";
 import type { Db, Tx } from "./client";
 
 export type Client = Db | Tx;
@@ -68,6 +69,36 @@ export async function tierHistoryOfMonth(client: Client, month: string): Promise
   return out;
 }
 
+/** Every quota usage row of `tenant` whose label starts with one of `months` (`YYYY-MM`): its own periods' rows too. */
+export async function quotaUsageOfTenant(client: Client, tenant: string, months: readonly string[]): Promise<QuotaUsageRow[]> {
+  return client.quotaUsage.findMany({
+    where: { tenant, OR: months.map((m) => ({ period: { startsWith: m } })) },
+    select: { tenant: true, quotaId: true, period: true, used: true, denied: true, quotaDenied: true },
+    orderBy: [{ quotaId: "asc" }, { period: "asc" }],
+  });
+}
+
+/**
+ * The tiers one tenant's decisions ran under in [startMs, endMs), with the local dates (in
+ * `timeZone`) of the first and last hour under each, from the hourly rollups.
+ */
+export async function tierHistoryOfRange(client: Client, tenant: string, { startMs, endMs, timeZone }: { startMs: number; endMs: number; timeZone: string }): Promise<TierSpan[]> {
+  const rows = await client.$queryRawUnsafe<{ tier: string; first: Date; last: Date }[]>(
+    `SELECT "tier", min("bucketStart") AS first, max("bucketStart") AS last
+       FROM "UsageRollup"
+      WHERE "granularity" = 'hour' AND "bucketStart" >= $1::timestamp(3) AND "bucketStart" < $2::timestamp(3)
+        AND "keyPrefix" = '' AND "tenant" = $3 AND "tier" <> ''
+      GROUP BY "tier"`,
+    new Date(startMs).toISOString().replace("T", " ").replace("Z", ""),
+    new Date(endMs).toISOString().replace("T", " ").replace("Z", ""),
+    tenant,
+  );
+  const day = (d: Date) => isoDate(...localDate(d.getTime(), timeZone));
+  return rows
+    .map((r) => ({ tier: r.tier, from: day(r.first), to: day(r.last) }))
+    .sort((a, b) => a.from.localeCompare(b.from) || a.to.localeCompare(b.to) || a.tier.localeCompare(b.tier));
+}
+
 export async function tenantNames(client: Client): Promise<Map<string, { name: string; tier: string }>> {
   const rows = await client.tenant.findMany({ select: { slug: true, name: true, tier: { select: { name: true } } } });
   return new Map(rows.map((r) => [r.slug, { name: r.name, tier: r.tier.name }]));
@@ -81,18 +112,34 @@ export async function listBillingPeriods(client: Client) {
   return client.billingPeriod.findMany({ orderBy: { period: "desc" } });
 }
 
+/**
+ * The `period` a frozen line is stored under: the month, or `<month>|<label>` for a tenant period
+ * that is not the last of its tenant × quota in the month (a billing change put two in it), so the
+ * key stays (period, tenant, quotaId).
+ */
+export function frozenLinePeriod(month: string, label: string, last: boolean): string {
+  return last ? month : `${month}|${label}`;
+}
+
 export async function frozenLines(client: Client, month: string) {
-  return client.billingLine.findMany({ where: { period: month }, orderBy: [{ tenant: "asc" }, { quotaId: "asc" }] });
+  return client.billingLine.findMany({
+    where: { OR: [{ period: month }, { period: { startsWith: `${month}|` } }] },
+    orderBy: [{ tenant: "asc" }, { quotaId: "asc" }, { periodLabel: "asc" }],
+  });
 }
 
 export async function adjustmentsOf(client: Client, month: string) {
-  return client.billingAdjustment.findMany({ where: { period: month }, orderBy: [{ revision: "asc" }, { tenant: "asc" }, { quotaId: "asc" }, { id: "asc" }] });
+  return client.billingAdjustment.findMany({ where: { period: month }, orderBy: [{ revision: "asc" }, { tenant: "asc" }, { quotaId: "asc" }, { periodLabel: "asc" }, { id: "asc" }] });
 }
 
-/** Months that have quota usage or a period row. */
+/**
+ * Months that have quota usage or a period row. The UTC rows say which months had usage; a
+ * tenant's own period rows (`2026-09-15@…`, `2026-09#own`) are left out, their label's month being
+ * the month a period started, which is not the month whose export holds it.
+ */
 export async function knownMonths(client: Client): Promise<string[]> {
   const rows = await client.$queryRawUnsafe<{ month: string }[]>(
-    `SELECT DISTINCT substr("period", 1, 7) AS month FROM "QuotaUsage"
+    `SELECT DISTINCT substr("period", 1, 7) AS month FROM "QuotaUsage" WHERE "period" NOT LIKE '%@%' AND "period" NOT LIKE '%#%'
      UNION SELECT "period" AS month FROM "BillingPeriod" ORDER BY month`,
   );
   return rows.map((r) => r.month);

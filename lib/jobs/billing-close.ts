@@ -1,14 +1,15 @@
 /**
  * Period close: a calendar month (UTC) is closed once it ended `graceMs` ago (BILLING_GRACE_MS,
- * default 1 h). In one transaction, under the period row's lock (the rollup takes the same lock
+ * default 1 h), or once the last tenant period it holds ended `graceMs` ago when that is later (a
+ * tenant anchored on the 1st in Los Angeles: its November ends at 08:00 UTC on December 1). In one transaction, under the period row's lock (the rollup takes the same lock
  * before adding usage), the month's lines are computed from quota usage and frozen, the status set
  * to closed and the export checksums recorded. Usage drained later becomes an adjustment
  * (lib/jobs/rollup.ts). A crash anywhere leaves the month open or closed, never half closed.
  */
 import type { Db } from "../db/client";
-import { knownMonths, monthOf, monthRangeMs } from "../db/billing-repo";
+import { frozenLinePeriod, knownMonths, monthOf, monthRangeMs } from "../db/billing-repo";
 import { BILLING_FORMATS, renderStatement, sha256Hex } from "../services/billing-format";
-import { buildStatement, computeLines } from "../services/billing-statement";
+import { buildStatement, closeDueAtMs, computeLines } from "../services/billing-statement";
 import { tryJobLock } from "./lock";
 
 export interface CloseDeps {
@@ -28,11 +29,13 @@ export async function closePeriod(db: Db, month: string, { nowMs, graceMs }: { n
       );
       const [row] = await tx.$queryRawUnsafe<{ status: string }[]>(`SELECT "status" FROM "BillingPeriod" WHERE "period" = $1 FOR UPDATE`, month);
       if (row?.status === "closed") return false;
+      if ((await closeDueAtMs(tx, month, graceMs)) > nowMs) return false;
       const lines = await computeLines(tx, month);
       if (lines.length > 0) {
         await tx.billingLine.createMany({
-          data: lines.map((l) => ({
-            period: month,
+          data: lines.map((l, i) => ({
+            // Lines are sorted by tenant, quota, then period: the last of a tenant × quota keeps the month.
+            period: frozenLinePeriod(month, l.billingPeriod?.label ?? "", lines[i + 1]?.tenant !== l.tenant || lines[i + 1]?.quotaId !== l.quotaId),
             tenant: l.tenant,
             quotaId: l.quotaId,
             tenantName: l.tenantName,
@@ -47,6 +50,7 @@ export async function closePeriod(db: Db, month: string, { nowMs, graceMs }: { n
             // The export's `denied` is quotaDenied; `denied` keeps every denial on the quota's operations.
             denied: BigInt(l.deniedAnyReason),
             quotaDenied: BigInt(l.denied),
+            ...(l.billingPeriod ? { periodLabel: l.billingPeriod.label, billingPeriod: { ...l.billingPeriod } } : {}),
           })),
         });
       }

@@ -5,7 +5,8 @@
  */
 import { z } from "zod";
 import type { Db, Tx } from "../db/client";
-import { billingPeriod } from "../policy/billing-period";
+import { billingMonthOf, OWN_SHARE_SUFFIX } from "../policy/billing-month";
+import { billingPeriod, type BillingPeriod } from "../policy/billing-period";
 
 const quotaSchema = z.object({
   id: z.string(),
@@ -78,9 +79,29 @@ export function countsOnUtcCalendar(doc: PolicyQuotaDoc | undefined, tenant: str
 
 /** The label of `tenant`'s own `period` containing `atMs` (its counter's suffix); the UTC label without billing. */
 export function tenantPeriodLabel(doc: PolicyQuotaDoc | undefined, tenant: string, period: "day" | "month", atMs: number): string {
+  return tenantPeriodOf(doc, tenant, period, atMs)?.label ?? quotaPeriodKey(period, atMs);
+}
+
+/** `tenant`'s own `period` containing `atMs` as the document states it; null without billing (the UTC calendar). */
+export function tenantPeriodOf(doc: PolicyQuotaDoc | undefined, tenant: string, period: "day" | "month", atMs: number): BillingPeriod | null {
   const t = doc?.tenants[tenant];
-  if (!t || (!t.billing && !t.billingChange)) return quotaPeriodKey(period, atMs);
-  return billingPeriod(atMs, period, t.billing ?? null, t.billingChange ?? null).label;
+  if (!t || (!t.billing && !t.billingChange)) return null;
+  return billingPeriod(atMs, period, t.billing ?? null, t.billingChange ?? null);
+}
+
+/**
+ * The rows one minute of a tenant's quota usage counts in: its UTC period's; and for a tenant on its
+ * own billing period, that period's (the counter's label) and, for month quotas, the UTC month's
+ * `#own` share — what of the UTC month row the tenant spent in its own periods, which the export
+ * subtracts from the UTC row for a calendar month a billing change cut short.
+ */
+export function quotaRowsOf(doc: PolicyQuotaDoc, tenant: string, period: "day" | "month", atMs: number): { period: string; month: string; periodLabel: string }[] {
+  const utc = quotaPeriodKey(period, atMs);
+  const own = tenantPeriodOf(doc, tenant, period, atMs);
+  const rows = [{ period: utc, month: utc.slice(0, 7), periodLabel: "" }];
+  if (own === null || own.label === utc) return rows;
+  if (period === "day") return [...rows, { period: own.label, month: "", periodLabel: own.label }];
+  return [...rows, { period: own.label, month: billingMonthOf(own), periodLabel: own.label }, { period: `${utc}${OWN_SHARE_SUFFIX}`, month: "", periodLabel: "" }];
 }
 
 /** `2026-12` for month quotas, `2026-12-02` for day quotas (UTC). */

@@ -1,8 +1,9 @@
 /**
  * The rollup's quota rows for a tenant anchored elsewhere than the UTC calendar (issue #26): its
  * usage counts in the UTC day and month rows the billing export states, and also under its own
- * period's label — the counter's — for what refills and compares counters; the monthly statement
- * never reads the latter.
+ * period's label — the counter's — for what refills and compares counters and for the export of
+ * that tenant's own periods (lib/services/billing-period-lines.ts); the UTC-month statement never
+ * reads the latter.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import { Redis } from "ioredis";
 import { quotaUsageOfMonth } from "../db/billing-repo";
+import { billingMonthOf } from "../policy/billing-month";
 import { billingPeriod } from "../policy/billing-period";
 import { quotaPeriod } from "../policy/quota-period";
 import { applyPolicyFile } from "../services/apply-policy-file";
@@ -59,9 +61,12 @@ describe("quota rows of an anchored tenant", () => {
     const utcMonth = quotaPeriod(minuteStartMs, "month").label;
     const own = billingPeriod(minuteStartMs, "month", LA).label;
     const acme = deltas.filter((d) => d.tenant === "acme");
+    // The own row is adjusted in the month whose export holds its period (lib/policy/billing-month.ts);
+    // the `#own` share says what of the UTC month the tenant spent in its own periods.
     expect(acme.map((d) => [d.period, d.month, Number(d.used)]).sort()).toEqual([
-      [own, "", 4],
+      [own, billingMonthOf(billingPeriod(minuteStartMs, "month", LA)), 4],
       [utcMonth, utcMonth, 4],
+      [`${utcMonth}#own`, "", 4],
     ].sort());
     // A tenant without billing: only its UTC rows, as before.
     expect(deltas.filter((d) => d.tenant === "globex").every((d) => !d.period.includes("@"))).toBe(true);

@@ -37,7 +37,7 @@ import { keys, redisPrefix } from "../redis/keys";
 import { USAGE_OUTCOMES, type RedisLike } from "../redis/usage";
 import { parseUsageHash, type UsageMinute } from "../redis/usage-format";
 import { tryJobLock } from "./lock";
-import { effectiveQuotas, PolicyHistory, quotaCovers, quotaPeriodKey, tenantPeriodLabel, type PolicyQuotaDoc, type QuotaDef } from "./quota-defs";
+import { effectiveQuotas, PolicyHistory, quotaCovers, quotaRowsOf, type PolicyQuotaDoc, type QuotaDef } from "./quota-defs";
 
 export const MINUTE_MS = 60_000;
 /** Operation prefix of the system rows that count 429s by limit (lib/services/tenant-usage.ts reads them). */
@@ -193,11 +193,13 @@ interface QuotaDelta {
   quotaId: string;
   period: string;
   /**
-   * The billing month (`YYYY-MM`) the period belongs to; "" for the row of a tenant's own billing
-   * period (a `…@<zone>` label), kept beside its UTC rows for what reads the counters back
-   * (restore, reconcile) and never part of a monthly statement or adjustment.
+   * The billing month (`YYYY-MM`) whose export holds the row: the UTC month of a UTC row; for the row
+   * of a tenant's own month period (a `…@<zone>` label) the month of its last local day
+   * (lib/policy/billing-month.ts); "" for rows no export adjusts (own day periods, `#own` shares).
    */
   month: string;
+  /** The tenant period an adjustment of `month` is of: the own row's label; "" for a UTC row. */
+  periodLabel: string;
   used: bigint;
   /** Decisions denied for any reason on the operations the quota covers. */
   denied: bigint;
@@ -240,12 +242,9 @@ export async function quotaDeltas(usage: UsageMinute, policies: PolicyHistory): 
     const units = d.outcome === "denied" ? d.count : d.count + (extra.get(`${d.tenant}|${d.tier}|${d.operation}|${d.outcome}`) ?? 0);
     const quotas = effectiveQuotas(policy.doc, d.tenant, d.tier, usage.minuteStartMs).filter((q) => quotaCovers(q, d.operation));
     for (const q of quotas) {
-      const utc = quotaPeriodKey(q.period, usage.minuteStartMs);
-      // A tenant anchored elsewhere also gets a row of its own period, the counter's label.
-      const own = tenantPeriodLabel(policy.doc, d.tenant, q.period, usage.minuteStartMs);
-      for (const period of own === utc ? [utc] : [utc, own]) {
-        const id = `${d.tenant}|${q.id}|${period}`;
-        const delta = deltas.get(id) ?? { tenant: d.tenant, quotaId: q.id, period, month: period === utc ? period.slice(0, 7) : "", used: 0n, denied: 0n, quotaDenied: 0n };
+      for (const row of quotaRowsOf(policy.doc, d.tenant, q.period, usage.minuteStartMs)) {
+        const id = `${d.tenant}|${q.id}|${row.period}`;
+        const delta = deltas.get(id) ?? { tenant: d.tenant, quotaId: q.id, ...row, used: 0n, denied: 0n, quotaDenied: 0n };
         if (d.outcome === "denied") delta.denied += BigInt(d.count);
         else delta.used += BigInt(units);
         deltas.set(id, delta);
@@ -258,11 +257,12 @@ export async function quotaDeltas(usage: UsageMinute, policies: PolicyHistory): 
     // minute, else in any published version (a quota removed within the minute), newest first.
     let def = quotaInDoc(policy.doc, qd.tenant, qd.quotaId, usage.minuteStartMs);
     if (!def) for (const v of await policies.load()) if ((def = quotaInDoc(v.doc, qd.tenant, qd.quotaId, usage.minuteStartMs))) break;
-    const period = quotaPeriodKey(def?.period ?? "month", usage.minuteStartMs);
-    const id = `${qd.tenant}|${qd.quotaId}|${period}`;
-    const delta = deltas.get(id) ?? { tenant: qd.tenant, quotaId: qd.quotaId, period, month: period.slice(0, 7), used: 0n, denied: 0n, quotaDenied: 0n };
-    delta.quotaDenied += BigInt(qd.count);
-    deltas.set(id, delta);
+    for (const row of quotaRowsOf(policy.doc, qd.tenant, def?.period ?? "month", usage.minuteStartMs)) {
+      const id = `${qd.tenant}|${qd.quotaId}|${row.period}`;
+      const delta = deltas.get(id) ?? { tenant: qd.tenant, quotaId: qd.quotaId, ...row, used: 0n, denied: 0n, quotaDenied: 0n };
+      delta.quotaDenied += BigInt(qd.count);
+      deltas.set(id, delta);
+    }
   }
   return [...deltas.values()].sort((a, b) => (a.tenant + a.quotaId + a.period).localeCompare(b.tenant + b.quotaId + b.period));
 }
@@ -285,11 +285,16 @@ async function applyQuotaDeltas(tx: Tx, deltas: QuotaDelta[], slice: string): Pr
   // Usage of a month that is already closed: recorded as an adjustment of that month (its own line
   // in the next export), in the same transaction, so it is neither lost nor counted twice.
   const months = [...new Set(deltas.map((d) => d.month))].filter((m) => m !== "").sort();
+  // The UTC months get their period row; a tenant period's month (maybe the next one) is only
+  // checked: a month that has not started is never a row.
+  const utcMonths = new Set(deltas.filter((d) => d.periodLabel === "").map((d) => d.month));
   for (const month of months) {
-    await tx.$executeRawUnsafe(
-      `INSERT INTO "BillingPeriod" ("period","status","revision","updatedAt") VALUES ($1, 'open', 0, now()) ON CONFLICT ("period") DO NOTHING`,
-      month,
-    );
+    if (utcMonths.has(month)) {
+      await tx.$executeRawUnsafe(
+        `INSERT INTO "BillingPeriod" ("period","status","revision","updatedAt") VALUES ($1, 'open', 0, now()) ON CONFLICT ("period") DO NOTHING`,
+        month,
+      );
+    }
     const [period] = await tx.$queryRawUnsafe<{ status: string; revision: number }[]>(
       `SELECT "status", "revision" FROM "BillingPeriod" WHERE "period" = $1 FOR UPDATE`,
       month,
@@ -298,8 +303,8 @@ async function applyQuotaDeltas(tx: Tx, deltas: QuotaDelta[], slice: string): Pr
     const revision = period.revision + 1;
     const late = deltas.filter((d) => d.month === month);
     await tx.$executeRawUnsafe(
-      `INSERT INTO "BillingAdjustment" ("period","tenant","quotaId","used","denied","quotaDenied","revision","sliceKey","recordedAt")
-       SELECT $1, t, q, u, d, qd, $2, $3, now() FROM unnest($4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[]) AS x(t, q, u, d, qd)`,
+      `INSERT INTO "BillingAdjustment" ("period","tenant","quotaId","used","denied","quotaDenied","revision","sliceKey","periodLabel","recordedAt")
+       SELECT $1, t, q, u, d, qd, $2, $3, pl, now() FROM unnest($4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[]) AS x(t, q, u, d, qd, pl)`,
       month,
       revision,
       slice,
@@ -308,6 +313,7 @@ async function applyQuotaDeltas(tx: Tx, deltas: QuotaDelta[], slice: string): Pr
       late.map((d) => d.used.toString()),
       late.map((d) => d.denied.toString()),
       late.map((d) => d.quotaDenied.toString()),
+      late.map((d) => d.periodLabel),
     );
     await tx.$executeRawUnsafe(`UPDATE "BillingPeriod" SET "revision" = $2, "updatedAt" = now() WHERE "period" = $1`, month, revision);
   }

@@ -4,11 +4,11 @@
  * close it. Read-only: the page says so, the worker closes.
  */
 import type { Db } from "../db/client";
-import { monthRangeMs } from "../db/billing-repo";
 import { readJobRun } from "../db/job-runs";
+import { closeDueAtMs } from "./billing-statement";
 
 export interface CloseStatus {
-  /** The month's end plus BILLING_GRACE_MS: when the worker closes it. */
+  /** The month's end (or its last tenant period's, if later) plus BILLING_GRACE_MS: when the worker closes it. */
   closesAtMs: number;
   /** Due and still open. */
   overdue: boolean;
@@ -28,7 +28,7 @@ function ago(ms: number): string {
 }
 
 export async function closeStatus(db: Db, month: string, { status, nowMs, graceMs }: { status: "provisional" | "final"; nowMs: number; graceMs: number }): Promise<CloseStatus> {
-  const closesAtMs = monthRangeMs(month).endMs + graceMs;
+  const closesAtMs = await closeDueAtMs(db, month, graceMs);
   const run = await readJobRun(db, "billing-close");
   const lastRunAtMs = run?.lastRunAtMs ?? null;
   const overdue = status === "provisional" && nowMs >= closesAtMs;

@@ -25,6 +25,10 @@
  *                  denials by rate limits, concurrency, global caps, 401 and 403 are not counted.
  *                  Lines frozen before quota denials were recorded (migration 20261202170000) keep the
  *                  figure they were closed with: denials for any reason on the quota's operations.
+ *   period_label, period_start, period_end, period_start_at, period_end_at, time_zone
+ *                  only in a month with a tenant on its own billing period (so every other month keeps
+ *                  its bytes): that tenant's period (lib/policy/billing-month.ts), empty on the lines of
+ *                  tenants on the UTC calendar month
  *   tenant_override only in a month with a tenant override (so every other month keeps its bytes):
  *                  true when the line's quota is the tenant's own override of its tier's quota (same
  *                  quota_id, its own limit) at some moment of the month, else false
@@ -45,6 +49,19 @@ export interface TierSpanOut {
   to: string;
 }
 
+/** The tenant's own billing period a line covers (docs/billing-periods.md, "The export of an anchored tenant"). */
+export interface LinePeriod {
+  /** The counter label: `2026-11-15@America/Los_Angeles`. */
+  label: string;
+  timeZone: string;
+  /** First and last local day, `YYYY-MM-DD`. */
+  start: string;
+  end: string;
+  /** The period's first instant and its end (exclusive), ISO 8601 UTC. */
+  startAt: string;
+  endAt: string;
+}
+
 export interface StatementLine {
   tenant: string;
   tenantName: string;
@@ -61,6 +78,8 @@ export interface StatementLine {
   denied: number;
   /** The tenant's own override of its tier's quota was in force during the month. */
   tenantOverride: boolean;
+  /** Absent for a tenant on the UTC calendar month: the line is the month. */
+  billingPeriod?: LinePeriod;
 }
 
 export interface StatementAdjustment extends StatementLine {
@@ -85,7 +104,7 @@ export interface Statement {
 /** GET /api/v1/billing/dictionary's query (the route and the OpenAPI document share it). */
 export const billingDictionaryQuerySchema = z.strictObject({ format: z.enum(["csv", "json"]).default("csv") });
 
-export const BILLING_DICTIONARY: ReadonlyArray<{ column: (typeof CSV_COLUMNS)[number] | typeof OVERRIDE_COLUMN; json: string; unit: string; meaning: string }> = [
+export const BILLING_DICTIONARY: ReadonlyArray<{ column: (typeof CSV_COLUMNS)[number] | (typeof PERIOD_COLUMNS)[number] | typeof OVERRIDE_COLUMN; json: string; unit: string; meaning: string }> = [
   { column: "period", json: "period", unit: "UTC calendar month", meaning: "The billing month, YYYY-MM." },
   { column: "status", json: "status", unit: "—", meaning: "provisional while the month is open (figures still grow as usage is drained, about every minute); final once the worker has closed it, BILLING_GRACE_MS (default 1 h) after the month ended. A final month exports the same bytes every time." },
   { column: "line_type", json: "(lines / adjustments)", unit: "—", meaning: "usage: the month's figures; adjustment: usage drained after the close, added as its own line (the frozen usage lines never change)." },
@@ -102,6 +121,12 @@ export const BILLING_DICTIONARY: ReadonlyArray<{ column: (typeof CSV_COLUMNS)[nu
   { column: "used", json: "used", unit: "units", meaning: "Units of the requests that passed and counted against the quota (allowed, shadow-denied and degraded, i.e. passed while Redis was unavailable), each its cost: the same units the decision servers count to enforce the quota." },
   { column: "overage_units", json: "overageUnits", unit: "units", meaning: "Units above the limit, summed per quota period; 0 unless overage_policy is bill." },
   { column: "denied", json: "denied", unit: "requests", meaning: "Requests denied BY THIS QUOTA only (429 quota_exhausted, or a cost above its limit). Denials by rate limits, concurrency limits, global caps, unknown keys (401) and suspended tenants (403) are not counted here." },
+  { column: "period_label", json: "billingPeriod.label", unit: "—", meaning: "Only in a month with a tenant on its own billing period (empty on the other lines): the period's label, e.g. 2026-11-15@America/Los_Angeles. A month holds, for such a tenant, each of its periods whose last local day falls in the month; a billing change can end one period and start another, so a tenant may have two lines per quota." },
+  { column: "period_start", json: "billingPeriod.start", unit: "local date", meaning: "The period's first day, in its time zone (YYYY-MM-DD)." },
+  { column: "period_end", json: "billingPeriod.end", unit: "local date", meaning: "The period's last day, in its time zone (YYYY-MM-DD, inclusive)." },
+  { column: "period_start_at", json: "billingPeriod.startAt", unit: "ISO 8601 UTC", meaning: "The instant the period starts (local midnight of period_start, or the billing change)." },
+  { column: "period_end_at", json: "billingPeriod.endAt", unit: "ISO 8601 UTC", meaning: "The instant the period ends (exclusive): local midnight after period_end, or a billing change." },
+  { column: "time_zone", json: "billingPeriod.timeZone", unit: "IANA name", meaning: "The period's time zone; used, limit and overage_units are of this period (a day quota: the sum over its local days)." },
   { column: "tenant_override", json: "tenantOverride", unit: "true | false", meaning: "Only in a month where some tenant had its own override of a tier quota (the last column; absent otherwise): true when the line's quota is the tenant's override (the same quota_id with its own limit or overage) at some moment of the month, the limit being the override's; else false. JSON carries tenantOverride: true on those lines only." },
 ];
 
@@ -109,6 +134,8 @@ export const CSV_COLUMNS = [
   "period", "status", "line_type", "revision", "tenant", "tenant_name", "tier", "tier_history", "quota_id",
   "operation", "quota_period", "limit", "overage_policy", "used", "overage_units", "denied",
 ] as const;
+/** Present only when some line of the export is of a tenant's own billing period (after `denied`). */
+export const PERIOD_COLUMNS = ["period_label", "period_start", "period_end", "period_start_at", "period_end_at", "time_zone"] as const;
 /** The last column, present only when some line of the export is a tenant's override. */
 export const OVERRIDE_COLUMN = "tenant_override";
 
@@ -121,11 +148,15 @@ export function formatTierHistory(spans: TierSpanOut[]): string {
   return spans.map((s) => `${s.tier}:${s.from}..${s.to}`).join(";");
 }
 
-function csvRow(s: Statement, type: "usage" | "adjustment", revision: number, l: StatementLine, marked: boolean): string {
+function csvRow(s: Statement, type: "usage" | "adjustment", revision: number, l: StatementLine, marked: boolean, periods: boolean): string {
   const row: (string | number)[] = [
     s.period, s.status, type, revision, l.tenant, l.tenantName, l.tier, formatTierHistory(l.tierHistory), l.quotaId,
     l.operation, l.quotaPeriod, l.limit, l.overage, l.used, l.overageUnits, l.denied,
   ];
+  if (periods) {
+    const p = l.billingPeriod;
+    row.push(...(p ? [p.label, p.start, p.end, p.startAt, p.endAt, p.timeZone] : ["", "", "", "", "", ""]));
+  }
   if (marked) row.push(l.tenantOverride ? "true" : "false");
   return row.map(csvField).join(",");
 }
@@ -135,11 +166,17 @@ export function hasOverrides(s: Statement): boolean {
   return s.lines.some((l) => l.tenantOverride) || s.adjustments.some((a) => a.tenantOverride);
 }
 
+/** Whether the export carries billing periods: only a month with an anchored tenant, so every other month keeps its bytes. */
+export function hasPeriods(s: Statement): boolean {
+  return s.lines.some((l) => l.billingPeriod) || s.adjustments.some((a) => a.billingPeriod);
+}
+
 export function renderCsv(s: Statement): string {
   const marked = hasOverrides(s);
-  const rows = [(marked ? [...CSV_COLUMNS, OVERRIDE_COLUMN] : CSV_COLUMNS).join(",")];
-  for (const l of s.lines) rows.push(csvRow(s, "usage", 0, l, marked));
-  for (const a of s.adjustments) rows.push(csvRow(s, "adjustment", a.revision, a, marked));
+  const periods = hasPeriods(s);
+  const rows = [[...CSV_COLUMNS, ...(periods ? PERIOD_COLUMNS : []), ...(marked ? [OVERRIDE_COLUMN] : [])].join(",")];
+  for (const l of s.lines) rows.push(csvRow(s, "usage", 0, l, marked, periods));
+  for (const a of s.adjustments) rows.push(csvRow(s, "adjustment", a.revision, a, marked, periods));
   return rows.join("\r\n") + "\r\n";
 }
 
@@ -159,12 +196,14 @@ function lineJson(l: StatementLine) {
     denied: l.denied,
     // Only on overridden lines, so the bytes of every other line stay as they were.
     ...(l.tenantOverride ? { tenantOverride: true } : {}),
+    ...(l.billingPeriod ? { billingPeriod: { ...l.billingPeriod } } : {}),
   };
 }
 
-/** The dictionary inside the JSON; `tenantOverride` only in a month that has one (the bytes of every other month stay). */
-function jsonDictionary(marked: boolean) {
-  const entries = BILLING_DICTIONARY.filter((d) => !d.json.startsWith("(") && (marked || d.column !== OVERRIDE_COLUMN));
+/** The dictionary inside the JSON; `tenantOverride` and `billingPeriod.*` only in a month that has one (the bytes of every other month stay). */
+function jsonDictionary(marked: boolean, periods: boolean) {
+  const isPeriod = (c: string) => (PERIOD_COLUMNS as readonly string[]).includes(c);
+  const entries = BILLING_DICTIONARY.filter((d) => !d.json.startsWith("(") && (marked || d.column !== OVERRIDE_COLUMN) && (periods || !isPeriod(d.column)));
   return Object.fromEntries(entries.map((d) => [d.json, { unit: d.unit, meaning: d.meaning }]));
 }
 
@@ -180,7 +219,7 @@ export function renderJson(s: Statement): string {
     status: s.status,
     revision: s.revision,
     columnsVersion: 2,
-    dictionary: jsonDictionary(hasOverrides(s)),
+    dictionary: jsonDictionary(hasOverrides(s), hasPeriods(s)),
     lines: s.lines.map(lineJson),
     adjustments: s.adjustments.map((a) => ({ revision: a.revision, ...lineJson(a) })),
   };
@@ -197,31 +236,39 @@ function periodEndIso(period: string): string {
   return new Date(Date.UTC(y, m, 1) - 1).toISOString();
 }
 
+/** A line of a tenant's own period ends at the period's last millisecond; other lines at the month's. */
+function lineEndIso(period: string, l: StatementLine): string {
+  return l.billingPeriod ? new Date(Date.parse(l.billingPeriod.endAt) - 1).toISOString() : periodEndIso(period);
+}
+
+/** The id's parts of a line: a tenant period's label joins them, so its periods never share an id. */
+const lineParts = (l: StatementLine) => (l.billingPeriod ? [l.billingPeriod.label] : []);
+
 /**
- * One CloudEvent per tenant × quota (and per adjustment). `id` is stable for the same period,
- * tenant, quota and status (and adjustment revision), so a metering system deduplicates re-sends;
- * a provisional figure and the final one have different ids.
+ * One CloudEvent per tenant × quota (and per adjustment; per tenant period for an anchored tenant).
+ * `id` is stable for the same period, tenant, quota and status (and adjustment revision, and
+ * tenant period), so a metering system deduplicates re-sends; a provisional figure and the final
+ * one have different ids.
  */
 export function renderCloudEvents(s: Statement): string {
-  const time = periodEndIso(s.period);
   const events = [
     ...s.lines.map((l) => ({
       specversion: "1.0",
-      id: stableId(s.period, l.tenant, l.quotaId, "usage", s.status),
+      id: stableId(s.period, l.tenant, l.quotaId, "usage", s.status, ...lineParts(l)),
       source: "/sluice/billing",
       type: "dev.sluice.billing.quota_usage.v1",
       subject: `tenants/${l.tenant}/quotas/${l.quotaId}`,
-      time,
+      time: lineEndIso(s.period, l),
       datacontenttype: "application/json",
       data: { period: s.period, status: s.status, ...lineJson(l) },
     })),
     ...s.adjustments.map((a) => ({
       specversion: "1.0",
-      id: stableId(s.period, a.tenant, a.quotaId, "adjustment", String(a.revision)),
+      id: stableId(s.period, a.tenant, a.quotaId, "adjustment", String(a.revision), ...lineParts(a)),
       source: "/sluice/billing",
       type: "dev.sluice.billing.quota_adjustment.v1",
       subject: `tenants/${a.tenant}/quotas/${a.quotaId}`,
-      time,
+      time: lineEndIso(s.period, a),
       datacontenttype: "application/json",
       data: { period: s.period, status: s.status, revision: a.revision, ...lineJson(a) },
     })),

@@ -9,7 +9,10 @@
  *
  * One line = one event: a usage line (`usage`), or an adjustment batch (`adjustment-<revision>`).
  * A tenant that changed tier in the month has a line per tier's quota, each dated by the days it
- * was on that tier (`from`, `to` from tier_history). The field mappings are in
+ * was on that tier (`from`, `to` from tier_history). A tenant on its own billing period has a line
+ * per period ending in the month (lib/policy/billing-month.ts): `from`/`to` are its local days, the
+ * event's instant its last millisecond, and the period's label stands in the key for the month. The
+ * field mappings are in
  * docs/billing-periods.md, "Exports for billing systems".
  */
 import { createHash } from "node:crypto";
@@ -30,6 +33,10 @@ export const METER_CONTENT_TYPES: Record<MeterFormat, string> = {
 interface MeterLine {
   line: string;
   l: StatementLine;
+  /** The key's period: the month, or the tenant period's label. */
+  keyPeriod: string;
+  /** The event's instant, ISO 8601. */
+  at: string;
   /** First and last UTC day of the line in the month (its tier's days; the whole month without a tier change). */
   from: string;
   to: string;
@@ -50,7 +57,12 @@ function linesOf(s: Statement): MeterLine[] {
   const month = monthDays(s.period);
   const dated = (l: StatementLine) => {
     const spans = l.tierHistory.filter((t) => t.tier === l.tier);
-    return spans.length > 0 ? { from: spans[0]!.from, to: spans[spans.length - 1]!.to } : { from: month.first, to: month.last };
+    const p = l.billingPeriod;
+    const whole = p ? { from: p.start, to: p.end } : { from: month.first, to: month.last };
+    const days = spans.length > 0 ? { from: spans[0]!.from, to: spans[spans.length - 1]!.to } : whole;
+    // A tenant period's event sits at its last millisecond, inside the period whatever the tier's days.
+    const at = p ? new Date(Date.parse(p.endAt) - 1).toISOString() : endOf(days.to);
+    return { ...days, keyPeriod: p ? p.label : s.period, at };
   };
   return [
     ...s.lines.map((l) => ({ line: "usage", l, ...dated(l) })),
@@ -76,6 +88,8 @@ function properties(s: Statement, m: MeterLine) {
     units: m.l.used,
     overage_units: m.l.overageUnits,
     denied: m.l.denied,
+    // Only on a tenant period's line, so every other event keeps its bytes.
+    ...(m.l.billingPeriod ? { period_label: m.l.billingPeriod.label, time_zone: m.l.billingPeriod.timeZone, period_start_at: m.l.billingPeriod.startAt, period_end_at: m.l.billingPeriod.endAt } : {}),
   };
 }
 
@@ -83,11 +97,11 @@ function properties(s: Statement, m: MeterLine) {
 export function renderOpenMeter(s: Statement): string {
   const events = linesOf(s).map((m) => ({
     specversion: "1.0",
-    id: idempotencyKey(m.l.tenant, m.l.quotaId, s.period, m.line),
+    id: idempotencyKey(m.l.tenant, m.l.quotaId, m.keyPeriod, m.line),
     source: "sluice",
     type: METER_EVENT,
     subject: m.l.tenant,
-    time: endOf(m.to),
+    time: m.at,
     datacontenttype: "application/json",
     data: properties(s, m),
   }));
@@ -97,10 +111,10 @@ export function renderOpenMeter(s: Statement): string {
 /** Lago: `POST /api/v1/events/batch`'s body; the billable metric `sluice_quota_units` sums `properties.units`. */
 export function renderLago(s: Statement): string {
   const events = linesOf(s).map((m) => ({
-    transaction_id: idempotencyKey(m.l.tenant, m.l.quotaId, s.period, m.line),
+    transaction_id: idempotencyKey(m.l.tenant, m.l.quotaId, m.keyPeriod, m.line),
     external_customer_id: m.l.tenant,
     code: METER_EVENT,
-    timestamp: Math.floor(Date.parse(endOf(m.to)) / 1000),
+    timestamp: Math.floor(Date.parse(m.at) / 1000),
     properties: properties(s, m),
   }));
   return JSON.stringify({ events }, null, 2) + "\n";
@@ -109,10 +123,10 @@ export function renderLago(s: Statement): string {
 /** Orb: `POST /v1/ingest`'s body; a metric on event_name `sluice_quota_units` sums `properties.units`. */
 export function renderOrb(s: Statement): string {
   const events = linesOf(s).map((m) => ({
-    idempotency_key: idempotencyKey(m.l.tenant, m.l.quotaId, s.period, m.line),
+    idempotency_key: idempotencyKey(m.l.tenant, m.l.quotaId, m.keyPeriod, m.line),
     external_customer_id: m.l.tenant,
     event_name: METER_EVENT,
-    timestamp: endOf(m.to),
+    timestamp: m.at,
     properties: properties(s, m),
   }));
   return JSON.stringify({ events }, null, 2) + "\n";
@@ -123,25 +137,25 @@ export const METER_RENDERERS: Record<MeterFormat, (s: Statement) => string> = { 
 /** Each format's fields, for docs/billing-periods.md and the dictionary (the same table). */
 export const METER_FIELDS: Record<MeterFormat, ReadonlyArray<{ field: string; from: string }>> = {
   openmeter: [
-    { field: "id", from: "idempotency key (tenant, quota, period, line)" },
+    { field: "id", from: "idempotency key (tenant, quota, period — the month, or an anchored tenant's period label — line)" },
     { field: "source", from: "sluice" },
     { field: "type", from: METER_EVENT },
     { field: "subject", from: "tenant slug (the customer)" },
-    { field: "time", from: "the line's last day, 23:59:59.999 UTC" },
+    { field: "time", from: "the line's last day, 23:59:59.999 UTC (an anchored tenant's line: its period's last millisecond)" },
     { field: "data.*", from: "the properties below" },
   ],
   lago: [
-    { field: "transaction_id", from: "idempotency key (tenant, quota, period, line)" },
+    { field: "transaction_id", from: "idempotency key (tenant, quota, period — the month, or an anchored tenant's period label — line)" },
     { field: "external_customer_id", from: "tenant slug" },
     { field: "code", from: METER_EVENT },
-    { field: "timestamp", from: "the line's last day, 23:59:59 UTC, Unix seconds" },
+    { field: "timestamp", from: "the line's last day, 23:59:59 UTC (an anchored tenant's line: its period's last second), Unix seconds" },
     { field: "properties.*", from: "the properties below" },
   ],
   orb: [
-    { field: "idempotency_key", from: "idempotency key (tenant, quota, period, line)" },
+    { field: "idempotency_key", from: "idempotency key (tenant, quota, period — the month, or an anchored tenant's period label — line)" },
     { field: "external_customer_id", from: "tenant slug" },
     { field: "event_name", from: METER_EVENT },
-    { field: "timestamp", from: "the line's last day, 23:59:59.999 UTC, ISO 8601" },
+    { field: "timestamp", from: "the line's last day, 23:59:59.999 UTC (an anchored tenant's line: its period's last millisecond), ISO 8601" },
     { field: "properties.*", from: "the properties below" },
   ],
 };

@@ -7,7 +7,6 @@
  * (buildStatement), so the page and the file agree.
  */
 import type { Db } from "../db/client";
-import { monthRangeMs } from "../db/billing-repo";
 import { quotaLabel } from "../policy/labels";
 import type { StatementLine } from "./billing-format";
 import { closeStatus, type CloseStatus } from "./billing-close-status";
@@ -43,7 +42,7 @@ export interface TenantTotal {
 export interface BillingOverview {
   period: string;
   status: "provisional" | "final";
-  /** When the worker closes (closed) the month: its end plus BILLING_GRACE_MS. */
+  /** When the worker closes (closed) the month: its end (or its last tenant period's) plus BILLING_GRACE_MS. */
   closesAt: string;
   close: CloseStatus;
   drift: PeriodDrift;
@@ -65,6 +64,7 @@ export async function billingOverview(db: Db, period: string, { graceMs, nowMs }
   });
   const lines = [...statement.lines.map((l) => named(l, "usage")), ...statement.adjustments.map((a) => named(a, "adjustment"))];
   const report = await reconcileBilling(db, period);
+  const close = await closeStatus(db, period, { status: statement.status, nowMs, graceMs });
   const byTenant = new Map<string, TenantTotal>();
   for (const l of lines) {
     const t = byTenant.get(l.tenant) ?? { tenant: l.tenant, tenantName: l.tenantName, tier: l.tier, used: 0, overageUnits: 0, quotaDenied: 0, reconciliation: null, drifted: 0 };
@@ -81,8 +81,8 @@ export async function billingOverview(db: Db, period: string, { graceMs, nowMs }
   return {
     period,
     status: statement.status,
-    closesAt: new Date(monthRangeMs(period).endMs + graceMs).toISOString(),
-    close: await closeStatus(db, period, { status: statement.status, nowMs, graceMs }),
+    closesAt: new Date(close.closesAtMs).toISOString(),
+    close,
     drift,
     lines,
     tenants: [...byTenant.values()].sort((a, b) => a.tenant.localeCompare(b.tenant)),

@@ -10,6 +10,10 @@
  * is checked, so they add to neither `used` nor `denied`), and tenants deleted during the month do,
  * for the quotas they had while they existed. A tenant never published has no quota in force and
  * so no line. docs/observability-and-billing.md states the same for finance.
+ *
+ * A tenant on its own billing period (an anchor, a time zone, or a billing change) has instead a
+ * line per quota for each of its periods whose last local day falls in the month, with the period's
+ * dates (./billing-period-lines.ts).
  */
 import {
   adjustmentsOf,
@@ -23,7 +27,9 @@ import {
   type TierSpan,
 } from "../db/billing-repo";
 import { effectiveQuotas, PolicyHistory, type PolicyAt, type PolicyQuotaDoc, type QuotaDef } from "../jobs/quota-defs";
-import type { Statement, StatementAdjustment, StatementLine } from "./billing-format";
+import { z } from "zod";
+import type { LinePeriod, Statement, StatementAdjustment, StatementLine } from "./billing-format";
+import { periodLines, tenantPeriodsOfMonth } from "./billing-period-lines";
 
 export interface QuotaInfo {
   def: QuotaDef;
@@ -126,12 +132,37 @@ async function overridesOf(client: Client, month: string): Promise<Set<string>> 
   return overriddenInMonth(await new PolicyHistory(client).load(), startMs, endMs);
 }
 
-/** Lines computed from quota usage (what is frozen at close). Sorted by tenant, then quota id. */
+const labelOf = (l: StatementLine) => l.billingPeriod?.label ?? "";
+
+/** Sorted by tenant, then quota id, then tenant period (UTC-calendar lines have none). */
+function byLine(a: StatementLine, b: StatementLine): number {
+  const ka = [a.tenant, a.quotaId, labelOf(a)];
+  const kb = [b.tenant, b.quotaId, labelOf(b)];
+  for (let i = 0; i < 3; i++) if (ka[i] !== kb[i]) return ka[i]! < kb[i]! ? -1 : 1;
+  return 0;
+}
+
+/**
+ * When month `month` can close: its end, or the end of the last tenant period it holds if later
+ * (a tenant anchored on the 1st in Los Angeles ends November at 08:00 UTC on December 1), plus the grace.
+ */
+export async function closeDueAtMs(client: Client, month: string, graceMs: number): Promise<number> {
+  let endMs = monthRangeMs(month).endMs;
+  for (const periods of tenantPeriodsOfMonth(await new PolicyHistory(client).load(), month).values()) {
+    for (const p of periods) endMs = Math.max(endMs, p.endMs);
+  }
+  return endMs + graceMs;
+}
+
+/** Lines computed from quota usage (what is frozen at close). Sorted by tenant, then quota id, then tenant period. */
 export async function computeLines(client: Client, month: string): Promise<ComputedLine[]> {
   const { startMs, endMs } = monthRangeMs(month);
   const policies = new PolicyHistory(client);
   const catalog = await quotaCatalog(policies);
-  const inForce = quotasInForce(await policies.load(), startMs, endMs);
+  const all = await policies.load();
+  // Tenants on their own billing periods get their lines from those periods, not the UTC month.
+  const anchored = tenantPeriodsOfMonth(all, month);
+  const inForce = quotasInForce(all, startMs, endMs);
   const usage = await quotaUsageOfMonth(client, month);
   const names = await tenantNames(client);
   const history = await tierHistoryOfMonth(client, month);
@@ -151,9 +182,10 @@ export async function computeLines(client: Client, month: string): Promise<Compu
   // Every tenant × quota in force during the month gets its line, used or not (included units are billed too).
   for (const k of inForce.defs.keys()) {
     const [tenant, quotaId] = k.split("\u0000") as [string, string];
-    entry(tenant, quotaId);
+    if (!anchored.has(tenant)) entry(tenant, quotaId);
   }
   for (const row of usage) {
+    if (anchored.has(row.tenant)) continue;
     const e = entry(row.tenant, row.quotaId);
     e.periods.set(row.period, (e.periods.get(row.period) ?? 0n) + row.used);
     e.used += row.used;
@@ -186,7 +218,21 @@ export async function computeLines(client: Client, month: string): Promise<Compu
       tenantOverride: overridden.has(`${e.tenant}\u0000${e.quotaId}`),
     });
   }
-  return lines.sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.quotaId < b.quotaId ? -1 : a.quotaId > b.quotaId ? 1 : 0));
+  const deps = {
+    catalog,
+    names,
+    inForce: (fromMs: number, toMs: number) => quotasInForce(all, fromMs, toMs),
+    overridden: (fromMs: number, toMs: number) => overriddenInMonth(all, fromMs, toMs),
+  };
+  for (const [tenant, periods] of anchored) lines.push(...(await periodLines(client, tenant, periods, deps)));
+  return lines.sort(byLine);
+}
+
+const linePeriodSchema = z.object({ label: z.string(), timeZone: z.string(), start: z.string(), end: z.string(), startAt: z.string(), endAt: z.string() });
+/** A frozen line's period as stored (BillingLine.billingPeriod); absent on UTC-calendar lines. */
+function frozenPeriod(value: unknown): LinePeriod | undefined {
+  const parsed = linePeriodSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** The statement as exported now: provisional (live) while open, final (frozen + adjustments) once closed. */
@@ -213,13 +259,18 @@ export async function buildStatement(client: Client, month: string): Promise<Sta
     // closed month re-exports the same bytes.
     denied: Number(l.quotaDenied ?? l.denied),
     tenantOverride: overridden.has(`${l.tenant}\u0000${l.quotaId}`),
+    ...(l.periodLabel !== "" && frozenPeriod(l.billingPeriod) ? { billingPeriod: frozenPeriod(l.billingPeriod) } : {}),
   }));
-  const base = new Map(lines.map((l) => [`${l.tenant}\u0000${l.quotaId}`, l]));
+  const base = new Map(lines.map((l) => [`${l.tenant}\u0000${l.quotaId}\u0000${labelOf(l)}`, l]));
+  // A tenant on its own periods has each late minute twice: in its UTC month's adjustment and in
+  // its period's; the export states the period's.
+  const ownPeriods = new Set(lines.filter((l) => l.billingPeriod).map((l) => l.tenant));
   // Running totals per line, so an adjustment's overage is exactly the overage it adds.
   const running = new Map<string, number>();
   const grouped = new Map<string, StatementAdjustment>();
   for (const a of await adjustmentsOf(client, month)) {
-    const k = `${a.tenant}\u0000${a.quotaId}`;
+    if (a.periodLabel === "" && ownPeriods.has(a.tenant)) continue;
+    const k = `${a.tenant}\u0000${a.quotaId}\u0000${a.periodLabel}`;
     const g = `${a.revision}\u0000${k}`;
     const line = base.get(k);
     const existing = grouped.get(g);
@@ -242,12 +293,13 @@ export async function buildStatement(client: Client, month: string): Promise<Sta
       used: Number(a.used),
       overageUnits: 0,
       denied: Number(a.quotaDenied ?? a.denied),
-      tenantOverride: line?.tenantOverride ?? overridden.has(k),
+      tenantOverride: line?.tenantOverride ?? overridden.has(`${a.tenant}\u0000${a.quotaId}`),
+      ...(line?.billingPeriod ? { billingPeriod: line.billingPeriod } : {}),
     });
   }
   const adjustments = [...grouped.values()];
   for (const a of adjustments) {
-    const k = `${a.tenant}\u0000${a.quotaId}`;
+    const k = `${a.tenant}\u0000${a.quotaId}\u0000${labelOf(a)}`;
     const before = running.get(k) ?? base.get(k)?.used ?? 0;
     const after = before + a.used;
     running.set(k, after);

@@ -29,6 +29,8 @@ export interface PostgresPolicySourceOptions {
   onPolicy?: (doc: CompiledPolicy, previous: CompiledPolicy | null) => void;
   /** sha256 hex of every unrevoked service token, after every successful poll. */
   onServiceTokens?: (hashes: Set<string>) => void;
+  /** The tenant read tokens (sha256 hex → tenant slug, not revoked), polled with the service tokens (GET /v1/usage). */
+  onTenantTokens?: (tenantOf: Map<string, string>) => void;
   log?: (message: string) => void;
 }
 
@@ -73,9 +75,10 @@ export class PostgresPolicySource implements PolicyPort {
     const { db } = this.options;
     try {
       const [row] = await withQueryTimeout(
-        db.$queryRawUnsafe<{ version: number | null; tokens: string[] | null }[]>(
+        db.$queryRawUnsafe<{ version: number | null; tokens: string[] | null; tenantTokens: Record<string, string> | null }[]>(
           `SELECT (SELECT max("version") FROM "PolicyVersion") AS "version",
-                  (SELECT array_agg("hash") FROM "ApiToken" WHERE "kind" = 'service' AND "revokedAt" IS NULL) AS "tokens"`,
+                  (SELECT array_agg("hash") FROM "ApiToken" WHERE "kind" = 'service' AND "revokedAt" IS NULL) AS "tokens",
+                  (SELECT json_object_agg("hash", "tenant") FROM "ApiToken" WHERE "kind" = 'tenant' AND "revokedAt" IS NULL AND "tenant" IS NOT NULL) AS "tenantTokens"`,
         ),
         "reading the policy version",
       );
@@ -83,6 +86,7 @@ export class PostgresPolicySource implements PolicyPort {
       this.reachable = true;
       this.lastOkAtMs = Date.now();
       this.options.onServiceTokens?.(new Set(row?.tokens ?? []));
+      this.options.onTenantTokens?.(new Map(Object.entries(row?.tenantTokens ?? {})));
       const latest = row?.version ?? null;
       // Versions only grow (rollback republishes as a new one): never step back to an older one.
       if (latest === null || (this.doc && latest <= this.doc.version) || this.rejected.has(latest)) return;

@@ -22,6 +22,12 @@ export interface MemoryStoreOptions {
 export interface MemoryCounterStore extends CounterStore {
   /** Live (unexpired) counters, for tests and the simulator. */
   size(): number;
+  /**
+   * What quota counters hold, read by the Redis store's key names (`<quota key>:<period label>`,
+   * lib/policy/tenant-usage-answer.ts): the units counted in that period, 0 for any other key.
+   * GET /v1/usage in single-node mode reads these, as the Redis mode MGETs its keys.
+   */
+  readQuotaCounters(keys: readonly string[]): Map<string, number>;
 }
 
 interface Entry {
@@ -41,6 +47,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
   const clock = options.clock ?? Date.now;
   const entries = new Map<string, Entry>();
   const reservations = new Map<string, Reservation>();
+  /**
+   * `<quota key>:<label>` → the key its state lives at and the period's start: a quota's state is
+   * one entry per key with its period's start (lib/policy/algorithms/quota.ts), and this names it
+   * the way Redis does, one key per period.
+   */
+  const quotaLabels = new Map<string, { key: string; startMs: number }>();
   let lastSweepMs = 0;
 
   function read(key: string, nowMs: number): AnyState | undefined {
@@ -64,6 +76,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
     lastSweepMs = nowMs;
     for (const [key, entry] of entries) if (entry.expiresAtMs <= nowMs) entries.delete(key);
     for (const [token, r] of reservations) if (r.expiresAtMs <= nowMs) reservations.delete(token);
+    for (const [label, q] of quotaLabels) if (!entries.has(q.key)) quotaLabels.delete(label);
   }
 
   /**
@@ -105,6 +118,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
         const consumed = commit && result.consumes;
         if (consumed) write(check.key, result.nextState, result.expiresAtMs, nowMs);
         else if (!dryRun && result.activityState) write(check.key, result.activityState, result.expiresAtMs, nowMs);
+        if (consumed && check.quotaWindow !== undefined) {
+          const slot = pickSlot(check.quotaWindow, nowMs);
+          quotaLabels.set(`${check.key}:${slot.label}`, { key: check.key, startMs: slot.startMs });
+        }
         const mark = consumed && reserve ? refundMark(check, result.nextState, nowMs, token) : null;
         if (mark) reserved.push({ check, mark });
         const outcome: CheckOutcome = { ...result.outcome };
@@ -149,6 +166,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
       if (status === "forged") throw new ForgedLeaseError();
       if (status === "released" && entry) write(lease.key, nextState, entry.expiresAtMs, nowMs);
       return status === "released";
+    },
+
+    readQuotaCounters(keys: readonly string[]): Map<string, number> {
+      const nowMs = clock();
+      const out = new Map<string, number>();
+      for (const k of keys) {
+        const q = quotaLabels.get(k);
+        const state = q ? (read(q.key, nowMs) as QuotaState | undefined) : undefined;
+        out.set(k, q && state !== undefined && state.periodStartMs === q.startMs ? state.used : 0);
+      }
+      return out;
     },
 
     size(): number {

@@ -1,7 +1,7 @@
 /**
  * The single-node backend (SLUICE_MODE=single-node, docs/architecture.md "Modes"): no Redis at all. Policy, API
  * keys and service tokens are polled from Postgres, counters live in process (quota counters
- * seeded from QuotaUsage at start), usage aggregates are written to Postgres by the rollup's own
+ * seeded from QuotaUsage at start, each in its tenant's own period; GET /v1/usage reads them), usage aggregates are written to Postgres by the rollup's own
  * code (lib/single-node/). Exactly one replica: refuses to start without a database, with one that
  * is not migrated, or while another single-node decision server holds the advisory lock.
  */
@@ -46,6 +46,8 @@ export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
     throw error;
   }
   const pollMs = options.changePollMs ?? SINGLE_NODE_POLL_MS;
+  /** sha256(tenant read token) → tenant, as of the last poll: a revocation counts within a poll. */
+  let tenantTokens = new Map<string, string>();
   const keyIndex = new PostgresKeyIndex({ db, pollMs, log });
   const usage = new PostgresUsageSink({ db, log });
   const policy = new PostgresPolicySource({
@@ -54,8 +56,11 @@ export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
     log,
     onPolicy: (doc) => ctx.policyLoaded(doc),
     onServiceTokens: (hashes) => ctx.serviceTokens(hashes),
+    onTenantTokens: (tenantOf) => (tenantTokens = tenantOf),
   });
-  const store = options.store ?? createMemoryStore();
+  // A store passed in (tests) has no in-process quota counters to read for GET /v1/usage.
+  const memory = options.store ? null : createMemoryStore();
+  const store = options.store ?? memory!;
   const release = async () => {
     policy.stop();
     keyIndex.stop();
@@ -70,13 +75,18 @@ export async function singleNodeBackend(ctx: BackendContext): Promise<Backend> {
     store,
     envoyCounters: options.envoyCounters ?? createMemoryEnvoyCounters(),
     usage,
-    // Tenant tokens are published to Redis only; this mode has none to check.
-    tenantUsage: null,
+    // GET /v1/usage: tenant tokens polled from Postgres with the service tokens, counters from the in-process store.
+    tenantUsage: memory
+      ? {
+          tenantOfToken: async (tokenHash) => tenantTokens.get(tokenHash) ?? null,
+          readCounters: async (keys) => memory.readQuotaCounters(keys),
+        }
+      : null,
     async start() {
       await Promise.all([policy.start(), keyIndex.start()]);
       try {
         // Quota counters are in process: seed this day's and month's from Postgres, or a restart would hand out fresh quotas.
-        const seeded = await seedQuotaCounters(db, store, { nowMs: Date.now() });
+        const seeded = await seedQuotaCounters(db, store, { nowMs: Date.now(), doc: policy.current });
         logger.info(`single-node mode: no Redis; counters in process; ${seeded.counters} quota counters seeded from QuotaUsage`);
       } catch (error) {
         await release();

@@ -37,7 +37,7 @@ export async function usageRoute(deps: UsageRouteDeps, authorization: string | u
   const token = bearerToken(authorization);
   if (!token || token.length > MAX_FIELD_CHARS) return { status: 401, body: errorBody("unauthorized", "missing or wrong tenant token"), headers: { "WWW-Authenticate": "Bearer" } };
   if (deps.tokens.accepts(token)) return { status: 403, body: errorBody("forbidden", "a service token reads no tenant's usage: use a tenant token (sluice tokens create --kind tenant)") };
-  if (!deps.reader) return { status: 503, body: errorBody("store_unavailable", "GET /v1/usage needs the Redis mode (the single-node server keeps no tenant tokens)") };
+  if (!deps.reader) return { status: 503, body: errorBody("store_unavailable", "this decision server has no counters GET /v1/usage can read (a counter store passed in without a reader)") };
   const reader = deps.reader;
   const doc = deps.currentPolicy();
   if (!doc) return { status: 503, body: errorBody("not_ready", "no policy loaded yet"), headers: { "Retry-After": "1" } };
