@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import "./globals.css";
 import { DraftBadge } from "@/components/draft-badge";
-import { diffPolicies } from "@/components/policy-diff";
+import { diffPolicies } from "@/lib/policy/policy-diff";
 import { Shell } from "@/components/shell";
 import { pagesFor } from "@/lib/auth/pages";
 import { currentPrincipal } from "@/lib/auth/session";

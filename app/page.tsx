@@ -11,6 +11,8 @@ import { db } from "@/lib/db/client";
 import { readOverview } from "@/lib/db/ui-overview";
 import { listAlertsWithState } from "@/lib/services/alert-actions";
 import { readLivePolicy } from "@/lib/services/draft-view";
+import { RolloutBanner } from "@/components/rollout-banner";
+import { rolloutStatus } from "@/lib/services/rollout/control-rollout";
 import { acknowledgeAlertAction, silenceAlertAction } from "./_lib/alert-actions";
 
 export const metadata = { title: "Overview · Sluice" };
@@ -40,7 +42,12 @@ function Count({ live, draft }: { live: number | null; draft: number }) {
 export default async function OverviewPage() {
   const { principal } = await pageAccess(PAGE_ACTIONS["/"], "/");
   const nowMs = await requestTime();
-  const [data, live, alerts] = await Promise.all([readOverview(db()), readLivePolicy(db()), listAlertsWithState(db(), { sinceMs: nowMs - 86_400_000, nowMs })]);
+  const [data, live, alerts, rollout] = await Promise.all([
+    readOverview(db()),
+    readLivePolicy(db()),
+    listAlertsWithState(db(), { sinceMs: nowMs - 86_400_000, nowMs }),
+    rolloutStatus({ db: db() }),
+  ]);
   // Counts are the live policy's (what decision servers enforce); the draft's is shown beside when it differs.
   const liveTenants = live ? Object.values(live.tenants) : null;
   const liveCounts = {
@@ -52,6 +59,7 @@ export default async function OverviewPage() {
   return (
     <>
       <PageHeader title="Overview" description="What the live policy enforces (counts are live; the draft's number is shown beside where it differs), alerts, and the latest changes." />
+      <RolloutBanner rollout={rollout} />
       <div className="mb-6 grid grid-cols-2 gap-3 md:grid-cols-3 lg:grid-cols-6" data-testid="overview-counts">
         <Stat label="Live version" value={data.live ? `v${data.live.version}` : "none"} href="/policy" />
         <Stat label="Tenants" value={<Count live={liveCounts.tenants} draft={data.counts.tenants} />} href="/tenants" />

@@ -19,7 +19,7 @@ export interface RolloutPanelView {
   steps: { label: string }[];
   bakeEndsAt: string | null;
   cohort: { canaries: string[]; tenants: number; of: number; members: string[] };
-  guardrails: { maxDenyShareIncrease: number; pauseOnly: boolean };
+  guardrails: { maxDenyShareIncrease: number; maxTenantDenyShareIncrease: number; pauseOnly: boolean };
   lastCheck: { minute: string; cohort: { decisions: number; share: number }; control: { decisions: number; share: number }; marginPoints: number; verdict: string } | null;
   reason: string | null;
   endedAt: string | null;
@@ -77,7 +77,9 @@ export function RolloutPanel({ rollout, start, act, changeCount }: { rollout: Ro
             </p>
           )}
           <p className="text-slate-700">
-            Guardrail: the cohort&apos;s 429 share at most {rollout.guardrails.maxDenyShareIncrease} points above the control&apos;s per minute; on a breach {rollout.guardrails.pauseOnly ? "pause" : "pause and roll the cohort back"}.
+            Guardrail: the cohort&apos;s 429 share at most {rollout.guardrails.maxDenyShareIncrease} points above the control&apos;s per minute, any one tenant&apos;s at most{" "}
+            {rollout.guardrails.maxTenantDenyShareIncrease} points above its own before the rollout, store errors and reject-path latency as the alerts define them; on a breach{" "}
+            {rollout.guardrails.pauseOnly ? "pause" : "pause and roll the cohort back"}.
           </p>
           {rollout.lastCheck && (
             <p className="text-slate-700" data-testid="rollout-last-check">

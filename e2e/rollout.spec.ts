@@ -1,14 +1,19 @@
 /**
  * The guarded rollout on the Policy page, at 1280 px and 390 px: a product manager starts a rollout
  * of a draft change to two canaries (an unknown canary is refused, naming it), pauses, resumes to
- * the next step and promotes it to everyone (1280), or aborts it (390).
+ * the next step and promotes it to everyone (1280), or aborts it (390). Then, under an approval
+ * rule, the product manager's publish waits: the page refuses them their own approval, and an admin
+ * (another user with publish rights) approves it, at both widths.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { E2E } from "../playwright.config";
 import { createDb } from "../lib/db/client";
+import { createRedisClient } from "../lib/redis/client";
 import { applyPolicyFile } from "../lib/services/apply-policy-file";
+import { approveRequest, listApprovals } from "../lib/services/approval/decide-approval";
+import { publishPolicy } from "../lib/services/publish-policy";
 import { shot, signIn } from "./fixtures";
 
 test.describe.configure({ mode: "serial" });
@@ -49,6 +54,15 @@ for (const viewport of [
     await panel.scrollIntoViewIfNeeded();
     await shot(page, `policy-rollout-${viewport.width}`);
 
+    // The Overview and the Dashboards say a rollout is in progress, and link to the Policy page.
+    for (const where of ["/", "/dashboards"]) {
+      await page.goto(where);
+      const banner = page.getByTestId("rollout-banner");
+      await expect(banner).toContainText(/rollout running\s*v\d+ answers 2 of \d+ tenants, v\d+ everyone else — step 1 of 3: 2 canaries for 15m\./);
+      await expect(banner.getByRole("link", { name: "Watch it on the Policy page →" })).toHaveAttribute("href", "/policy");
+    }
+    await page.goto("/policy");
+
     if (viewport.width === 1280) {
       await panel.getByRole("button", { name: "Pause" }).click();
       await expect(panel.getByTestId("rollout-state")).toHaveText("paused");
@@ -65,5 +79,72 @@ for (const viewport of [
       await expect(panel.getByTestId("rollout-reason")).toContainText("aborted by");
       await shot(page, `policy-rollout-aborted-${viewport.width}`);
     }
+  });
+}
+
+/** Runs `fn` with the e2e database and Redis (the services write what the running app reads). */
+async function withStores<T>(fn: (deps: { db: ReturnType<typeof createDb>; redis: ReturnType<typeof createRedisClient> }) => Promise<T>): Promise<T> {
+  process.env.SLUICE_REDIS_PREFIX = E2E.redisPrefix;
+  const db = createDb(E2E.databaseUrl);
+  const redis = createRedisClient({ url: E2E.redisUrl, commandTimeoutMs: 5_000 });
+  try {
+    return await fn({ db, redis });
+  } finally {
+    await db.$disconnect();
+    redis.disconnect();
+  }
+}
+
+const RULE = "\napproval:\n  beyondPercent: 20\n";
+const withLimit = (limit: number) => DEMO.replace("scope: api_key, algorithm: sliding_window_counter, limit: 100, window: 1m", `scope: api_key, algorithm: sliding_window_counter, limit: ${limit}, window: 1m`);
+
+for (const viewport of [
+  { width: 1280, height: 900, limit: 70 },
+  { width: 390, height: 844, limit: 30 },
+]) {
+  test(`a publish under the approval rule waits for a second person at ${viewport.width} px`, async ({ page, browser }) => {
+    await page.setViewportSize({ width: viewport.width, height: viewport.height });
+    // The rule goes live first (nothing live requires approval yet), then the PM drafts a change to the free tier (5 of 12 tenants).
+    await withStores(async ({ db, redis }) => {
+      await applyPolicyFile(db, `${DEMO}${RULE}`, { actor: "e2e-approval" });
+      await publishPolicy({ db, redis }, { actor: "e2e-approval", role: "admin", note: "approval rule" });
+      await applyPolicyFile(db, `${withLimit(viewport.limit)}${RULE}`, { actor: "e2e-approval" });
+    });
+    await signIn(page, "product");
+    await page.goto("/policy");
+    await page.getByTestId("publish-panel").getByRole("button", { name: /^Publish \d+ change/ }).click();
+    await page.getByRole("button", { name: "Confirm publish" }).click();
+    await expect(page.getByTestId("publish-result")).toContainText(/Approval required \(it reaches 5 of 12 tenants .*\): request apr_\w+ waits for another user with publish rights\. Nothing was published\./);
+    await page.reload();
+    const request = page.getByTestId("approvals-panel").locator("li[data-testid^=approval-apr_]");
+    await expect(request).toContainText("publish the draft to everyone as");
+    await expect(request.getByTestId("approval-diff")).toContainText(`sliding_window_counter 100 per 1m → sliding_window_counter ${viewport.limit} per 1m`);
+    // Its author is refused: no Approve button, and the reason why.
+    await expect(request.getByTestId("approval-own")).toHaveText("You requested this: another user with publish rights must approve it. You may withdraw it.");
+    await expect(request.getByRole("button", { name: "Approve" })).toHaveCount(0);
+    await request.scrollIntoViewIfNeeded();
+    await shot(page, `policy-approval-pending-${viewport.width}`);
+
+    const admin = await browser.newPage({ viewport: { width: viewport.width, height: viewport.height } });
+    try {
+      await signIn(admin, "admin");
+      await admin.goto("/policy");
+      const theirs = admin.getByTestId("approvals-panel").locator("li[data-testid^=approval-apr_]");
+      await expect(theirs).toContainText("requested by user:product@sluice.test");
+      await theirs.getByRole("button", { name: "Approve" }).click();
+      // Approved: the page re-renders without the request (its own message may go with it).
+      await expect(admin.getByTestId("approvals-panel")).toHaveCount(0);
+      await expect(admin.getByTestId("versions-table")).toContainText("approved by user:admin@sluice.test");
+      await shot(admin, `policy-approval-approved-${viewport.width}`);
+    } finally {
+      await admin.close();
+    }
+    // Leave no rule behind for the specs after this one: dropping it is itself approved by a second person.
+    await withStores(async ({ db, redis }) => {
+      await applyPolicyFile(db, DEMO, { actor: "e2e-approval" });
+      const drop = await publishPolicy({ db, redis }, { actor: "e2e-approval", role: "admin" });
+      if (drop.approval) await approveRequest({ db, redis }, drop.approval.id, { actor: "e2e-approval-2" });
+      expect(await listApprovals({ db }, { state: "pending" })).toEqual([]);
+    });
   });
 }

@@ -49,6 +49,8 @@ import { tenantsCommand } from "./commands/tenants";
 import { tokensCommand } from "./commands/tokens";
 import { closeRegionClients } from "../lib/redis/regions";
 import { publishRollout, rolloutCommand, wantsRollout, type PublishRolloutOptions } from "./commands/rollout";
+import { approvalsCommand } from "./commands/approvals";
+import { formatApprovalPending } from "../lib/services/approval/approval-view";
 
 /** Diagnostics only, on stderr (stdout is the commands' output, e.g. an export); what users read is `out` and `report`. */
 const logger = createLogger("cli", { destination: process.stderr });
@@ -149,8 +151,9 @@ export function buildProgram(): Command {
     .option("--rollout <file>", "the rollout as a YAML or JSON file (canaries, canaryBake, steps, guardrails)")
     .action(async (opts: PublishRolloutOptions) => {
       if (wantsRollout(opts)) return publishRollout(rolloutDeps, opts);
-      const r = await publishPolicy({ db: database(), redis: redisClient(true) }, { actor: actor(), note: opts.note });
-      if (r.status === "unchanged") out(`Policy unchanged: v${r.version} is live (checksum ${r.checksum.slice(0, 12)}).`);
+      const r = await publishPolicy({ db: database(), redis: redisClient(true) }, { ...editor(), note: opts.note });
+      if (r.approval) out(formatApprovalPending(r.approval));
+      else if (r.status === "unchanged") out(`Policy unchanged: v${r.version} is live (checksum ${r.checksum.slice(0, 12)}).`);
       else out(`Published v${r.version} (checksum ${r.checksum.slice(0, 12)})${r.previousVersion ? `, replacing v${r.previousVersion}` : ""}.`);
       if (r.regionsMissed) out(missedRegionsLine(r.regionsMissed));
     });
@@ -259,6 +262,7 @@ export function buildProgram(): Command {
     });
 
   program.addCommand(rolloutCommand(rolloutDeps));
+  program.addCommand(approvalsCommand(rolloutDeps));
   program.addCommand(tokensCommand({ database, redis: () => redisClient(false), actor, write: (text) => process.stdout.write(text) }));
   program.addCommand(tenantsCommand({ database, editor, write: (text) => process.stdout.write(text) }));
   program.addCommand(webhooksCommand({ database, actor, write: (text) => process.stdout.write(text) }));

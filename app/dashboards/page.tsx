@@ -2,6 +2,9 @@ import { Forbidden, PageHeader } from "@/components/ui";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { parseCustomRange, parseDashboardRange } from "@/lib/services/usage-dashboard";
+import { RolloutBanner } from "@/components/rollout-banner";
+import { db } from "@/lib/db/client";
+import { rolloutStatus } from "@/lib/services/rollout/control-rollout";
 import { DashboardAccuracy } from "./accuracy";
 import { AlertRulesSection } from "./alert-rules";
 import { DeniedByLimit } from "./denied-by-limit";
@@ -26,12 +29,14 @@ export default async function DashboardsPage({ searchParams }: { searchParams: P
   const to = asked("to");
   const custom = from !== null || to !== null ? parseCustomRange(from ?? "", to ?? "", nowMs) : null;
   const window = custom?.ok ? { fromMs: custom.fromMs, toMs: custom.toMs } : undefined;
+  const rollout = await rolloutStatus({ db: db() });
   return (
     <>
       <PageHeader
         title="Dashboards"
         description="Decisions from the decision servers' per-minute aggregates, drained exactly once by the worker. Purple markers are policy versions."
       />
+      <RolloutBanner rollout={rollout} />
       {custom && !custom.ok ? (
         <RangeError message={custom.message} value={custom.value} basePath="/dashboards" />
       ) : range.ok ? (

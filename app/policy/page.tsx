@@ -1,7 +1,7 @@
 import Link from "next/link";
 import { ReplayPanel } from "../justify/replay-panel";
 import { CertificationCell } from "../certify/certification-cell";
-import { diffPolicies, type DiffLine } from "@/components/policy-diff";
+import { diffPolicies, type DiffLine } from "@/lib/policy/policy-diff";
 import { DiscardDraftButton, PublishPanel, RollbackButton } from "@/components/publish-panel";
 import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
 import { PolicyYamlLinks } from "@/components/policy-yaml-links";
@@ -15,11 +15,14 @@ import { bodyOf } from "@/lib/policy/compile";
 import { certificationsOf } from "@/lib/services/certification-view";
 import { readDraftState, readVersionPair } from "@/lib/services/draft-view";
 import { replayDraftAction } from "../justify/actions";
-import { discardDraftAction, publishAction, rollbackAction } from "./actions";
+import { decideApprovalAction, discardDraftAction, publishAction, rollbackAction } from "./actions";
 import { applyPolicyFileAction, previewPolicyFileAction } from "./file-actions";
 import { RolloutPanel } from "@/components/rollout-panel";
 import { rolloutStatus } from "@/lib/services/rollout/control-rollout";
 import { rolloutAction, startRolloutAction } from "./rollout-actions";
+import { ApprovalsPanel } from "@/components/approvals-panel";
+import { actorOf } from "@/lib/auth/action";
+import { listApprovals } from "@/lib/services/approval/decide-approval";
 
 export const metadata = { title: "Policy · Sluice" };
 
@@ -53,11 +56,12 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
   const canEdit = can(principal.role, "policy.edit");
   const selected = parseVersionParam((await searchParams).version);
 
-  const [state, versions, pair, rollout] = await Promise.all([
+  const [state, versions, pair, rollout, approvals] = await Promise.all([
     readDraftState(db()),
     listPolicyVersions(db()),
     selected.version === null ? Promise.resolve(null) : readVersionPair(db(), selected.version),
     canPublish ? rolloutStatus({ db: db() }) : Promise.resolve(null),
+    listApprovals({ db: db() }, { state: "pending" }),
   ]);
   const { draft, live } = state;
   const lines = draft ? diffPolicies(live ? bodyOf(live) : null, draft) : [];
@@ -72,6 +76,11 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
         description="The draft (what Tiers, Operations and Tenants edit) compiled and compared with the live version decision servers enforce. Publishing makes the draft live as a new version."
       />
       <PolicyYamlLinks liveVersion={live?.version ?? null} />
+      {approvals.length > 0 && (
+        <Section title="Waiting for approval" description="The live version's approval rule wants a second person for these changes: nothing is published until another user with publish rights approves.">
+          <ApprovalsPanel approvals={approvals} me={actorOf(principal)} canDecide={canPublish} decide={decideApprovalAction} />
+        </Section>
+      )}
       {(selected.invalid || selected.version !== null) && (
         <Section
           title={change ? `What v${change.version.version} changed` : "Version not found"}

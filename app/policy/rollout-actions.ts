@@ -19,8 +19,11 @@ export async function startRolloutAction(input: unknown): Promise<ActionResult<{
     if (!parsed.success) return { ok: false, status: 400, message: `${parsed.error.issues[0]?.path.join(".") ?? "input"}: ${parsed.error.issues[0]?.message ?? "invalid"}` };
     const spec = { canaries: splitSteps(parsed.data.canaries), steps: splitSteps(parsed.data.steps), ...(parsed.data.note ? { note: parsed.data.note } : {}) };
     const result = await actionResult(
-      () => startRollout({ db: db(), redis: appRedis() }, spec, { actor: actorOf(principal) }),
-      (v) => ({ message: `Rollout started: v${v.candidateVersion} goes to ${v.stepLabel.replace(/^step \d+ of \d+: /, "")} first.`, data: { id: v.id } }),
+      () => startRollout({ db: db(), redis: appRedis() }, spec, { actor: actorOf(principal), role: principal.role }),
+      (r) =>
+        r.status === "approval_pending"
+          ? { message: `Approval required (${r.approval.reasons.join("; ")}): request ${r.approval.id} waits for another user with publish rights. Nothing was rolled out.`, data: { id: r.approval.id } }
+          : { message: `Rollout started: v${r.rollout.candidateVersion} goes to ${r.rollout.stepLabel.replace(/^step \d+ of \d+: /, "")} first.`, data: { id: r.rollout.id } },
     );
     revalidatePath("/", "layout");
     return result;
@@ -33,8 +36,15 @@ export async function rolloutAction(input: unknown): Promise<ActionResult<{ stat
     const parsed = z.strictObject({ action: z.enum(ROLLOUT_ACTIONS) }).safeParse(input);
     if (!parsed.success) return { ok: false, status: 400, message: "action: expected promote, pause or abort" };
     const result = await actionResult(
-      () => changeRollout({ db: db(), redis: appRedis() }, parsed.data.action, { actor: actorOf(principal) }),
-      (v) => ({ message: v.state === "completed" ? `Completed: v${v.candidateVersion} is live for everyone.` : `Rollout ${v.state}: ${v.stepLabel}.`, data: { state: v.state } }),
+      () => changeRollout({ db: db(), redis: appRedis() }, parsed.data.action, { actor: actorOf(principal), role: principal.role }),
+      (v) => ({
+        message: v.approval
+          ? `The next step needs approval: request ${v.approval.id} waits for another user with publish rights (${v.approval.reasons.join("; ")}).`
+          : v.state === "completed"
+            ? `Completed: v${v.candidateVersion} is live for everyone.`
+            : `Rollout ${v.state}: ${v.stepLabel}.`,
+        data: { state: v.state },
+      }),
     );
     revalidatePath("/", "layout");
     return result;

@@ -71,6 +71,7 @@ export const ACTION_LABELS: Record<Action, string> = {
 export const FIELD_ACTIONS: { [E in PlanEntity]: { default: Action; fields?: Partial<Record<keyof PlanRecords[E], Action>> } } = {
   settings: { default: "policy.edit", fields: { failureMode: "failure_mode.set" } },
   requirements: { default: "policy.edit" },
+  approval: { default: "policy.edit" },
   operation: { default: "policy.edit", fields: { failureMode: "failure_mode.set" } },
   tier: { default: "policy.edit" },
   limit: { default: "policy.edit" },

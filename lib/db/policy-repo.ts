@@ -9,6 +9,7 @@ import type { PolicySpec } from "../policy/compile";
 import { envoyDomainSchema, rateLimitServiceSchema } from "../policy/envoy/schema";
 import type { LimitSpec, OperationSpec, OverrideSpec, QuotaSpec } from "../policy/policy-file";
 import type { PlanChangeRule } from "../policy/plan-change";
+import { approvalSchema } from "../policy/approval";
 import { requirementsSchema } from "../policy/requirements";
 import type { Algorithm, FailureMode, Mode, Overage, Period, RegionMode, Scope, Share, TenantStatus } from "../policy/types";
 import type { Tx } from "./client";
@@ -28,6 +29,7 @@ export const ID_PREFIXES = {
   webhookEndpoint: "whk",
   envoyDomain: "env",
   rollout: "ro",
+  approvalRequest: "apr",
 } as const;
 
 export function newId(kind: keyof typeof ID_PREFIXES): string {
@@ -124,6 +126,14 @@ export function requirementsRowToSpec(settings: PolicyRows["settings"]): PolicyS
   return parsed.data;
 }
 
+/** The stored `approval` block (written by apply, which validated it); undefined when absent. */
+export function approvalRowToSpec(settings: PolicyRows["settings"]): PolicySpec["approval"] {
+  if (settings?.approval === null || settings?.approval === undefined) return undefined;
+  const parsed = approvalSchema.safeParse(settings.approval);
+  if (!parsed.success) throw new Error(`PolicySettings.approval does not validate: ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
+}
+
 /** A stored thresholds column (written by apply, which validated it): a list of percents, or undefined. */
 function thresholdsOf(value: unknown): number[] | undefined {
   return Array.isArray(value) && value.every((v) => Number.isSafeInteger(v)) ? (value as number[]) : undefined;
@@ -152,6 +162,7 @@ export function rateLimitServiceRowsToSpec(rows: Pick<PolicyRows, "settings" | "
 export function rowsToSpec(rows: PolicyRows): PolicySpec {
   const requirements = requirementsRowToSpec(rows.settings);
   const rateLimitService = rateLimitServiceRowsToSpec(rows);
+  const approval = approvalRowToSpec(rows.settings);
   return {
     version: 1,
     defaults: {
@@ -184,6 +195,7 @@ export function rowsToSpec(rows: PolicyRows): PolicySpec {
     })),
     ...(requirements ? { requirements } : {}),
     ...(rateLimitService ? { rateLimitService } : {}),
+    ...(approval ? { approval } : {}),
   };
 }
 

@@ -27,7 +27,7 @@ export type RowIds = { [E in PlanEntity]: Map<string, string> };
 
 function emptyIds(): RowIds {
   return {
-    settings: new Map(), requirements: new Map(), operation: new Map(), tier: new Map(), limit: new Map(), quota: new Map(),
+    settings: new Map(), requirements: new Map(), approval: new Map(), operation: new Map(), tier: new Map(), limit: new Map(), quota: new Map(),
     globalCap: new Map(), tenant: new Map(), override: new Map(), key: new Map(), envoySettings: new Map(), envoyDomain: new Map(),
   };
 }
@@ -37,6 +37,7 @@ export function draftFromRows(rows: PolicyRows): { draft: Draft; ids: RowIds } {
   const ids = emptyIds();
   if (rows.settings) ids.settings.set("defaults", String(rows.settings.id));
   if (rows.settings?.requirements) ids.requirements.set("block", String(rows.settings.id));
+  if (rows.settings?.approval) ids.approval.set("block", String(rows.settings.id));
   if (rows.settings?.rateLimitService) ids.envoySettings.set("settings", String(rows.settings.id));
   for (const d of rows.envoyDomains) ids.envoyDomain.set(d.domain, d.id);
   for (const o of rows.operations) ids.operation.set(o.name, o.id);
@@ -129,6 +130,13 @@ const TABLES: { [E in PlanEntity]: EntityTable<E> } = {
     create: (w, _id, r) => w.tx.policySettings.upsert({ where: { id: 1 }, create: { id: 1, requirements: r as Prisma.InputJsonObject }, update: { requirements: r as Prisma.InputJsonObject } }),
     update: (w, _id, r) => w.tx.policySettings.update({ where: { id: 1 }, data: { requirements: r as Prisma.InputJsonObject } }),
     remove: (w) => w.tx.policySettings.updateMany({ where: { id: 1 }, data: { requirements: Prisma.DbNull } }),
+  },
+  approval: {
+    // In the settings row, like requirements.
+    idKind: null,
+    create: (w, _id, r) => w.tx.policySettings.upsert({ where: { id: 1 }, create: { id: 1, approval: { ...r } }, update: { approval: { ...r } } }),
+    update: (w, _id, r) => w.tx.policySettings.update({ where: { id: 1 }, data: { approval: { ...r } } }),
+    remove: (w) => w.tx.policySettings.updateMany({ where: { id: 1 }, data: { approval: Prisma.DbNull } }),
   },
   operation: {
     idKind: "operation",

@@ -5,11 +5,19 @@
  */
 import { z } from "zod";
 import type { Rollout } from "../generated/prisma/client";
-import { ACTIVE_ROLLOUT_STATES, ROLLOUT_STATES, type RolloutGuardrails, type RolloutStateName, type RolloutStep } from "../policy/rollout";
+import { ACTIVE_ROLLOUT_STATES, DEFAULT_GUARDRAILS, ROLLOUT_STATES, type RolloutGuardrails, type RolloutStateName, type RolloutStep } from "../policy/rollout";
 import type { Db, Tx } from "./client";
 
 const stepsColumn = z.array(z.strictObject({ percent: z.number().min(0).max(100), bakeMs: z.number().int().min(0) })).min(1);
-const guardrailsColumn = z.strictObject({ maxDenyShareIncrease: z.number().positive(), pauseOnly: z.boolean(), minDecisions: z.number().int().min(1) });
+// Rows from before the per-tenant, store-error and latency guardrails get their defaults.
+const guardrailsColumn = z.strictObject({
+  maxDenyShareIncrease: z.number().positive(),
+  maxTenantDenyShareIncrease: z.number().positive().default(DEFAULT_GUARDRAILS.maxTenantDenyShareIncrease),
+  storeErrors: z.boolean().default(DEFAULT_GUARDRAILS.storeErrors),
+  maxRejectP95Ms: z.number().positive().nullable().default(DEFAULT_GUARDRAILS.maxRejectP95Ms),
+  pauseOnly: z.boolean(),
+  minDecisions: z.number().int().min(1),
+});
 
 /** A rollout row with its JSON columns typed. */
 export interface RolloutRecord extends Omit<Rollout, "steps" | "guardrails" | "state"> {

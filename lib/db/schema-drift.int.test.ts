@@ -42,6 +42,11 @@ const SQL_ONLY_INDEXES: readonly { table: string; name: string; definition: stri
     name: "Rollout_one_active_idx",
     definition: `CREATE UNIQUE INDEX "Rollout_one_active_idx" ON public."Rollout" USING btree ("liveVersion") WHERE (state = ANY (ARRAY['running'::text, 'paused'::text]))`,
   },
+  {
+    table: "ApprovalRequest",
+    name: "ApprovalRequest_one_pending_idx",
+    definition: `CREATE UNIQUE INDEX "ApprovalRequest_one_pending_idx" ON public."ApprovalRequest" USING btree (state) WHERE (state = 'pending'::text)`,
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------

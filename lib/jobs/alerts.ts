@@ -30,6 +30,8 @@ import { getQuotas } from "../services/usage-query";
 
 export const ALERT_BASELINE_MS = 60 * 60_000;
 export const ALERT_MIN_DECISIONS = 20;
+/** The rollout guard's store-error guardrail: errors and timeouts at least this share of decisions (the default of the editable `redis_errors` alert rule, lib/services/alert-rules.ts). */
+export const REDIS_ERROR_SHARE = 0.01;
 
 export type AlertKind = "deny_share" | "quota_80" | "quota_100" | "redis_errors" | "accuracy_divergence";
 export const ACCURACY_ALERT_WINDOW_MS = 15 * 60_000;

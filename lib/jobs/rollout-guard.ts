@@ -3,12 +3,14 @@
  *
  * 1. Redis holds the running rollout's routing (a Redis that restarted empty, or a routing written
  *    by an older step, is rewritten from PostgreSQL: the rollout resumes where it was).
- * 2. The guardrail, once per drained minute: over the newest minute the rollup has closed, the
+ * 2. The guardrails, once per drained minute: over the newest minute the rollup has closed, the
  *    cohort's denied share against the control's (the other tenants), on the same operations (the
- *    control counts only the operations the cohort used) and the same minute. More than
- *    `maxDenyShareIncrease` points above → pause and, unless the rollout is pause-only, roll the
- *    cohort back to the live version; raise an alert (kind `rollout_guardrail`) that names the
- *    rollout, the step, the guardrail and the tenants that tripped it.
+ *    control counts only the operations the cohort used) and the same minute, more than
+ *    `maxDenyShareIncrease` points above; and those of ./rollout-guardrails.ts (any one cohort
+ *    tenant's jump, store errors, reject-path latency). Any breach → pause and, unless the rollout
+ *    is pause-only, roll the cohort back to the live version; raise an alert (kind
+ *    `rollout_guardrail`) that names the rollout, the step, each guardrail broken and the tenants
+ *    that tripped it.
  * 3. The bake time: a running step whose bake time has passed with the guardrail holding advances
  *    (the last step publishes the new version to everyone).
  *
@@ -19,6 +21,7 @@ import { createHash } from "node:crypto";
 import type { Db } from "../db/client";
 import { lockPolicy } from "../db/policy-repo";
 import { findActiveRollout, type RolloutRecord } from "../db/rollout-repo";
+import { findPendingApproval } from "../db/approval-repo";
 import { pgTs } from "../db/usage-repo";
 import type { RedisLike } from "../redis/policy";
 import { readRolloutRouting, writeRolloutRouting } from "../redis/rollout";
@@ -26,6 +29,7 @@ import { deliverWebhook } from "../services/alert-webhook";
 import { cohortOf, describeRollout, type GuardCheck } from "../services/rollout/rollout-view";
 import { advance, candidateOf, pause, routingOf, stop } from "../services/rollout/transitions";
 import { DRAIN_GRACE_MS } from "./rollup";
+import { judgeGuardrails, systemFigures, tenantBaseline, type Breach } from "./rollout-guardrails";
 
 const MINUTE_MS = 60_000;
 export const ROLLOUT_ALERT_KIND = "rollout_guardrail";
@@ -40,7 +44,7 @@ export interface GuardDeps {
 export interface GuardResult {
   rollout: string;
   /** What the guard did this pass. */
-  action: "none" | "rerouted" | "advanced" | "completed" | "paused" | "rolled-back";
+  action: "none" | "rerouted" | "advanced" | "completed" | "paused" | "rolled-back" | "awaiting-approval";
   check: GuardCheck | null;
 }
 
@@ -86,7 +90,7 @@ export function compareCohort(rows: readonly { tenant: string; operation: string
     .filter(([, t]) => t.total > 0 && (t.denied / t.total - controlShare) * 100 > maxIncreasePoints)
     .map(([tenant]) => tenant)
     .sort();
-  return { cohort: { ...c, share: cohortShare }, control: { ...k, share: controlShare }, marginPoints, verdict, tripped };
+  return { cohort: { ...c, share: cohortShare }, control: { ...k, share: controlShare }, marginPoints, verdict, tripped, perTenant };
 }
 
 async function minuteRows(db: Db, minuteMs: number): Promise<{ tenant: string; operation: string; total: number; denied: number }[]> {
@@ -98,6 +102,31 @@ async function minuteRows(db: Db, minuteMs: number): Promise<{ tenant: string; o
     pgTs(minuteMs),
   );
   return rows.map((r) => ({ tenant: r.tenant, operation: r.operation, total: Number(r.total), denied: Number(r.denied) }));
+}
+
+/** Every guardrail over one drained minute: the cohort against the control, then ./rollout-guardrails.ts. */
+async function checkMinute(db: Db, r: RolloutRecord, minuteMs: number, nowMs: number): Promise<GuardCheck> {
+  const g = r.guardrails;
+  const cmp = compareCohort(await minuteRows(db, minuteMs), cohortOf(r), g.maxDenyShareIncrease, g.minDecisions);
+  const breaches: Breach[] = [];
+  if (cmp.verdict === "breached") {
+    const over = cmp.tripped.length > 0 ? `; tenants over it: ${cmp.tripped.slice(0, 20).join(", ")}${cmp.tripped.length > 20 ? ", …" : ""}` : "";
+    const message = `429 share at most ${g.maxDenyShareIncrease} points above the control: cohort ${(cmp.cohort.share * 100).toFixed(1)}% of ${cmp.cohort.decisions} decisions, control ${(cmp.control.share * 100).toFixed(1)}% of ${cmp.control.decisions} (+${cmp.marginPoints.toFixed(1)} points)${over}`;
+    breaches.push({ guardrail: "cohort_429_share", message, tenants: cmp.tripped });
+  }
+  const requiredRejectP95Ms = candidateOf(r).requirements?.rejectP95Ms ?? null;
+  breaches.push(
+    ...judgeGuardrails({ perTenant: cmp.perTenant, baseline: await tenantBaseline(db, r.createdAt.getTime()), controlShare: cmp.control.share, system: await systemFigures(db, minuteMs), guardrails: g, requiredRejectP95Ms }),
+  );
+  return {
+    at: new Date(nowMs).toISOString(),
+    minute: new Date(minuteMs).toISOString(),
+    cohort: cmp.cohort,
+    control: cmp.control,
+    marginPoints: cmp.marginPoints,
+    verdict: breaches.length > 0 ? "breached" : cmp.verdict,
+    breaches,
+  };
 }
 
 /** Rewrites the routing when Redis lacks it or holds another step's (a restart, a failed write). */
@@ -122,43 +151,45 @@ export async function guardRollout(deps: GuardDeps, { nowMs }: { nowMs: number }
   const stepMinuteMs = Math.floor(active.stepStartedAt.getTime() / MINUTE_MS) * MINUTE_MS;
   const last = active.lastCheck as GuardCheck | null;
   let check: GuardCheck | null = null;
-  let tripped: string[] = [];
   if (minuteMs >= stepMinuteMs && last?.minute !== new Date(minuteMs).toISOString()) {
-    const cmp = compareCohort(await minuteRows(deps.db, minuteMs), cohortOf(active), active.guardrails.maxDenyShareIncrease, active.guardrails.minDecisions);
-    check = { at: new Date(nowMs).toISOString(), minute: new Date(minuteMs).toISOString(), cohort: cmp.cohort, control: cmp.control, marginPoints: cmp.marginPoints, verdict: cmp.verdict };
-    tripped = cmp.tripped;
+    check = await checkMinute(deps.db, active, minuteMs, nowMs);
     await deps.db.rollout.update({ where: { id: active.id }, data: { lastCheck: JSON.parse(JSON.stringify(check)) } });
   }
 
-  if (check?.verdict === "breached") return { rollout: active.id, action: await breach(deps, active, check, tripped, nowMs), check };
+  if (check?.verdict === "breached") return { rollout: active.id, action: await breach(deps, active, check, nowMs), check };
   const bakeMs = active.steps[active.step]!.bakeMs;
   if (nowMs - active.stepStartedAt.getTime() < bakeMs) return { ...idle, check };
+  // Already waiting for a second person to approve the next step: nothing to do until they do.
+  const waiting = await findPendingApproval(deps.db);
+  if (waiting?.kind === "rollout-step" && waiting.rolloutId === active.id) return { ...idle, check };
   const moved = await deps.db.$transaction(
     async (tx) => {
       await lockPolicy(tx);
       const r = await findActiveRollout(tx);
       if (!r || r.id !== active.id || r.state !== "running" || r.step !== active.step) return null;
-      return advance(tx, deps.redis, r, { actor: `rollout:${r.id}`, nowMs }, `bake time of step ${r.step + 1} elapsed with the guardrails holding`);
+      // A step beyond the approval rule's blast radius is asked for on the author's behalf.
+      const caller = { actor: r.author, role: null };
+      return advance(tx, deps.redis, r, { actor: `rollout:${r.id}`, nowMs, caller }, `bake time of step ${r.step + 1} elapsed with the guardrails holding`);
     },
     { maxWait: 10_000, timeout: 60_000 },
   );
   if (!moved) return { ...idle, check };
-  return { rollout: active.id, action: moved.state === "completed" ? "completed" : "advanced", check };
+  if (moved.approval) return { rollout: active.id, action: "awaiting-approval", check };
+  return { rollout: active.id, action: moved.rollout.state === "completed" ? "completed" : "advanced", check };
 }
 
-async function breach(deps: GuardDeps, active: RolloutRecord, check: GuardCheck, tripped: string[], nowMs: number): Promise<GuardResult["action"]> {
-  const g = active.guardrails;
+async function breach(deps: GuardDeps, active: RolloutRecord, check: GuardCheck, nowMs: number): Promise<GuardResult["action"]> {
   const step = describeRollout(active).stepLabel;
-  const who = tripped.length > 0 ? `; tenants over it: ${tripped.slice(0, 20).join(", ")}${tripped.length > 20 ? ", …" : ""}` : "";
-  const what = g.pauseOnly ? "paused (pause-only)" : `paused and rolled the cohort back to v${active.liveVersion}`;
-  const reason = `guardrail "429 share at most ${g.maxDenyShareIncrease} points above the control" breached at ${step} in minute ${check.minute}: cohort ${(check.cohort.share * 100).toFixed(1)}% of ${check.cohort.decisions} decisions, control ${(check.control.share * 100).toFixed(1)}% of ${check.control.decisions} (+${check.marginPoints.toFixed(1)} points)${who}; ${what}`;
+  const what = active.guardrails.pauseOnly ? "paused (pause-only)" : `paused and rolled the cohort back to v${active.liveVersion}`;
+  const broken = (check.breaches ?? []).map((b) => `guardrail "${b.message}"`).join("; ");
+  const reason = `${broken} breached at ${step} in minute ${check.minute}; ${what}`;
   const moved = await deps.db.$transaction(
     async (tx) => {
       await lockPolicy(tx);
       const r = await findActiveRollout(tx);
       if (!r || r.id !== active.id || r.state !== "running") return null;
       const meta = { actor: `rollout:${r.id}`, nowMs };
-      return g.pauseOnly ? pause(tx, r, meta, reason) : stop(tx, deps.redis, r, meta, "rolled-back", reason);
+      return active.guardrails.pauseOnly ? pause(tx, r, meta, reason) : stop(tx, deps.redis, r, meta, "rolled-back", reason);
     },
     { maxWait: 10_000, timeout: 60_000 },
   );

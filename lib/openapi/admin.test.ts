@@ -8,6 +8,8 @@ import type { DiscardResult } from "../services/discard-draft";
 import type { PublishResult } from "../services/publish-policy";
 import type { RollbackResult } from "../services/rollback-policy";
 import type { RolloutView } from "../services/rollout/rollout-view";
+import type { ApprovalView } from "../services/approval/approval-view";
+import type { ApprovalOutcome } from "../services/approval/decide-approval";
 import type { getQuotas, getTop, getUsage } from "../services/usage-query";
 import * as admin from "./admin";
 import { openApiProblems } from "./validate";
@@ -24,6 +26,8 @@ describe("the admin API's OpenAPI schemas", () => {
     expectTypeOf<z.infer<typeof admin.failureModesAnswerSchema>>().toEqualTypeOf<ApplyFailureModesResult>();
     expectTypeOf<z.infer<typeof admin.adminErrorSchema>>().toEqualTypeOf<ErrorBody>();
     expectTypeOf<z.infer<typeof admin.rolloutViewSchema>>().toEqualTypeOf<RolloutView>();
+    expectTypeOf<z.infer<typeof admin.approvalViewSchema>>().toEqualTypeOf<ApprovalView>();
+    expectTypeOf<z.infer<typeof admin.approvalOutcomeSchema>>().toEqualTypeOf<ApprovalOutcome>();
     expect(openApiProblems(admin.adminOpenApi())).toEqual([]);
   });
 });

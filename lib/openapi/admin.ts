@@ -18,6 +18,8 @@ import { publishRequestSchema } from "../services/publish-policy";
 import { rollbackRequestSchema } from "../services/rollback-policy";
 import { ROLLOUT_STATES, rolloutSpecSchema } from "../policy/rollout";
 import { rolloutActionSchema } from "../services/rollout/control-rollout";
+import { APPROVAL_KINDS, APPROVAL_STATES } from "../policy/approval";
+import { approvalListQuerySchema, approveBodySchema, rejectBodySchema } from "../services/approval/decide-approval";
 import { quotasQuerySchema, topQuerySchema, usageQuerySchema } from "../services/usage-query";
 
 const named = <S extends z.ZodType>(id: string, schema: S): S => schema.meta({ id }) as S;
@@ -101,12 +103,37 @@ export const billingPeriodSchema = z.object({
   checksums: z.record(z.string(), z.string()),
 });
 
+export const approvalViewSchema = z.object({
+  id: z.string(),
+  kind: z.enum(APPROVAL_KINDS),
+  state: z.enum(APPROVAL_STATES),
+  action: z.string().meta({ description: "What approving does, in words" }),
+  liveVersion: count.meta({ description: "The version live when it was requested" }),
+  rollout: z.string().nullable(),
+  step: count.nullable().meta({ description: "A rollout-step request: the 0-based step it lets the rollout enter" }),
+  note: z.string().nullable(),
+  reasons: z.array(z.string()).meta({ description: "Why a second person is needed (the approval rule's blast radius)" }),
+  reachPercent: z.number().min(0).max(100),
+  diff: z.array(z.object({ kind: z.enum(["added", "changed", "removed"]), entity: z.string(), text: z.string() })).meta({ description: "The changes the requester saw" }),
+  requestedBy: z.string(),
+  requestedAt: isoDate,
+  decidedBy: z.string().nullable(),
+  decidedAt: isoDate.nullable(),
+  decisionReason: z.string().nullable(),
+});
+export const approvalOutcomeSchema = z.object({
+  approval: approvalViewSchema,
+  version: count.nullable().meta({ description: "The version the approval published, else null" }),
+  rollout: z.string().nullable().meta({ description: "The rollout the approval started or moved, else null" }),
+});
+
 export const publishAnswerSchema = z.object({
-  status: z.enum(["published", "unchanged"]),
+  status: z.enum(["published", "unchanged", "approval_pending"]),
   version: count,
   checksum: z.string(),
   previousVersion: count.nullable(),
   regionsMissed: z.array(z.string()).optional().meta({ description: "With SLUICE_REGIONS: regions whose Redis could not be reached; they keep their last good version until the worker catches them up" }),
+  approval: approvalViewSchema.optional().meta({ description: "With approval_pending (HTTP 202): the request waiting for a second person; nothing was published" }),
 });
 export const rollbackAnswerSchema = publishAnswerSchema.extend({
   draftReset: count.nullable().meta({ description: "Draft rows the rollback reset to the rolled-back document; null when it no longer validates" }),
@@ -143,7 +170,14 @@ export const rolloutViewSchema = z.object({
     of: count.meta({ description: "Tenants of the new version" }),
     members: z.array(z.string()).meta({ description: "The cohort's tenants (at most 50)" }),
   }),
-  guardrails: z.object({ maxDenyShareIncrease: z.number(), pauseOnly: z.boolean(), minDecisions: count }),
+  guardrails: z.object({
+    maxDenyShareIncrease: z.number(),
+    maxTenantDenyShareIncrease: z.number().meta({ description: "Points any one cohort tenant's 429 share may rise above its own before the rollout" }),
+    storeErrors: z.boolean().meta({ description: "Store errors as the redis_errors alert defines them breach" }),
+    maxRejectP95Ms: z.number().nullable().meta({ description: "Reject-path p95 limit; null: the policy's requirements.rejectP95 (default 50 ms)" }),
+    pauseOnly: z.boolean(),
+    minDecisions: count,
+  }),
   lastCheck: z
     .object({
       at: isoDate,
@@ -152,11 +186,18 @@ export const rolloutViewSchema = z.object({
       control: cohortFigures,
       marginPoints: z.number(),
       verdict: z.enum(["holds", "breached", "too_few_decisions", "no_control"]),
+      breaches: z
+        .array(z.object({ guardrail: z.enum(["cohort_429_share", "tenant_429_share", "store_errors", "reject_latency"]), message: z.string(), tenants: z.array(z.string()) }))
+        .optional()
+        .meta({ description: "Each guardrail the minute broke, with the tenants that tripped it" }),
     })
     .nullable(),
   reason: z.string().nullable().meta({ description: "Why it stopped, paused or completed (a guardrail breach names the step, the figures and the tenants)" }),
+  approval: approvalViewSchema.nullable().meta({ description: "The request for a second person the next step waits for" }),
 });
 export const rolloutAnswerSchema = z.object({ rollout: rolloutViewSchema.nullable() });
+/** POST /api/v1/policy/rollout: started (200), or waiting for approval (202, `rollout` null). */
+export const startRolloutAnswerSchema = z.object({ rollout: rolloutViewSchema.nullable(), approval: approvalViewSchema.optional() });
 
 const planChange = z.object({
   entity: z.string(),
@@ -263,7 +304,19 @@ function registry(): OpenAPIRegistry {
       ...(body ? { request: { body: { required: false, content: { "application/json": { schema: body } } } } } : {}),
       responses: { 200: ok, ...errors(...codes) },
     });
-  post("/api/v1/policy/publish", "publishPolicy", "Compile the draft and make it live", publishRequestSchema, json(named("PublishResult", publishAnswerSchema), "Published, or unchanged"), [400, 409, 503]);
+  const accepted = (path: string, operationId: string, summary: string, body: z.ZodType, ok: ResponseConfig, pending: ResponseConfig) =>
+    r.registerPath({
+      method: "post",
+      path,
+      operationId,
+      summary,
+      tags: ["policy"],
+      security,
+      request: { body: { required: false, content: { "application/json": { schema: body } } } },
+      responses: { 200: ok, 202: pending, ...errors(400, 409, 503) },
+    });
+  const PublishResult = named("PublishResult", publishAnswerSchema);
+  accepted("/api/v1/policy/publish", "publishPolicy", "Compile the draft and make it live (or, under the policy's approval rule, request a second person's approval)", publishRequestSchema, json(PublishResult, "Published, or unchanged"), json(PublishResult, "Waiting for approval: nothing published"));
   post("/api/v1/policy/rollback", "rollbackPolicy", "Republish version N as a new version and reset the draft to it", rollbackRequestSchema, json(named("RollbackResult", rollbackAnswerSchema), "Rolled back"), [400, 404, 409, 503]);
   r.registerPath({
     method: "get",
@@ -274,10 +327,35 @@ function registry(): OpenAPIRegistry {
     security,
     responses: { 200: json(named("RolloutAnswer", rolloutAnswerSchema), "The rollout"), ...errors(401, 403) },
   });
-  post("/api/v1/policy/rollout", "startRollout", "Start a guarded rollout of the draft: canaries, then steps of a share of tenants, each with a bake time", named("RolloutSpec", rolloutSpecSchema), json(named("RolloutAnswer", rolloutAnswerSchema), "Started"), [400, 409, 503]);
+  const StartRollout = named("StartRolloutAnswer", startRolloutAnswerSchema);
+  accepted("/api/v1/policy/rollout", "startRollout", "Start a guarded rollout of the draft: canaries, then steps of a share of tenants, each with a bake time", named("RolloutSpec", rolloutSpecSchema), json(StartRollout, "Started"), json(StartRollout, "Waiting for approval: nothing rolled out"));
   post("/api/v1/policy/rollout/promote", "promoteRollout", "Move the running rollout to its next step now (the last publishes to everyone)", rolloutActionSchema, json(named("RolloutAnswer", rolloutAnswerSchema), "Moved on"), [400, 409, 503]);
   post("/api/v1/policy/rollout/pause", "pauseRollout", "Stop advancing the running rollout; the cohort keeps the new version", rolloutActionSchema, json(named("RolloutAnswer", rolloutAnswerSchema), "Paused"), [400, 409]);
   post("/api/v1/policy/rollout/abort", "abortRollout", "End the running rollout: everyone back on the live version, the draft as it is", rolloutActionSchema, json(named("RolloutAnswer", rolloutAnswerSchema), "Aborted"), [400, 409, 503]);
+  r.registerPath({
+    method: "get",
+    path: "/api/v1/policy/approvals",
+    operationId: "listApprovals",
+    summary: "Requests for a second person's approval of a publish or a rollout step, newest first",
+    tags: ["policy"],
+    security,
+    request: { query: approvalListQuerySchema },
+    responses: { 200: json(z.object({ approvals: z.array(named("Approval", approvalViewSchema)) }), "The requests"), ...errors(400) },
+  });
+  const ApprovalOutcome = named("ApprovalOutcome", approvalOutcomeSchema);
+  const decision = (verb: "approve" | "reject", operationId: string, summary: string, body: z.ZodType, codes: (400 | 404 | 409 | 503)[]) =>
+    r.registerPath({
+      method: "post",
+      path: `/api/v1/policy/approvals/{id}/${verb}`,
+      operationId,
+      summary,
+      tags: ["policy"],
+      security,
+      request: { params: z.object({ id: z.string().meta({ description: "The request's id (apr_…)" }) }), body: { required: verb === "reject", content: { "application/json": { schema: body } } } },
+      responses: { 200: json(ApprovalOutcome, verb === "approve" ? "Approved and done" : "Rejected: nothing published"), ...errors(...codes) },
+    });
+  decision("approve", "approveRequest", "Approve a pending request and do what it asks; refused (403) to its own requester", approveBodySchema, [400, 404, 409, 503]);
+  decision("reject", "rejectRequest", "Reject a pending request with a reason: nothing is published", rejectBodySchema, [400, 404, 409]);
   post("/api/v1/policy/discard", "discardDraft", "Reset the draft to the live version (API keys stay)", null, json(named("DiscardResult", discardAnswerSchema), "The draft equals live"), [404, 409]);
   post(
     "/api/v1/policy/failure-modes",

@@ -252,6 +252,7 @@ function compileParsed(spec: PolicyFile): CompiledPolicyBody {
     tenants,
     ...(spec.requirements ? { requirements: compileRequirements(spec.requirements) } : {}),
     ...(spec.rateLimitService && !isEmptyRateLimitService(spec.rateLimitService) ? { rateLimitService: compileRateLimitService(spec.rateLimitService) } : {}),
+    ...(spec.approval ? { approval: { ...spec.approval } } : {}),
   };
 }
 
@@ -261,9 +262,9 @@ export function policyChecksum(body: CompiledPolicyBody): string {
 }
 
 /**
- * The body of a document (drops version, checksum, createdAt). `requirements` and
- * `rateLimitService` are there only when the policy has them, so documents without them keep the
- * checksums they always had.
+ * The body of a document (drops version, checksum, createdAt). `requirements`,
+ * `rateLimitService` and `approval` are there only when the policy has them, so documents without
+ * them keep the checksums they always had.
  */
 export function bodyOf(doc: CompiledPolicyBody): CompiledPolicyBody {
   return {
@@ -276,6 +277,7 @@ export function bodyOf(doc: CompiledPolicyBody): CompiledPolicyBody {
     tenants: doc.tenants,
     ...(doc.requirements ? { requirements: doc.requirements } : {}),
     ...(doc.rateLimitService ? { rateLimitService: doc.rateLimitService } : {}),
+    ...(doc.approval ? { approval: doc.approval } : {}),
   };
 }
 

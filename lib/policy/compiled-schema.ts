@@ -123,6 +123,7 @@ export const compiledPolicySchema = z.strictObject({
   ),
   requirements: compiledRequirementsSchema.optional(),
   rateLimitService: compiledEnvoyServiceSchema.optional(),
+  approval: z.strictObject({ beyondPercent: z.number().min(0).max(100), globalCapChange: z.boolean(), adminBypass: z.boolean() }).optional(),
   version: positive,
   checksum: z.string().regex(/^[0-9a-f]{64}$/),
   createdAt: z.string(),

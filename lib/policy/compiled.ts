@@ -6,6 +6,7 @@
 import type { BillingChange, CompiledBilling } from "./billing-period";
 import type { CompiledPlanChange, PlanChangeRule } from "./plan-change";
 import type { CompiledEnvoyService } from "./envoy/compiled";
+import type { ApprovalSettings } from "./approval";
 import type { CompiledRequirements } from "./requirements";
 import type { Algorithm, FailureMode, Mode, Overage, Period, RegionMode, Scope, Share, TenantStatus } from "./types";
 
@@ -110,6 +111,8 @@ export interface CompiledPolicyBody {
   requirements?: CompiledRequirements;
   /** The `rateLimitService` section: Envoy domains' descriptor trees; absent when the policy has none. */
   rateLimitService?: CompiledEnvoyService;
+  /** The policy file's `approval` block with its defaults (lib/policy/approval.ts); absent: no approval needed. */
+  approval?: ApprovalSettings;
 }
 
 export interface CompiledPolicy extends CompiledPolicyBody {

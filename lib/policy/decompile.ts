@@ -164,5 +164,6 @@ export function specFromDocument(doc: CompiledPolicyBody, hint?: PolicySpec): Po
     tenants,
     ...(requirements ? { requirements } : {}),
     ...(doc.rateLimitService ? { rateLimitService: rateLimitServiceSpec(doc.rateLimitService, hint?.rateLimitService) } : {}),
+    ...(doc.approval ? { approval: { ...doc.approval } } : {}),
   };
 }

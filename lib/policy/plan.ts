@@ -47,6 +47,8 @@ export type PlanRecords = {
   settings: { failureMode: FailureMode; planChange?: PlanChangeRule };
   /** The policy file's `requirements` block as written (lib/policy/requirements.ts). */
   requirements: NonNullable<PolicySpec["requirements"]>;
+  /** The policy file's `approval` block with its defaults (lib/policy/approval.ts). */
+  approval: NonNullable<PolicySpec["approval"]>;
   operation: { name: string; match: string[]; cost: number; failureMode?: FailureMode; position: number };
   tier: { name: string; weight: number; thresholds?: number[]; position: number };
   limit: {
@@ -148,6 +150,7 @@ export const SECTIONS = [
   section("requirements", (d) =>
     d.spec.requirements === undefined ? [] : [{ key: "block", path: ["requirements"], record: structuredClone(d.spec.requirements) }],
   ),
+  section("approval", (d) => (d.spec.approval === undefined ? [] : [{ key: "block", path: ["approval"], record: { ...d.spec.approval } }])),
   section("operation", (d) =>
     d.spec.operations.map((o, position) => ({
       key: o.name,

@@ -4,6 +4,7 @@
  * path (`tiers[0].limits[3].window: expected a duration like 30s, got "soon"`).
  */
 import { z } from "zod";
+import { approvalSchema } from "./approval";
 import { parseDurationMs } from "./duration";
 import { isBillingAnchor } from "./billing-period";
 import { PLAN_CHANGE_RULES } from "./plan-change";
@@ -212,6 +213,8 @@ export const policyFileSchema = z
     requirements: requirementsSchema.optional(),
     /** Envoy rate limit service domains (lib/policy/envoy/schema.ts); optional. */
     rateLimitService: rateLimitServiceSchema.optional(),
+    /** Two-person approval of publishes beyond a blast radius (lib/policy/approval.ts); optional. */
+    approval: approvalSchema.optional(),
   })
   .superRefine((file, ctx) => {
     const unique = <T>(items: T[], key: (t: T) => string, path: (string | number)[], field: string) => {

@@ -5,7 +5,7 @@
  * shown in the publish diff.
  */
 import { describe, expect, it } from "vitest";
-import { diffPolicies } from "@/components/policy-diff";
+import { diffPolicies } from "@/lib/policy/policy-diff";
 import { compilePolicy, finalizePolicy, policyChecksum, type PolicySpec } from "./compile";
 import { parseCompiledPolicy } from "./compiled-schema";
 import { specFromDocument } from "./decompile";

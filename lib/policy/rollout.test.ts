@@ -72,13 +72,15 @@ describe("rolloutSpecSchema", () => {
       { percent: 10, bakeMs: 3_600_000 },
       { percent: 100, bakeMs: 0 },
     ]);
-    expect(plan.guardrails).toEqual({ maxDenyShareIncrease: 5, pauseOnly: false, minDecisions: 10 });
+    expect(plan.guardrails).toEqual({ maxDenyShareIncrease: 5, maxTenantDenyShareIncrease: 20, storeErrors: true, maxRejectP95Ms: null, pauseOnly: false, minDecisions: 10 });
     const objects = planRollout(rolloutSpecSchema.parse({ steps: [{ percent: 5, bake: "15m" }, { percent: 100 }], guardrails: { maxDenyShareIncrease: 2, pauseOnly: true } }));
     expect(objects.steps).toEqual([
       { percent: 5, bakeMs: 900_000 },
       { percent: 100, bakeMs: 0 },
     ]);
-    expect(objects.guardrails).toEqual({ maxDenyShareIncrease: 2, pauseOnly: true, minDecisions: 10 });
+    expect(objects.guardrails).toEqual({ maxDenyShareIncrease: 2, maxTenantDenyShareIncrease: 20, storeErrors: true, maxRejectP95Ms: null, pauseOnly: true, minDecisions: 10 });
+    const strict = planRollout(rolloutSpecSchema.parse({ steps: ["100%"], guardrails: { maxTenantDenyShareIncrease: 10, storeErrors: false, maxRejectP95: "25ms" } }));
+    expect(strict.guardrails).toMatchObject({ maxTenantDenyShareIncrease: 10, storeErrors: false, maxRejectP95Ms: 25 });
   });
 
   it("names the step that is wrong", () => {
@@ -92,5 +94,7 @@ describe("rolloutSpecSchema", () => {
     expect(issues({ steps: [] })).toEqual(["steps: expected at least one step, ending at 100%"]);
     expect(issues({ steps: ["100%"], canaryBake: "later" })[0]).toContain("canaryBake: expected a duration");
     expect(issues({ steps: ["100%"], extra: 1 })[0]).toContain("extra");
+    expect(issues({ steps: ["100%"], guardrails: { maxTenantDenyShareIncrease: 0 } })).toEqual(["guardrails.maxTenantDenyShareIncrease: expected percentage points > 0"]);
+    expect(issues({ steps: ["100%"], guardrails: { maxRejectP95: "fast" } })).toEqual(['guardrails.maxRejectP95: expected a duration like 50ms or 1s, got "fast"']);
   });
 });

@@ -58,13 +58,23 @@ export interface RolloutStep {
 export interface RolloutGuardrails {
   /** The cohort's denied share may exceed the control's by at most this many percentage points over a minute. */
   maxDenyShareIncrease: number;
+  /**
+   * No single cohort tenant's denied share may rise more than this many percentage points over a
+   * minute above its own share in the 30 minutes before the rollout (the control's share when it
+   * had no traffic then); only tenants with at least `minDecisions` decisions in the minute count.
+   */
+  maxTenantDenyShareIncrease: number;
+  /** Store errors as the `redis_errors` alert defines them (≥ 1% of the minute's decisions, or a breaker opening) breach. */
+  storeErrors: boolean;
+  /** The reject path's p95 latency over the minute may not exceed this (null: the policy's requirements.rejectP95, default 50 ms). */
+  maxRejectP95Ms: number | null;
   /** On a breach only pause; the cohort keeps the new version. */
   pauseOnly: boolean;
-  /** Decisions the cohort must have made in the minute for the comparison to count. */
+  /** Decisions the cohort (and each tenant, and the reject path) must have made in the minute for a comparison to count. */
   minDecisions: number;
 }
 
-export const DEFAULT_GUARDRAILS: RolloutGuardrails = { maxDenyShareIncrease: 5, pauseOnly: false, minDecisions: 10 };
+export const DEFAULT_GUARDRAILS: RolloutGuardrails = { maxDenyShareIncrease: 5, maxTenantDenyShareIncrease: 20, storeErrors: true, maxRejectP95Ms: null, pauseOnly: false, minDecisions: 10 };
 /** The canaries' bake time when the rollout does not name one. */
 export const DEFAULT_CANARY_BAKE_MS = 15 * 60_000;
 
@@ -92,6 +102,14 @@ export const rolloutSpecSchema = z
     guardrails: z
       .strictObject({
         maxDenyShareIncrease: z.number().gt(0, "expected percentage points > 0").max(100, "expected percentage points ≤ 100").optional(),
+        maxTenantDenyShareIncrease: z.number().gt(0, "expected percentage points > 0").max(100, "expected percentage points ≤ 100").optional(),
+        storeErrors: z.boolean().optional(),
+        maxRejectP95: z
+          .string()
+          .superRefine((value, ctx) => {
+            if (parseDurationMs(value) === null) ctx.addIssue({ code: "custom", message: `expected a duration like 50ms or 1s, got ${JSON.stringify(value)}` });
+          })
+          .optional(),
         pauseOnly: z.boolean().optional(),
         minDecisions: z.number().int().min(1).max(1_000_000).optional(),
       })
@@ -147,9 +165,14 @@ export function planRollout(spec: RolloutSpec): RolloutPlan {
   return {
     canaries: spec.canaries,
     steps,
-    guardrails: { ...DEFAULT_GUARDRAILS, ...stripUndefined(spec.guardrails ?? {}) },
+    guardrails: guardrailsOf(spec.guardrails),
     note: spec.note ?? null,
   };
+}
+
+function guardrailsOf(g: RolloutSpec["guardrails"]): RolloutGuardrails {
+  const { maxRejectP95, ...rest }: NonNullable<RolloutSpec["guardrails"]> = g ?? {};
+  return { ...DEFAULT_GUARDRAILS, ...stripUndefined(rest), ...(maxRejectP95 !== undefined ? { maxRejectP95Ms: parseDurationMs(maxRejectP95) } : {}) };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

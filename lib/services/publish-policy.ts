@@ -16,6 +16,11 @@
  * skipped; the committed PolicyVersion row is what the single-node decision server polls
  * (lib/single-node/postgres-policy-source.ts), and its keys and service tokens come from the
  * ApiKey and ApiToken tables directly.
+ *
+ * Under an `approval` rule in the live version (docs/control-plane.md#approval), a publish beyond
+ * its blast radius is not made: the gate (lib/services/approval/approval-gate.ts) records a request
+ * for a second person, and `approval_pending` says so. Approving it (lib/services/approval/
+ * decide-approval.ts) runs publishDraft again with that request, for exactly the draft it showed.
  */
 import { z } from "zod";
 import type { PrismaClient } from "../generated/prisma/client";
@@ -38,7 +43,11 @@ import { stampChanges } from "../policy/publish-stamps";
 import { writePublishedPolicy, type RedisLike } from "../redis/policy";
 import { seedRegionShares } from "../redis/region-shares";
 import { configuredRegions } from "../redis/regions";
-import { invalidPolicy } from "./errors";
+import type { ApprovalRecord } from "../db/approval-repo";
+import type { Role } from "../policy/types";
+import { requireApproval } from "./approval/approval-gate";
+import type { ApprovalView } from "./approval/approval-view";
+import { invalidPolicy, ServiceError } from "./errors";
 import { writeEveryRegion } from "./region-writes";
 import { refuseDuringRollout } from "./rollout/refuse-during-rollout";
 
@@ -52,8 +61,12 @@ export interface PublishDeps {
 }
 
 export interface PublishResult {
-  /** `published`: a new version is live; `unchanged`: the draft equals the live version (rewritten to Redis as is). */
-  status: "published" | "unchanged";
+  /**
+   * `published`: a new version is live; `unchanged`: the draft equals the live version (rewritten
+   * to Redis as is); `approval_pending`: the live version's approval rule wants a second person,
+   * nothing was published (`version` is the live one).
+   */
+  status: "published" | "unchanged" | "approval_pending";
   version: number;
   checksum: string;
   previousVersion: number | null;
@@ -62,6 +75,16 @@ export interface PublishResult {
    * version until the worker catches them up (docs/regions.md). Absent when every region took it.
    */
   regionsMissed?: string[];
+  /** With `approval_pending`: the request waiting for a second person. */
+  approval?: ApprovalView;
+}
+
+/** Who publishes: the audit actor, and their role (null: unknown, never an admin's bypass). */
+export interface PublishOptions {
+  actor: string;
+  role?: Role | null;
+  note?: string;
+  nowMs?: number;
 }
 
 /** Compiles the draft in Postgres; throws ServiceError(invalid_policy) with paths. */
@@ -148,35 +171,46 @@ async function writePublished(tx: Tx, redis: RedisLike, doc: CompiledPolicy, wha
   return outcome.missed.map((m) => m.region);
 }
 
-export async function publishPolicy(
-  deps: PublishDeps,
-  options: { actor: string; note?: string; nowMs?: number },
-): Promise<PublishResult> {
+export async function publishPolicy(deps: PublishDeps, options: PublishOptions): Promise<PublishResult> {
   const nowMs = options.nowMs ?? Date.now();
   return deps.db.$transaction(
     async (tx) => {
       await lockPolicy(tx);
-      await refuseDuringRollout(tx, "publish to everyone");
-      const latest = await latestPolicyVersion(tx);
-      const body = stampChanges(await compileDraft(tx), liveBody(latest), nowMs);
-      // A live row that does not validate (its body no longer matches its checksum) is never
-      // "unchanged": the draft is published over it as a new version.
-      const stored = latest && latest.checksum === policyChecksum(body) ? parseCompiledPolicy(latest.document) : null;
-      if (latest && stored?.ok) {
-        // Nothing to publish. Rewrite the live document anyway (same version, same bytes), which
-        // repairs a Redis that lost it and refreshes the key index; no new version, no audit entry.
-        const regionsMissed = deps.redis ? await writePublished(tx, deps.redis, stored.value, `rewriting v${latest.version}`, nowMs) : [];
-        return {
-          status: "unchanged" as const,
-          version: latest.version,
-          checksum: latest.checksum,
-          previousVersion: latest.version,
-          ...(regionsMissed.length > 0 ? { regionsMissed } : {}),
-        };
-      }
-      const { doc, previousVersion, regionsMissed } = await publishBody(tx, deps.redis, body, { actor: options.actor, note: options.note, nowMs });
-      return { status: "published" as const, version: doc.version, checksum: doc.checksum, previousVersion, ...(regionsMissed ? { regionsMissed } : {}) };
+      return publishDraft(tx, deps.redis, { ...options, nowMs }, null);
     },
     { maxWait: 10_000, timeout: 60_000 },
   );
+}
+
+/**
+ * Publishes the draft to everyone, in the caller's transaction holding the policy lock. `approved`:
+ * the request a second person approved, which passes the gate for the draft it was made for only
+ * (the same live version, the same draft checksum); anything else is a conflict, nothing published.
+ */
+export async function publishDraft(tx: Tx, redis: RedisLike | null, options: PublishOptions & { nowMs: number }, approved: ApprovalRecord | null): Promise<PublishResult> {
+  const { nowMs } = options;
+  await refuseDuringRollout(tx, "publish to everyone");
+  const latest = await latestPolicyVersion(tx);
+  const draft = await compileDraft(tx);
+  const draftChecksum = policyChecksum(draft);
+  const body = stampChanges(draft, liveBody(latest), nowMs);
+  // A live row that does not validate (its body no longer matches its checksum) is never
+  // "unchanged": the draft is published over it as a new version.
+  const stored = latest ? parseCompiledPolicy(latest.document) : null;
+  if (approved && (approved.liveVersion !== (latest?.version ?? 0) || approved.draftChecksum !== draftChecksum)) {
+    throw new ServiceError("conflict", `${approved.id} approved a different draft (v${approved.liveVersion} was live when it was requested; the draft or the live version changed since): nothing published; publish again to request a new approval`, { field: "approval" });
+  }
+  if (latest && stored?.ok && latest.checksum === policyChecksum(body)) {
+    // Nothing to publish. Rewrite the live document anyway (same version, same bytes), which
+    // repairs a Redis that lost it and refreshes the key index; no new version, no audit entry.
+    const regionsMissed = redis ? await writePublished(tx, redis, stored.value, `rewriting v${latest.version}`, nowMs) : [];
+    return { status: "unchanged", version: latest.version, checksum: latest.checksum, previousVersion: latest.version, ...(regionsMissed.length > 0 ? { regionsMissed } : {}) };
+  }
+  if (latest && stored?.ok && !approved) {
+    const caller = { actor: options.actor, role: options.role ?? null };
+    const pending = await requireApproval(tx, { kind: "publish", live: stored.value, candidate: body, draftChecksum, cohort: null, caller, note: options.note ?? null, nowMs });
+    if (pending) return { status: "approval_pending", version: latest.version, checksum: latest.checksum, previousVersion: latest.version, approval: pending };
+  }
+  const { doc, previousVersion, regionsMissed } = await publishBody(tx, redis, body, { actor: options.actor, note: options.note, nowMs });
+  return { status: "published", version: doc.version, checksum: doc.checksum, previousVersion, ...(regionsMissed ? { regionsMissed } : {}) };
 }

@@ -13,6 +13,7 @@ import { splitSteps } from "../../lib/policy/rollout";
 import { ServiceError } from "../../lib/services/errors";
 import { changeRollout, ROLLOUT_ACTIONS, rolloutStatus } from "../../lib/services/rollout/control-rollout";
 import { formatRolloutStatus } from "../../lib/services/rollout/rollout-view";
+import { formatApprovalPending } from "../../lib/services/approval/approval-view";
 import { startRollout } from "../../lib/services/rollout/start-rollout";
 
 export interface RolloutCommandDeps {
@@ -66,7 +67,12 @@ export async function publishRollout(deps: RolloutCommandDeps, opts: PublishRoll
       ...(opts.note !== undefined ? { note: opts.note } : {}),
     };
   }
-  const view = await startRollout({ db: deps.database(), redis: deps.redis() }, spec, { actor: deps.actor() });
+  const result = await startRollout({ db: deps.database(), redis: deps.redis() }, spec, { actor: deps.actor(), role: "admin" });
+  if (result.status === "approval_pending") {
+    deps.write(`${formatApprovalPending(result.approval)}\n`);
+    return;
+  }
+  const view = result.rollout;
   deps.write(`Started rollout ${view.id}: v${view.candidateVersion} goes to the cohort first; v${view.liveVersion} stays live for everyone else.\n`);
   deps.write(`${formatRolloutStatus(view)}\n`);
 }
@@ -93,7 +99,7 @@ export function rolloutCommand(deps: RolloutCommandDeps): Command {
       .description(verbs[action])
       .option("--reason <text>", "why (kept with the rollout and in the audit log)")
       .action(async (opts: { reason?: string }) => {
-        const view = await changeRollout({ db: deps.database(), redis: deps.redis() }, action, { actor: deps.actor(), reason: opts.reason });
+        const view = await changeRollout({ db: deps.database(), redis: deps.redis() }, action, { actor: deps.actor(), role: "admin", reason: opts.reason });
         deps.write(`${formatRolloutStatus(view)}\n`);
       });
   }

@@ -85,7 +85,8 @@ function routeHandlers(): string[] {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
       else if (entry.name === "route.ts") {
-        const route = `/api/v1/${path.relative(root, dir).split(path.sep).join("/")}`;
+        // A Next.js dynamic segment (`[id]`) is OpenAPI's path parameter (`{id}`).
+        const route = `/api/v1/${path.relative(root, dir).split(path.sep).join("/")}`.replace(/\[(\w+)\]/g, "{$1}");
         for (const m of readFileSync(full, "utf8").matchAll(/export (?:async )?function (GET|POST|PUT|PATCH|DELETE)\b/g)) out.push(`${route} ${m[1]}`);
       }
     }

@@ -6,7 +6,10 @@
 import { z } from "zod";
 import { lockPolicy } from "../../db/policy-repo";
 import { findActiveRollout, findLatestRollout, type RolloutRecord } from "../../db/rollout-repo";
-import type { Tx } from "../../db/client";
+import { findPendingApproval } from "../../db/approval-repo";
+import type { Role } from "../../policy/types";
+import { describeApproval, type ApprovalView } from "../approval/approval-view";
+import type { Db, Tx } from "../../db/client";
 import { ServiceError } from "../errors";
 import { describeRollout, type RolloutView } from "./rollout-view";
 import type { RolloutDeps } from "./start-rollout";
@@ -18,10 +21,16 @@ export type RolloutAction = (typeof ROLLOUT_ACTIONS)[number];
 /** The body of POST /api/v1/policy/rollout/{action}. */
 export const rolloutActionSchema = z.strictObject({ reason: z.string().max(500).optional() });
 
+/** The request waiting for a second person about this rollout (its next step), or null. */
+export async function rolloutApproval(db: Db | Tx, r: RolloutRecord): Promise<ApprovalView | null> {
+  const pending = await findPendingApproval(db);
+  return pending && pending.rolloutId === r.id && pending.kind === "rollout-step" ? describeApproval(pending) : null;
+}
+
 /** The running or paused rollout, else the latest one (null: there never was one). */
 export async function rolloutStatus(deps: Pick<RolloutDeps, "db">): Promise<RolloutView | null> {
   const r = (await findActiveRollout(deps.db)) ?? (await findLatestRollout(deps.db));
-  return r ? describeRollout(r) : null;
+  return r ? describeRollout(r, undefined, await rolloutApproval(deps.db, r)) : null;
 }
 
 async function withActive<T>(deps: RolloutDeps, action: RolloutAction, fn: (tx: Tx, r: RolloutRecord) => Promise<T>): Promise<T> {
@@ -39,15 +48,24 @@ async function withActive<T>(deps: RolloutDeps, action: RolloutAction, fn: (tx: 
   );
 }
 
-export async function changeRollout(deps: RolloutDeps, action: RolloutAction, options: { actor: string; reason?: string; nowMs?: number }): Promise<RolloutView> {
+/**
+ * Promote, pause or abort. A promote into a step beyond the approval rule's blast radius moves
+ * nothing: it records a request for a second person, which the answer's `approval` names.
+ */
+export async function changeRollout(deps: RolloutDeps, action: RolloutAction, options: { actor: string; role?: Role | null; reason?: string; nowMs?: number }): Promise<RolloutView> {
   const meta = { actor: options.actor, nowMs: options.nowMs ?? Date.now() };
+  let approval: ApprovalView | null = null;
   const r = await withActive(deps, action, async (tx, active) => {
-    if (action === "promote") return advance(tx, deps.redis, active, meta, options.reason ?? `promoted by ${options.actor}`);
+    if (action === "promote") {
+      const moved = await advance(tx, deps.redis, active, { ...meta, caller: { actor: options.actor, role: options.role ?? null } }, options.reason ?? `promoted by ${options.actor}`);
+      approval = moved.approval;
+      return moved.rollout;
+    }
     if (action === "pause") {
       if (active.state === "paused") throw new ServiceError("conflict", `rollout ${active.id} is already paused: promote or abort it`, { field: "rollout" });
       return pause(tx, active, meta, options.reason ?? `paused by ${options.actor}`);
     }
     return stop(tx, deps.redis, active, meta, "aborted", options.reason ?? `aborted by ${options.actor}`);
   });
-  return describeRollout(r);
+  return describeRollout(r, undefined, approval);
 }

@@ -3,6 +3,7 @@
  * share, and who is in it), the guardrails, the last check and, after it stopped, why.
  */
 import type { RolloutRecord } from "../../db/rollout-repo";
+import type { ApprovalView } from "../approval/approval-view";
 import { cohortMembers, describeStep, type RolloutGuardrails, type RolloutStateName } from "../../policy/rollout";
 
 /** The tenants of a rollout's candidate document, the universe its percentages are shares of. */
@@ -26,6 +27,8 @@ export interface GuardCheck {
   /** cohort share − control share, in percentage points. */
   marginPoints: number;
   verdict: "holds" | "breached" | "too_few_decisions" | "no_control";
+  /** Each guardrail the minute broke, with its figures and the tenants that tripped it (absent on checks from before it existed). */
+  breaches?: { guardrail: "cohort_429_share" | "tenant_429_share" | "store_errors" | "reject_latency"; message: string; tenants: string[] }[];
 }
 
 export interface RolloutView {
@@ -48,11 +51,13 @@ export interface RolloutView {
   guardrails: RolloutGuardrails;
   lastCheck: GuardCheck | null;
   reason: string | null;
+  /** The request for a second person the next step waits for (docs/control-plane.md#approval), or null. */
+  approval: ApprovalView | null;
 }
 
 const MEMBERS_SHOWN = 50;
 
-export function describeRollout(r: RolloutRecord, _nowMs?: number): RolloutView {
+export function describeRollout(r: RolloutRecord, _nowMs?: number, approval: ApprovalView | null = null): RolloutView {
   const universe = candidateTenants(r);
   const members = [...cohortOf(r)].sort();
   const current = r.steps[r.step]!;
@@ -75,6 +80,7 @@ export function describeRollout(r: RolloutRecord, _nowMs?: number): RolloutView 
     guardrails: r.guardrails,
     lastCheck: (r.lastCheck as GuardCheck | null) ?? null,
     reason: r.reason,
+    approval,
   };
 }
 
@@ -87,12 +93,13 @@ export function formatRolloutStatus(v: RolloutView): string {
     `  ${v.stepLabel}${v.bakeEndsAt ? `, baking until ${v.bakeEndsAt}` : ""}`,
     `  steps: ${v.steps.map((s, i) => (i === v.step ? `[${s.label}]` : s.label)).join(" → ")}`,
     `  cohort: ${v.cohort.tenants} of ${v.cohort.of} tenants${v.cohort.canaries.length ? `; canaries ${v.cohort.canaries.join(", ")}` : ""}${v.cohort.members.length ? `; ${v.cohort.members.join(", ")}${v.cohort.tenants > v.cohort.members.length ? ", …" : ""}` : ""}`,
-    `  guardrails: cohort 429 share at most ${v.guardrails.maxDenyShareIncrease} points above the control's per minute (at least ${v.guardrails.minDecisions} cohort decisions); on a breach: ${v.guardrails.pauseOnly ? "pause" : "pause and roll the cohort back"}`,
+    `  guardrails: cohort 429 share at most ${v.guardrails.maxDenyShareIncrease} points above the control's per minute (at least ${v.guardrails.minDecisions} cohort decisions); any one tenant's at most ${v.guardrails.maxTenantDenyShareIncrease} points above its own before the rollout${v.guardrails.storeErrors ? "; store errors under 1% of decisions, no breaker opening" : ""}; reject-path p95 at most ${v.guardrails.maxRejectP95Ms === null ? "the policy's rejectP95 (default 50 ms)" : `${v.guardrails.maxRejectP95Ms} ms`}; on a breach: ${v.guardrails.pauseOnly ? "pause" : "pause and roll the cohort back"}`,
   ];
   if (v.lastCheck) {
     const c = v.lastCheck;
     lines.push(`  last check (${c.minute}): cohort ${pct(c.cohort.share)} of ${c.cohort.decisions}, control ${pct(c.control.share)} of ${c.control.decisions}, margin ${c.marginPoints.toFixed(1)} points: ${c.verdict.replaceAll("_", " ")}`);
   }
+  if (v.approval) lines.push(`  waiting for approval: ${v.approval.id} (${v.approval.action}, requested by ${v.approval.requestedBy}); another user with publish rights runs \`sluice approvals approve ${v.approval.id}\``);
   if (v.reason) lines.push(`  ${v.state === "completed" ? "completed" : "why"}: ${v.reason}`);
   if (v.endedAt) lines.push(`  ended ${v.endedAt}`);
   return lines.join("\n");

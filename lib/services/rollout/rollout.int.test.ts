@@ -15,7 +15,7 @@ import { publishPolicy } from "../publish-policy";
 import { rollbackPolicy } from "../rollback-policy";
 import { changeRollout, rolloutStatus } from "./control-rollout";
 import { formatRolloutStatus } from "./rollout-view";
-import { startRollout } from "./start-rollout";
+import { startRollout as startOrRequest } from "./start-rollout";
 
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 /** The draft change rolled out: the free tier's per-key limit cut from 100 to 50 a minute. */
@@ -27,6 +27,13 @@ const T0 = Date.UTC(2026, 11, 7, 10, 0, 10);
 let fresh: FreshDatabase;
 let db: PrismaClient;
 let redis: Redis;
+
+/** Starts a rollout (these policies have no approval rule, so it always starts): its view. */
+async function startRollout(...args: Parameters<typeof startOrRequest>) {
+  const started = await startOrRequest(...args);
+  if (started.status !== "started") throw new Error(`expected a started rollout, got ${started.status}`);
+  return started.rollout;
+}
 
 async function rejects(p: Promise<unknown>): Promise<ServiceError> {
   const error = await p.then(
@@ -187,6 +194,47 @@ describe("the guard (worker job, test clock)", () => {
     expect(await guardRollout({ db, redis }, { nowMs: T0 + 5 * MIN + 60 * MIN })).toMatchObject({ action: "completed" });
     expect(await readCurrentVersion(redis)).toBe(2);
     expect(await guardRollout({ db, redis }, { nowMs: T0 + 70 * MIN })).toBeNull();
+  });
+
+  it("rolls back when one canary's 429 share jumps against its own before the rollout, though the cohort as a whole holds", async () => {
+    const view = await startRollout({ db, redis }, { canaries: ["acme", "globex"], steps: ["10%:1h", "100%"], guardrails: { maxTenantDenyShareIncrease: 20 } }, { actor, nowMs: T0 });
+    const minute = Math.floor(T0 / MIN) * MIN;
+    // Before the rollout: acme at 2%, globex at 0%.
+    await usage(minute - 20 * MIN, [
+      { tenant: "acme", allowed: 588, denied: 12 },
+      { tenant: "globex", allowed: 1_000, denied: 0 },
+    ]);
+    await usage(minute, [
+      { tenant: "acme", allowed: 70, denied: 30 },
+      { tenant: "globex", allowed: 1_000, denied: 0 },
+      { tenant: "initech", allowed: 198, denied: 2 },
+    ]);
+    const result = await guardRollout({ db, redis }, { nowMs: minute + MIN + 6_000 });
+    // The cohort: 30 of 1,100 (2.7%) against the control's 1%: within 5 points.
+    expect(result).toMatchObject({ rollout: view.id, action: "rolled-back", check: { verdict: "breached", cohort: { decisions: 1_100, denied: 30 } } });
+    expect(result!.check!.marginPoints).toBeLessThan(5);
+    expect(result!.check!.breaches).toEqual([{ guardrail: "tenant_429_share", tenants: ["acme"], message: expect.stringContaining("acme 30.0% (before 2.0%, +28.0 points)") }]);
+    const alert = await db.alertEvent.findFirstOrThrow({ where: { kind: "rollout_guardrail" } });
+    expect(alert.message).toContain(`Rollout ${view.id}`);
+    expect(alert.message).toContain("step 1 of 3");
+    expect(alert.message).toContain("a tenant's 429 share at most 20 points above its own before the rollout: acme");
+    expect(alert.message).not.toContain("globex");
+    expect((await readRolloutRouting(redis)).status).toBe("none");
+  });
+
+  it("pauses a pause-only rollout when the store errs as the redis_errors alert defines it", async () => {
+    const view = await startRollout({ db, redis }, { canaries: ["acme"], steps: ["10%:1h", "100%"], guardrails: { pauseOnly: true } }, { actor, nowMs: T0 });
+    const minute = Math.floor(T0 / MIN) * MIN;
+    await usage(minute, [
+      { tenant: "acme", allowed: 50, denied: 0 },
+      { tenant: "initech", allowed: 100, denied: 0 },
+    ]);
+    await db.usageRollup.create({ data: { bucketStart: new Date(minute), granularity: "minute", tenant: "", tier: "", operation: "error", outcome: "breaker_open", count: 1n } });
+    const result = await guardRollout({ db, redis }, { nowMs: minute + MIN + 6_000 });
+    expect(result).toMatchObject({ rollout: view.id, action: "paused", check: { verdict: "breached", breaches: [{ guardrail: "store_errors", tenants: [] }] } });
+    expect((await rolloutStatus({ db }))!.reason).toContain("1 breaker opening(s)");
+    // Pause-only: the cohort keeps the new version.
+    expect((await readRolloutRouting(redis)).status).toBe("ok");
   });
 
   it("writes the routing back when Redis lost it (a restart mid-rollout resumes where it was)", async () => {

@@ -7,17 +7,26 @@
  *
  * The last step completes the rollout: the candidate's draft body is published as a normal version
  * (publishBody; the version number the candidate carried, since nothing else can publish meanwhile).
+ *
+ * Under the live version's `approval` rule, a step beyond the blast radius is entered only once a
+ * second person approved it: `advance` records the request (lib/services/approval/approval-gate.ts)
+ * and leaves the rollout where it is, still baking under its guardrails, until then.
  */
 import type { Tx } from "../../db/client";
 import { writeAudit, type AuditJson } from "../../db/audit";
+import { findApprovedStep, findPendingApproval } from "../../db/approval-repo";
+import { latestPolicyVersion } from "../../db/policy-repo";
 import type { RolloutRecord } from "../../db/rollout-repo";
 import type { CompiledPolicy, CompiledPolicyBody } from "../../policy/compiled";
 import { parseCompiledPolicy } from "../../policy/compiled-schema";
-import type { RolloutRouting, RolloutStateName } from "../../policy/rollout";
+import { cohortMembers, type RolloutRouting, type RolloutStateName } from "../../policy/rollout";
 import type { RedisLike } from "../../redis/policy";
 import { clearRolloutRouting, writeRolloutRouting } from "../../redis/rollout";
 import { ServiceError, redisStep } from "../errors";
 import { publishBody } from "../publish-policy";
+import { requireApproval, type Caller } from "../approval/approval-gate";
+import { describeApproval, type ApprovalView } from "../approval/approval-view";
+import { candidateTenants } from "./rollout-view";
 
 /** What Redis is told for a rollout at its current step. */
 export function routingOf(r: Pick<RolloutRecord, "id" | "liveVersion" | "candidateVersion" | "candidateChecksum" | "canaries" | "steps" | "step">): RolloutRouting {
@@ -44,6 +53,39 @@ export interface MoveMeta {
   nowMs: number;
 }
 
+/** Who asks for the next step: a person (`rollout promote`), or the guard on the rollout author's behalf. */
+export interface AdvanceMeta extends MoveMeta {
+  caller: Caller;
+}
+
+/**
+ * The pending approval that step `next` waits for, or null when it may be entered: no rule, within
+ * the blast radius, or approved. The last step's cohort is everyone.
+ */
+async function stepApproval(tx: Tx, r: RolloutRecord, next: number, meta: AdvanceMeta): Promise<ApprovalView | null> {
+  if (await findApprovedStep(tx, r.id, next)) return null;
+  // Already asked for (by a person's promote or by the guard): the same request, whoever asked.
+  const pending = await findPendingApproval(tx);
+  if (pending?.kind === "rollout-step" && pending.rolloutId === r.id && pending.step === next) return describeApproval(pending);
+  const latest = await latestPolicyVersion(tx);
+  const live = latest ? parseCompiledPolicy(latest.document) : null;
+  if (!live?.ok) return null;
+  const last = next >= r.steps.length - 1;
+  const cohort = last ? null : cohortMembers({ salt: r.id, canaries: r.canaries, percent: r.steps[next]!.percent }, candidateTenants(r));
+  return requireApproval(tx, {
+    kind: "rollout-step",
+    live: live.value,
+    candidate: candidateOf(r),
+    draftChecksum: r.candidateChecksum,
+    cohort,
+    caller: meta.caller,
+    note: r.note,
+    rolloutId: r.id,
+    step: next,
+    nowMs: meta.nowMs,
+  });
+}
+
 async function record(tx: Tx, r: RolloutRecord, action: string, data: { state: RolloutStateName; step?: number; reason?: string | null; ended?: boolean }, meta: MoveMeta, extra: Record<string, AuditJson> = {}): Promise<RolloutRecord> {
   const stepChanged = data.step !== undefined && data.step !== r.step;
   const row = await tx.rollout.update({
@@ -65,17 +107,27 @@ async function record(tx: Tx, r: RolloutRecord, action: string, data: { state: R
     before: { state: r.state, step: r.step },
     after: { state: data.state, step: data.step ?? r.step, reason: data.reason ?? null, ...extra },
   });
+  // A step the rollout was waiting to enter is moot once it ended.
+  if (data.ended) {
+    await tx.approvalRequest.updateMany({ where: { rolloutId: r.id, state: "pending" }, data: { state: "superseded", decidedAt: new Date(meta.nowMs), decisionReason: `rollout ${r.id} ${data.state}` } });
+  }
   return { ...r, state: data.state, step: row.step, stepStartedAt: row.stepStartedAt, reason: row.reason, endedAt: row.endedAt, updatedAt: row.updatedAt };
 }
 
-/** Moves to the next step (or completes on the last), running again if it was paused. */
-export async function advance(tx: Tx, redis: RedisLike | null, r: RolloutRecord, meta: MoveMeta, why: string): Promise<RolloutRecord> {
+/**
+ * Moves to the next step (or completes on the last), running again if it was paused; or, when that
+ * step needs a second person's approval, records the request and moves nothing (`approval`).
+ */
+export async function advance(tx: Tx, redis: RedisLike | null, r: RolloutRecord, meta: AdvanceMeta, why: string): Promise<{ rollout: RolloutRecord; approval: ApprovalView | null }> {
   const next = r.step + 1;
   const last = r.steps.length - 1;
-  if (r.step >= last || (next === last && r.steps[last]!.bakeMs === 0)) return complete(tx, redis, r, meta, why);
+  const completes = r.step >= last || (next === last && r.steps[last]!.bakeMs === 0);
+  const approval = await stepApproval(tx, r, completes ? last : next, meta);
+  if (approval) return { rollout: r, approval };
+  if (completes) return { rollout: await complete(tx, redis, r, meta, why), approval: null };
   const moved = await record(tx, r, "rollout.promote", { state: "running", step: next }, meta, { why, percent: r.steps[next]!.percent });
   if (redis) await redisStep(`routing rollout ${r.id} to step ${next + 1}`, () => writeRolloutRouting(redis, candidateOf(r), routingOf(moved)));
-  return moved;
+  return { rollout: moved, approval: null };
 }
 
 /** The new version becomes live for everyone: a normal publish of the candidate's body. */

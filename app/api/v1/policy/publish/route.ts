@@ -1,4 +1,8 @@
-/** POST /api/v1/policy/publish — compile the draft and make it live. Optional body `{"note": "…"}`. */
+/**
+ * POST /api/v1/policy/publish — compile the draft and make it live. Optional body `{"note": "…"}`.
+ * Under the policy's approval rule, a publish beyond its blast radius answers 202 with
+ * `status: "approval_pending"` and the request: nothing is published until another user approves it.
+ */
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { readJsonBody } from "@/lib/http/body";
 import { controlPlaneRedis, db } from "@/lib/http/deps";
@@ -10,7 +14,7 @@ export async function POST(request: Request): Promise<Response> {
     const caller = await authenticateAdmin(request, db(), "policy.publish");
     const body = publishRequestSchema.safeParse(await readJsonBody(request));
     if (!body.success) throw invalidRequest(body.error.issues, "body");
-    const result = await publishPolicy({ db: db(), redis: controlPlaneRedis() }, { actor: caller.actor, note: body.data.note });
-    return Response.json(result);
+    const result = await publishPolicy({ db: db(), redis: controlPlaneRedis() }, { actor: caller.actor, role: caller.role, note: body.data.note });
+    return Response.json(result, { status: result.status === "approval_pending" ? 202 : 200 });
   });
 }

@@ -10,7 +10,7 @@ export async function POST(request: Request): Promise<Response> {
     const caller = await authenticateAdmin(request, db(), "policy.publish");
     const body = rolloutActionSchema.safeParse(await readJsonBody(request));
     if (!body.success) throw invalidRequest(body.error.issues, "body");
-    const rollout = await changeRollout({ db: db(), redis: controlPlaneRedis() }, "promote", { actor: caller.actor, reason: body.data.reason });
+    const rollout = await changeRollout({ db: db(), redis: controlPlaneRedis() }, "promote", { actor: caller.actor, role: caller.role, reason: body.data.reason });
     return Response.json({ rollout });
   });
 }

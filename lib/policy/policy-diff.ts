@@ -1,18 +1,20 @@
 /**
  * What publishing the draft would change, or what a version changed against the one before it, in
  * words and values: limits, quotas, global caps, operations, tenants and their overrides, and the
- * rules of Envoy domains, added, changed or removed between two compiled documents. Presentation
- * only: it reads compiled documents (lib/policy/compiled.ts) and decides nothing.
+ * rules of Envoy domains and the approval rule, added, changed or removed between two compiled
+ * documents. Presentation only: it reads compiled documents (lib/policy/compiled.ts) and decides
+ * nothing. The Policy page shows it; an approval request keeps it (the diff its requester saw).
  */
-import type { CompiledBilling } from "@/lib/policy/billing-period";
-import type { CompiledLimit, CompiledOverride, CompiledPolicyBody } from "@/lib/policy/compiled";
-import type { PlanChangeRule } from "@/lib/policy/plan-change";
-import { formatDurationMs } from "@/lib/policy/duration";
-import { diffEnvoyServices, type EnvoyChange } from "@/lib/policy/envoy/describe";
+import type { ApprovalSettings } from "./approval";
+import type { CompiledBilling } from "./billing-period";
+import type { CompiledLimit, CompiledOverride, CompiledPolicyBody } from "./compiled";
+import type { PlanChangeRule } from "./plan-change";
+import { formatDurationMs } from "./duration";
+import { diffEnvoyServices, type EnvoyChange } from "./envoy/describe";
 
 export interface DiffLine {
   kind: "added" | "changed" | "removed";
-  entity: "operation" | "tier" | "limit" | "quota" | "global cap" | "tenant" | "override" | "defaults" | EnvoyChange["entity"];
+  entity: "operation" | "tier" | "limit" | "quota" | "global cap" | "tenant" | "override" | "defaults" | "approval" | EnvoyChange["entity"];
   text: string;
 }
 
@@ -133,6 +135,10 @@ export function diffPolicies(live: CompiledPolicyBody | null, draft: CompiledPol
     for (const [cell, o] of ob) if (!oa.has(cell)) out.push({ kind: "removed", entity: "override", text: `Tenant ${slug}: override of ${cell} — ${overrideText(o)}` });
   }
   out.push(...diffEnvoyServices(live?.rateLimitService, draft.rateLimitService));
+  if (approvalText(live?.approval) !== approvalText(draft.approval)) {
+    const kind = !live?.approval ? "added" : !draft.approval ? "removed" : "changed";
+    out.push({ kind, entity: "approval", text: `Approval: ${approvalText(live?.approval)} → ${approvalText(draft.approval)}` });
+  }
   return out;
 }
 
@@ -141,6 +147,11 @@ export const PLAN_CHANGE_WORDS: Record<PlanChangeRule, string> = {
   full: "usage so far carried over, the new tier's full quota for the period",
   prorate: "usage so far kept, the new tier's quota scaled to the rest of the period",
 };
+
+function approvalText(a: ApprovalSettings | undefined): string {
+  if (!a) return "none";
+  return `a second person beyond ${a.beyondPercent}% of tenants${a.globalCapChange ? " or on any global cap change" : ""}${a.adminBypass ? ", admins exempt" : ""}`;
+}
 
 function billingText(b: CompiledBilling | undefined): string {
   return b ? `anchor ${b.anchor} (${b.timeZone})` : "UTC calendar month";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compilePolicy, type PolicySpec } from "@/lib/policy/compile";
+import { compilePolicy, type PolicySpec } from "./compile";
 import { diffPolicies } from "./policy-diff";
 
 const base: PolicySpec = {
