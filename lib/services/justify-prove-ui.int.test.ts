@@ -84,9 +84,11 @@ describe("the draft's replay against the live version", () => {
     expect(r.comparison.newlyLimitedTenants.map((t) => t.subject)).toEqual(["globex"]);
     expect(r.comparison.newlyLimitedKeys.map((t) => t.subject)).toEqual(["globex/91obe0c10000"]);
     expect(r.comparison.freedTenants).toEqual([]);
-    // acme: 120 used this month; 120 a replayed hour = 2,880 a day. Live 10,000: (10,000 − 120) / 2,880
-    // = 3.43 days → 6 December. Draft 1,000: 880 / 2,880 = 0.31 days = 7.3 h after noon → 3 December.
-    expect(r.quotas.newlyRunningOut).toEqual([{ tenant: "acme", operation: "*", liveRunsOutOn: "2026-12-06", draftRunsOutOn: "2026-12-03" }]);
+    // acme: 120 used this month, projected at its month-to-date rate as the tenant page projects it
+    // (lib/policy/quota-projection.ts): 120 in the 2.5 days to 3 December noon = 48 a day. Live 10,000:
+    // (10,000 − 120) / 48 = 206 days, not this month. Draft 1,000 (the draft admits all of acme's
+    // replayed traffic): 880 / 48 = 18.3 days after noon → 21 December.
+    expect(r.quotas.newlyRunningOut).toEqual([{ tenant: "acme", operation: "*", liveRunsOutOn: null, draftRunsOutOn: "2026-12-21" }]);
     expect(r.recorded.find((x) => x.tier === "pro")).toEqual({ tier: "pro", requests: 1800, denied: 0 });
     expect(r.arrivalModel).toContain("evenly over their minute");
   });
