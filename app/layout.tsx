@@ -8,7 +8,7 @@ import { pagesFor } from "@/lib/auth/pages";
 import { currentPrincipal } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { bodyOf } from "@/lib/policy/compile";
-import { readDraftState } from "@/lib/services/draft-view";
+import { readDraftState } from "@/lib/services/policy/draft-view";
 
 export const metadata: Metadata = { title: "Sluice", description: "Multi-tenant rate-limit control plane" };
 export const dynamic = "force-dynamic";

@@ -16,9 +16,9 @@
 import { performance } from "node:perf_hooks";
 import { createDb, type Db } from "../lib/db/client";
 import { errorSeries, latencyHistograms, policyMarkers, requestsByTier, topConsumers, usageSeries, type Granularity } from "../lib/db/usage-repo";
-import { listAlerts } from "../lib/jobs/alerts";
-import { DASHBOARD_RANGES, type DashboardRange } from "../lib/services/usage-dashboard";
-import { getQuotas, getTop, getUsage } from "../lib/services/usage-query";
+import { listAlerts } from "../lib/db/alert-repo";
+import { DASHBOARD_RANGES, type DashboardRange } from "../lib/services/observe/usage-dashboard";
+import { getQuotas, getTop, getUsage } from "../lib/services/observe/usage-query";
 import { createTestDatabase, dropTestDatabase } from "../test/global-setup";
 
 const TENANTS = 1_000;

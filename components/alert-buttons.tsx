@@ -4,7 +4,7 @@ import type { ActionResult } from "@/lib/errors";
 
 type Act = (input: unknown) => Promise<ActionResult>;
 
-/** Acknowledge / silence one alert; each is an audit entry (lib/services/alert-actions.ts). */
+/** Acknowledge / silence one alert; each is an audit entry (lib/services/observe/alert-actions.ts). */
 export function AlertButtons({ id, acknowledge, silence, acknowledged }: { id: string; acknowledge: Act; silence: Act; acknowledged: boolean }) {
   const [minutes, setMinutes] = useState(60);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);

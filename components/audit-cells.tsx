@@ -8,7 +8,7 @@ export interface AuditEntryView {
   action: string;
   entity: string;
   entityId: string | null;
-  /** The entity's name (lib/services/audit-view.ts entityNames); the id is shown when absent. */
+  /** The entity's name (lib/services/observe/audit-view.ts entityNames); the id is shown when absent. */
   name?: string;
 }
 

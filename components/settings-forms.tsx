@@ -193,7 +193,7 @@ export function TokensPanel({
   revoke,
 }: {
   tokens: TokenRow[];
-  /** Service tokens from SLUICE_SERVICE_TOKENS, by fingerprint (lib/services/env-tokens.ts). */
+  /** Service tokens from SLUICE_SERVICE_TOKENS, by fingerprint (lib/services/access/env-tokens.ts). */
   envTokens?: { fingerprint: string; given: "plaintext" | "sha256" }[];
   create: Act<{ token: string; name: string }>;
   revoke: Act;

@@ -12,8 +12,8 @@ import { spawnDecisionServer } from "../lib/decision/harness";
 import { evaluateAlerts } from "../lib/jobs/alerts";
 import { drainClosedMinutes } from "../lib/jobs/rollup";
 import { createRedisClient } from "../lib/redis/client";
-import { applyPolicyFile } from "../lib/services/apply-policy-file";
-import { publishPolicy } from "../lib/services/publish-policy";
+import { applyPolicyFile } from "../lib/services/policy/apply-policy-file";
+import { publishPolicy } from "../lib/services/policy/publish-policy";
 import { shot, signIn } from "./fixtures";
 
 const TOKEN = "svc_e2e_dashboards_0001";

@@ -11,9 +11,9 @@ import { parse, stringify } from "yaml";
 import { E2E } from "../playwright.config";
 import { createDb } from "../lib/db/client";
 import { createRedisClient } from "../lib/redis/client";
-import { applyPolicyFile } from "../lib/services/apply-policy-file";
-import { importEnvoyConfigs } from "../lib/services/import-envoy";
-import { publishPolicy } from "../lib/services/publish-policy";
+import { applyPolicyFile } from "../lib/services/policy/apply-policy-file";
+import { importEnvoyConfigs } from "../lib/services/policy/import-envoy";
+import { publishPolicy } from "../lib/services/policy/publish-policy";
 import { signIn } from "./fixtures";
 
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../examples/demo-policy.yaml"), "utf8");

@@ -9,9 +9,9 @@ import { E2E } from "../playwright.config";
 import { migrate } from "../lib/db/migrate";
 import { createDb } from "../lib/db/client";
 import { createRedisClient } from "../lib/redis/client";
-import { createUser } from "../lib/services/create-user";
-import { applyPolicyFile } from "../lib/services/apply-policy-file";
-import { publishPolicy } from "../lib/services/publish-policy";
+import { createUser } from "../lib/services/access/create-user";
+import { applyPolicyFile } from "../lib/services/policy/apply-policy-file";
+import { publishPolicy } from "../lib/services/policy/publish-policy";
 import { PASSWORD, USERS } from "./fixtures";
 
 export default async function globalSetup(): Promise<void> {

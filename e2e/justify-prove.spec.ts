@@ -15,12 +15,12 @@ import { insertRollupRows, rollupRows } from "../lib/jobs/rollup";
 import { createRedisClient } from "../lib/redis/client";
 import { sha256Hex } from "../lib/redis/key-index";
 import { LATENCY_BUCKETS_MS, type UsageMinute } from "../lib/redis/usage-format";
-import { applyPolicyFile } from "../lib/services/apply-policy-file";
+import { applyPolicyFile } from "../lib/services/policy/apply-policy-file";
 import { formatReportHtml, type CertificationReport } from "../lib/services/certify/report";
-import { nfrRowsOf } from "../lib/services/nfr";
-import { publishPolicy } from "../lib/services/publish-policy";
-import { readPublishedVersion } from "../lib/services/published-version";
-import { replayDraft } from "../lib/services/replay-draft";
+import { nfrRowsOf } from "../lib/services/justify/nfr";
+import { publishPolicy } from "../lib/services/policy/publish-policy";
+import { readPublishedVersion } from "../lib/services/policy/published-version";
+import { replayDraft } from "../lib/services/justify/replay-draft";
 import { signIn } from "./fixtures";
 
 const MIN = 60_000;

@@ -11,8 +11,8 @@ import { E2E } from "../playwright.config";
 import { createDb } from "../lib/db/client";
 import { usageReadPlan } from "../lib/policy/tenant-usage-answer";
 import { createRedisClient } from "../lib/redis/client";
-import { readLivePolicy } from "../lib/services/draft-view";
-import { createPortalLink } from "../lib/services/portal-link";
+import { readLivePolicy } from "../lib/services/policy/draft-view";
+import { createPortalLink } from "../lib/services/billing/portal-link";
 import { signIn } from "./fixtures";
 
 const WIDTHS = [1280, 390] as const;

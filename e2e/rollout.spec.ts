@@ -11,9 +11,9 @@ import { expect, test } from "@playwright/test";
 import { E2E } from "../playwright.config";
 import { createDb } from "../lib/db/client";
 import { createRedisClient } from "../lib/redis/client";
-import { applyPolicyFile } from "../lib/services/apply-policy-file";
+import { applyPolicyFile } from "../lib/services/policy/apply-policy-file";
 import { approveRequest, listApprovals } from "../lib/services/approval/decide-approval";
-import { publishPolicy } from "../lib/services/publish-policy";
+import { publishPolicy } from "../lib/services/policy/publish-policy";
 import { shot, signIn } from "./fixtures";
 
 test.describe.configure({ mode: "serial" });

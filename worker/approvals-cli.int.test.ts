@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSluice } from "./testing/sluice-cli";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { publishPolicy } from "@/lib/services/publish-policy";
+import { publishPolicy } from "@/lib/services/policy/publish-policy";
 import { Redis } from "ioredis";
 
 const ROOT = path.resolve(import.meta.dirname, "..");

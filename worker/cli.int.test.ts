@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSluice } from "./testing/sluice-cli";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { createUser } from "@/lib/services/create-user";
-import { LOGIN_MAX_FAILURES, login, loginLockout } from "@/lib/services/login";
+import { createUser } from "@/lib/services/access/create-user";
+import { LOGIN_MAX_FAILURES, login, loginLockout } from "@/lib/auth/login";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const DEMO = path.join(ROOT, "examples/demo-policy.yaml");

@@ -21,7 +21,7 @@ import { migrate } from "../lib/db/migrate";
 import { childEnv, currentEnv, sluiceMode } from "../lib/env";
 import { createLogger, errorMessage } from "../lib/log";
 import { createRedisClient } from "../lib/redis/client";
-import { DEMO_PASSWORD, DEMO_POLICY_PATH, DEMO_USERS, seedDemo } from "../lib/services/seed-demo";
+import { DEMO_PASSWORD, DEMO_POLICY_PATH, DEMO_USERS, seedDemo } from "../lib/services/policy/seed-demo";
 import { freePort } from "../lib/net/ports";
 import { demoEnvPath, removeDemoEnv, writeDemoEnv } from "./support/demo-env";
 import { startChild, stopAll, waitForHttp } from "./support/processes";

@@ -96,7 +96,7 @@ export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Recor
     const all = await reconcileQuotas(deps.db, deps.redis, { nowMs });
     const diffs = all.filter((d) => d.real);
     if (diffs.length > 0) log("warn", "quota counters differ from quota usage beyond what is in flight or degraded", { diffs: diffs.slice(0, 20), count: diffs.length });
-    // Shown on the Billing page, on the line and the period they concern (lib/services/quota-drift.ts).
+    // Shown on the Billing page, on the line and the period they concern (lib/services/billing/quota-drift.ts).
     const differences = diffs.map((d) => ({ tenant: d.tenant, quotaId: d.quotaId, period: d.period, redis: d.redis, expected: d.postgres + d.pending, degraded: d.degraded }));
     await recordJobRun(deps.db, "reconcile", { nowMs, result: { differences, checked: all.length } });
   }

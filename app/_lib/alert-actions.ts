@@ -4,8 +4,8 @@ import { editorOf, guardAction } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
 import { actionResult, type ActionResult } from "@/lib/errors";
 import { env } from "@/lib/env";
-import { acknowledgeAlert, silenceAlert } from "@/lib/services/alert-actions";
-import { ALERT_RULE_SPECS, saveAlertRule } from "@/lib/services/alert-rules";
+import { acknowledgeAlert, silenceAlert } from "@/lib/services/observe/alert-actions";
+import { ALERT_RULE_SPECS, saveAlertRule } from "@/lib/services/observe/alert-rules";
 
 /** "I am on it": an audit entry on the alert (sre, admin). */
 export async function acknowledgeAlertAction(input: unknown): Promise<ActionResult> {

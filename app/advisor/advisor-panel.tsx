@@ -1,10 +1,10 @@
 /**
  * The limit advisor (on /advisor): a plain GET form (tier × operation × scope, an optional
  * proposed limit) and, for the query, the per-subject peak rates of the last 30 days and what the
- * proposed limit would have denied (lib/services/advisor.ts). Server-rendered: no script needed.
+ * proposed limit would have denied (lib/services/justify/advisor.ts). Server-rendered: no script needed.
  */
-import { ADVISOR_DAYS, spanLabel, type AdvisorResult, type Percentiles } from "@/lib/services/advisor";
-import { ADVISOR_SCOPES, ADVISOR_UNITS, type FieldError } from "@/lib/services/justify-input";
+import { ADVISOR_DAYS, spanLabel, type AdvisorResult, type Percentiles } from "@/lib/services/justify/advisor";
+import { ADVISOR_SCOPES, ADVISOR_UNITS, type FieldError } from "@/lib/services/justify/justify-input";
 import { num, pct } from "@/components/format-numbers";
 
 export interface AdvisorFormValues {

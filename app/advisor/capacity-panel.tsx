@@ -8,8 +8,8 @@
 import { useMemo, useState } from "react";
 import { parseDurationMs, formatDurationMs } from "@/lib/policy/duration";
 import { planCapacity } from "@/lib/policy/capacity";
-import { capacityInputSchema, fieldErrors } from "@/lib/services/justify-input";
-import type { JustifyContext } from "@/lib/services/justify-context";
+import { capacityInputSchema, fieldErrors } from "@/lib/services/justify/justify-input";
+import type { JustifyContext } from "@/lib/services/justify/justify-context";
 import { num, pct } from "@/components/format-numbers";
 
 export function CapacityPanel({ tiers, globalCaps }: { tiers: JustifyContext["tiers"]; globalCaps: JustifyContext["globalCaps"] }) {

@@ -5,8 +5,8 @@ import { can } from "@/lib/auth/permissions";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
-import { adviseFromForm, readJustifyContext } from "@/lib/services/justify-context";
-import { firstParams } from "@/lib/services/justify-input";
+import { adviseFromForm, readJustifyContext } from "@/lib/services/justify/justify-context";
+import { firstParams } from "@/lib/services/justify/justify-input";
 
 export const metadata = { title: "Limit advisor · Sluice" };
 export const dynamic = "force-dynamic";

@@ -6,7 +6,7 @@ import { EmptyState, Forbidden, PageHeader } from "@/components/ui";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
-import { auditDiff, auditSearchTargets, entityNames, type FieldChange } from "@/lib/services/audit-view";
+import { auditDiff, auditSearchTargets, entityNames, type FieldChange } from "@/lib/services/observe/audit-view";
 import { AUDIT_DEFAULT_SORT, AUDIT_PAGE_SIZE, auditQuerySchema, listAuditEntities, listAuditEntries, type AuditQuery } from "@/lib/db/ui-policy";
 
 export const metadata = { title: "Audit log · Sluice" };

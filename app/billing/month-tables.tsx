@@ -3,7 +3,7 @@ import Link from "next/link";
 import type { Column } from "@/components/data-table";
 import { SortableDataTable } from "@/components/sortable-data-table";
 import { EmptyState } from "@/components/ui";
-import type { OverviewLine, TenantTotal } from "@/lib/services/billing-overview";
+import type { OverviewLine, TenantTotal } from "@/lib/services/billing/billing-overview";
 
 const n = (x: number) => x.toLocaleString("en-US");
 

@@ -10,11 +10,11 @@ import { can } from "@/lib/auth/permissions";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
-import { billingMonths, checkBillingPeriod, listBilling, periodSchema } from "@/lib/services/billing-export";
+import { billingMonths, checkBillingPeriod, listBilling, periodSchema } from "@/lib/services/billing/billing-export";
 import { ServiceError } from "@/lib/services/errors";
-import { BILLING_DICTIONARY } from "@/lib/services/billing-format";
-import { billingOverview } from "@/lib/services/billing-overview";
-import { reconcileBilling } from "@/lib/services/billing-reconcile";
+import { BILLING_DICTIONARY } from "@/lib/services/billing/billing-format";
+import { billingOverview } from "@/lib/services/billing/billing-overview";
+import { reconcileBilling } from "@/lib/services/billing/billing-reconcile";
 
 export const metadata = { title: "Billing · Sluice" };
 export const dynamic = "force-dynamic";

@@ -4,7 +4,7 @@
  * both numbers, the cause the policy history shows, what to do.
  */
 import { formatTime } from "@/components/ui";
-import type { BillingOverview } from "@/lib/services/billing-overview";
+import type { BillingOverview } from "@/lib/services/billing/billing-overview";
 
 const n = (x: number) => x.toLocaleString("en-US");
 

@@ -3,7 +3,7 @@
  * `sluice certify` report's verdict and pass / fail per requirement, linking to the report.
  */
 import Link from "next/link";
-import type { CertificationSummary } from "@/lib/services/certification-view";
+import type { CertificationSummary } from "@/lib/services/justify/certification-view";
 
 const STATUS_STYLE = { pass: "text-green-700", fail: "text-red-700", not_verified: "text-amber-700" } as const;
 const STATUS_TEXT = { pass: "pass", fail: "fail", not_verified: "not verified" } as const;

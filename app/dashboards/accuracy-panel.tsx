@@ -4,7 +4,7 @@
  * same script would have admitted, against the tolerance the live policy states
  * (SLUICE_ACCURACY_SAMPLE; docs/proving.md).
  */
-import type { AccuracyRow } from "@/lib/services/accuracy-report";
+import type { AccuracyRow } from "@/lib/services/justify/accuracy-report";
 import { num, pct } from "@/components/format-numbers";
 
 export function AccuracyPanel({ rows }: { rows: AccuracyRow[] }) {

@@ -4,7 +4,7 @@ import { can } from "@/lib/auth/permissions";
 import type { Principal } from "@/lib/auth/require-role";
 import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
-import { ALERT_RULE_KINDS, ALERT_RULE_SPECS, readAlertRules } from "@/lib/services/alert-rules";
+import { ALERT_RULE_KINDS, ALERT_RULE_SPECS, readAlertRules } from "@/lib/services/observe/alert-rules";
 import { saveAlertRuleAction } from "../_lib/alert-actions";
 
 /** The alert rules (editable by the roles that act on alerts) and the decision servers' /metrics. */

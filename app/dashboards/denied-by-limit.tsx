@@ -1,7 +1,7 @@
 /** The dashboards' "429s by limit" panel for the page's range: which limit denied whom. */
 import { db } from "@/lib/db/client";
-import { DASHBOARD_RANGES, type DashboardRange } from "@/lib/services/usage-dashboard";
-import { deniedByLimitForRange } from "@/lib/services/tenant-usage";
+import { DASHBOARD_RANGES, type DashboardRange } from "@/lib/services/observe/usage-dashboard";
+import { deniedByLimitForRange } from "@/lib/services/observe/tenant-usage";
 
 export async function DeniedByLimit({ range, nowMs, custom }: { range: DashboardRange; nowMs: number; custom?: { fromMs: number; toMs: number } }) {
   const toMs = Math.floor((custom?.toMs ?? nowMs) / 60_000) * 60_000;

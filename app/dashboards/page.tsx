@@ -1,7 +1,7 @@
 import { Forbidden, PageHeader } from "@/components/ui";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
-import { parseCustomRange, parseDashboardRange } from "@/lib/services/usage-dashboard";
+import { parseCustomRange, parseDashboardRange } from "@/lib/services/observe/usage-dashboard";
 import { RolloutBanner } from "@/components/rollout-banner";
 import { db } from "@/lib/db/client";
 import { rolloutStatus } from "@/lib/services/rollout/control-rollout";

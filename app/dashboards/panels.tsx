@@ -11,7 +11,7 @@ import type { Column } from "@/components/data-table";
 import { SortableDataTable } from "@/components/sortable-data-table";
 import { db } from "@/lib/db/client";
 import { DENIAL_REASON_LABELS, DENIAL_REASONS, UNRECORDED_REASON, UNRECORDED_REASON_LABEL, type DenialsByReason } from "@/lib/policy/denial-reasons";
-import { DASHBOARD_RANGES, loadDashboard, type DashboardRange } from "@/lib/services/usage-dashboard";
+import { DASHBOARD_RANGES, loadDashboard, type DashboardRange } from "@/lib/services/observe/usage-dashboard";
 
 const TIER_COLORS = ["#4f46e5", "#0891b2", "#16a34a", "#ea580c", "#db2777", "#64748b"];
 

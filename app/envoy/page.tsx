@@ -3,7 +3,7 @@ import { EmptyState, Forbidden, PageHeader, Section } from "@/components/ui";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
-import { readEnvoyOverview, type EnvoyDomainState } from "@/lib/services/envoy-view";
+import { readEnvoyOverview, type EnvoyDomainState } from "@/lib/services/policy/envoy-view";
 
 export const metadata = { title: "Envoy · Sluice" };
 

@@ -3,8 +3,8 @@ import { guardAction } from "@/lib/auth/action";
 import { can } from "@/lib/auth/permissions";
 import { db } from "@/lib/db/client";
 import { actionFailure, type ActionResult } from "@/lib/errors";
-import { fieldErrors, replayInputSchema } from "@/lib/services/justify-input";
-import { replayDraft, type DraftReplay } from "@/lib/services/replay-draft";
+import { fieldErrors, replayInputSchema } from "@/lib/services/justify/justify-input";
+import { replayDraft, type DraftReplay } from "@/lib/services/justify/replay-draft";
 
 /**
  * Replays the last N days of recorded usage through the live version and the draft (the replay

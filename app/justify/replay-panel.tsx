@@ -2,13 +2,13 @@
 /**
  * The replay panel (on /policy beside the draft's diff, and on /simulator): the last N days of
  * recorded per-minute, per-key usage sent again through the live version and through the draft,
- * by the engine's own code (lib/services/replay.ts). It says what the replay cannot know.
+ * by the engine's own code (lib/services/justify/replay.ts). It says what the replay cannot know.
  */
 import { useState, useTransition } from "react";
 import type { ActionResult } from "@/lib/errors";
-import { ARRIVAL_MODEL, DEFAULT_REPLAY_DAYS, fieldErrors, MAX_REPLAY_DAYS, replayInputSchema } from "@/lib/services/justify-input";
-import type { DraftReplay } from "@/lib/services/replay-draft";
-import type { ReplayChange } from "@/lib/services/replay";
+import { ARRIVAL_MODEL, DEFAULT_REPLAY_DAYS, fieldErrors, MAX_REPLAY_DAYS, replayInputSchema } from "@/lib/services/justify/justify-input";
+import type { DraftReplay } from "@/lib/services/justify/replay-draft";
+import type { ReplayChange } from "@/lib/services/justify/replay";
 import { day, deltaPp, num, pct } from "@/components/format-numbers";
 
 type Replay = (input: { days: number }) => Promise<ActionResult<DraftReplay>>;

@@ -1,11 +1,11 @@
 /**
  * The published policy as non-functional requirements (on /nfr): the rows `sluice nfr` prints,
- * from the same function (lib/services/nfr.ts), so the page and the command agree by construction.
+ * from the same function (lib/services/justify/nfr.ts), so the page and the command agree by construction.
  * Sixteen columns of sentences do not fit a page as a table (it was 3,432 px wide in a 1,022 px
  * card): each row is a block instead — what it is about on one line, every requirement under it as
  * a labelled line that wraps — so it fits at any width. The CSV and markdown downloads stay tables.
  */
-import { NFR_COLUMNS, type NfrRow } from "@/lib/services/nfr";
+import { NFR_COLUMNS, type NfrRow } from "@/lib/services/justify/nfr";
 
 /** The columns that say which limit a row is about: its heading. The rest are its requirements. */
 const HEADING_KEYS = new Set<keyof NfrRow>(["tier", "tenant", "operation", "scope", "kind", "limit"]);

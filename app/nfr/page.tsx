@@ -6,8 +6,8 @@ import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { listPolicyVersions } from "@/lib/db/ui-policy";
 import { ServiceError } from "@/lib/services/errors";
-import { firstParams } from "@/lib/services/justify-input";
-import { nfrPage, parseNfrQuery } from "@/lib/services/nfr-page";
+import { firstParams } from "@/lib/services/justify/justify-input";
+import { nfrPage, parseNfrQuery } from "@/lib/services/justify/nfr-page";
 
 export const metadata = { title: "Non-functional requirements · Sluice" };
 export const dynamic = "force-dynamic";

@@ -5,10 +5,10 @@ import { editorOf, guardAction, malformed } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
 import { actionResult, type ActionResult } from "@/lib/errors";
 import { FAILURE_MODES } from "@/lib/policy/types";
-import { applyFailureModes } from "@/lib/services/apply-failure-modes";
-import { deleteOperation } from "@/lib/services/delete-operation";
-import { saveOperation } from "@/lib/services/save-operation";
-import { setOperationFailureMode } from "@/lib/services/set-failure-mode";
+import { applyFailureModes } from "@/lib/services/policy/apply-failure-modes";
+import { deleteOperation } from "@/lib/services/policy/delete-operation";
+import { saveOperation } from "@/lib/services/policy/save-operation";
+import { setOperationFailureMode } from "@/lib/services/policy/set-failure-mode";
 import { appRedis } from "../_lib/redis";
 
 /**
@@ -58,7 +58,7 @@ export async function setOperationFailureModeAction(input: unknown): Promise<Act
 
 /**
  * Applies failure modes to the live policy at once (sre, admin): a new version that changes only
- * them; the draft keeps its other pending changes (lib/services/apply-failure-modes.ts).
+ * them; the draft keeps its other pending changes (lib/services/policy/apply-failure-modes.ts).
  */
 export async function applyFailureModesAction(input: unknown): Promise<ActionResult<{ version: number }>> {
   return guardAction("failure_mode.set", async (principal) => {

@@ -9,7 +9,7 @@ import { readDraftSpec } from "@/lib/db/ui-draft";
 import { readTierMatrix } from "@/lib/db/ui-tiers";
 import { bodyOf } from "@/lib/policy/compile";
 import { specFromDocument } from "@/lib/policy/decompile";
-import { readLivePolicy } from "@/lib/services/draft-view";
+import { readLivePolicy } from "@/lib/services/policy/draft-view";
 import { applyFailureModesAction, deleteOperationAction, saveOperationAction, setOperationFailureModeAction } from "./actions";
 
 export const metadata = { title: "Operations · Sluice" };

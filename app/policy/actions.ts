@@ -4,9 +4,9 @@ import { z } from "zod";
 import { actorOf, editorOf, guardAction } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
 import { actionResult, type ActionResult } from "@/lib/errors";
-import { publishPolicy } from "@/lib/services/publish-policy";
-import { discardDraft } from "@/lib/services/discard-draft";
-import { rollbackPolicy } from "@/lib/services/rollback-policy";
+import { publishPolicy } from "@/lib/services/policy/publish-policy";
+import { discardDraft } from "@/lib/services/policy/discard-draft";
+import { rollbackPolicy } from "@/lib/services/policy/rollback-policy";
 import { approveRequest, rejectRequest } from "@/lib/services/approval/decide-approval";
 import { appRedis } from "../_lib/redis";
 

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { editorOf, guardAction, malformed } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
 import { actionResult, type ActionResult } from "@/lib/errors";
-import { applyPolicyFileText, MAX_POLICY_FILE_CHARS, previewPolicyFile, type PolicyFilePreview } from "@/lib/services/preview-policy-file";
+import { applyPolicyFileText, MAX_POLICY_FILE_CHARS, previewPolicyFile, type PolicyFilePreview } from "@/lib/services/policy/preview-policy-file";
 
 const fileInput = z.strictObject({ text: z.string().max(MAX_POLICY_FILE_CHARS + 1) });
 

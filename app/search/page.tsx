@@ -2,7 +2,7 @@ import Link from "next/link";
 import { EmptyState, Forbidden, PageHeader, Section } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
-import { search, searchQuerySchema } from "@/lib/services/search";
+import { search, searchQuerySchema } from "@/lib/services/observe/search";
 
 export const metadata = { title: "Search · Sluice" };
 

@@ -5,10 +5,10 @@ import { actorOf, guardAction, malformed } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
 import { actionResult, type ActionResult } from "@/lib/errors";
 import { ROLES } from "@/lib/policy/types";
-import { createApiToken } from "@/lib/services/create-api-token";
-import { revokeApiToken } from "@/lib/services/revoke-api-token";
-import { createUser, setUserDisabled, setUserRole } from "@/lib/services/create-user";
-import { unlockLogin } from "@/lib/services/login";
+import { createApiToken } from "@/lib/services/access/create-api-token";
+import { revokeApiToken } from "@/lib/services/access/revoke-api-token";
+import { createUser, setUserDisabled, setUserRole } from "@/lib/services/access/create-user";
+import { unlockLogin } from "@/lib/auth/login";
 import { appRedis } from "../_lib/redis";
 
 export async function createUserAction(input: unknown): Promise<ActionResult> {

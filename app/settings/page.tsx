@@ -8,10 +8,10 @@ import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { listUsers } from "@/lib/db/ui-settings";
 import { ROLES } from "@/lib/policy/types";
-import { readLivePolicy } from "@/lib/services/draft-view";
-import { listApiTokensWithUse } from "@/lib/services/api-token-use";
+import { readLivePolicy } from "@/lib/services/policy/draft-view";
+import { listApiTokensWithUse } from "@/lib/services/access/api-token-use";
 import { env } from "@/lib/env";
-import { envServiceTokens } from "@/lib/services/env-tokens";
+import { envServiceTokens } from "@/lib/services/access/env-tokens";
 import {
   createTokenAction,
   createUserAction,

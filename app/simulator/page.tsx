@@ -10,7 +10,7 @@ import type { CompiledPolicyBody } from "@/lib/policy/compiled";
 import { bodyOf } from "@/lib/policy/compile";
 import { parseCompiledPolicy } from "@/lib/policy/compiled-schema";
 import { ServiceError } from "@/lib/services/errors";
-import { compileDraft } from "@/lib/services/publish-policy";
+import { compileDraft } from "@/lib/services/policy/publish-policy";
 import { can } from "@/lib/auth/permissions";
 import { replayDraftAction } from "../justify/actions";
 

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { editorOf, guardAction, malformed } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
 import { actionResult, type ActionResult } from "@/lib/errors";
-import { createTenant } from "@/lib/services/create-tenant";
+import { createTenant } from "@/lib/services/policy/create-tenant";
 
 /** Creates a tenant in the draft (slug, name, tier); its page then adds keys and overrides. */
 export async function createTenantAction(input: unknown): Promise<ActionResult<{ slug: string }>> {

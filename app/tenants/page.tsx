@@ -12,7 +12,7 @@ import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { listTenants, listTierNames, tenantListQuerySchema, type TenantListQuery } from "@/lib/db/ui-tenants";
 import { listAllOverrides } from "@/lib/db/ui-overrides";
-import { readLivePolicy } from "@/lib/services/draft-view";
+import { readLivePolicy } from "@/lib/services/policy/draft-view";
 
 export const metadata = { title: "Tenants · Sluice" };
 

@@ -4,9 +4,9 @@ import { z } from "zod";
 import { editorOf, guardAction, malformed } from "@/lib/auth/action";
 import { db } from "@/lib/db/client";
 import { actionResult, type ActionResult } from "@/lib/errors";
-import { deleteTier } from "@/lib/services/delete-tier";
-import { saveGlobalCaps } from "@/lib/services/save-global-caps";
-import { saveTier } from "@/lib/services/save-tier";
+import { deleteTier } from "@/lib/services/policy/delete-tier";
+import { saveGlobalCaps } from "@/lib/services/policy/save-global-caps";
+import { saveTier } from "@/lib/services/policy/save-tier";
 
 const saveTierInput = z.strictObject({ originalName: z.string().max(63).nullable(), tier: z.unknown() });
 

@@ -36,7 +36,7 @@ export function actorOf(principal: Principal): string {
   return `user:${principal.email}`;
 }
 
-/** Who edits the policy (lib/services/edit-policy.ts): the audit actor and the role checked per field. */
+/** Who edits the policy (lib/services/policy/edit-policy.ts): the audit actor and the role checked per field. */
 export function editorOf(principal: Principal): { actor: string; role: Principal["role"] } {
   return { actor: actorOf(principal), role: principal.role };
 }

@@ -3,7 +3,7 @@ import type { Role } from "../policy/types";
 declare module "next-auth" {
   interface Session {
     user: { id: string; email: string; role?: Role };
-    /** The server-side session (lib/services/sessions.ts). */
+    /** The server-side session (lib/auth/user-sessions.ts). */
     sid?: string;
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { LoginResult } from "../services/login";
+import type { LoginResult } from "./login";
 import { authOptions, RATE_LIMITED_ERROR, withCheckedSignIn } from "./options";
 
 type Authorize = (credentials: Record<string, string> | undefined, req: unknown) => Promise<unknown>;

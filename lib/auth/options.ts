@@ -1,14 +1,14 @@
 /**
  * next-auth 4 configuration: a credentials provider over the User table (bcrypt), JWT sessions
  * carrying id, email, role and a server-side session id (sid) that signing out revokes
- * (lib/services/sessions.ts). The login lockout lives in lib/services/login.ts.
+ * (lib/auth/user-sessions.ts). The login lockout lives in lib/auth/login.ts.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { db } from "../db/client";
-import { login, type LoginResult } from "../services/login";
-import { endSession, SESSION_MAX_AGE_S, startSession } from "../services/sessions";
+import { login, type LoginResult } from "./login";
+import { endSession, SESSION_MAX_AGE_S, startSession } from "./user-sessions";
 import { ROLES, type Role } from "../policy/types";
 import { authSecret } from "./secret";
 

@@ -65,7 +65,7 @@ export const ACTION_LABELS: Record<Action, string> = {
  * What a change to each field of the draft needs, whatever path it comes by (a UI form, a policy
  * file through the CLI or the admin API): failure modes are the SRE's (failure_mode.set), API keys
  * need keys.manage, everything else policy.edit. Every edit checks every field it changes here
- * (lib/services/edit-policy.ts), so a form that happens to carry a failure mode cannot be used to
+ * (lib/services/policy/edit-policy.ts), so a form that happens to carry a failure mode cannot be used to
  * set one.
  */
 export const FIELD_ACTIONS: { [E in PlanEntity]: { default: Action; fields?: Partial<Record<keyof PlanRecords[E], Action>> } } = {

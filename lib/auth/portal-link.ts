@@ -2,7 +2,7 @@
  * The signature of customer portal links (docs/billing-periods.md, "The customer portal"):
  * HMAC-SHA256 over `portal.v1|<tenant>|<exp>` with a key derived from SLUICE_PORTAL_SECRET, else
  * from the session secret. Checked by proxy.ts (a refused link never reaches the page, and gets a
- * 403) and again by the page itself (never rely on the proxy alone); made by lib/services/portal-link.ts.
+ * 403) and again by the page itself (never rely on the proxy alone); made by lib/services/billing/portal-link.ts.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { currentEnv } from "../env";

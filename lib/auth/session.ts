@@ -7,7 +7,7 @@
 import { getServerSession } from "next-auth/next";
 import { redirect } from "next/navigation";
 import { db } from "../db/client";
-import { sessionPrincipal } from "../services/sessions";
+import { sessionPrincipal } from "./user-sessions";
 import { authOptions } from "./options";
 import { can, type Action } from "./permissions";
 import { AuthError, requireRole, type Principal } from "./require-role";

@@ -1,5 +1,5 @@
 /**
- * Reads of the usage rollups for justifying limits (lib/services/replay.ts, lib/services/advisor.ts):
+ * Reads of the usage rollups for justifying limits (lib/services/justify/replay.ts, lib/services/justify/advisor.ts):
  * the recorded per-minute, per-key traffic to replay, subjects' peak rates, month-to-date use.
  * Row kinds are those of lib/db/usage-repo.ts (tenant rows: keyPrefix ''; key rows: keyPrefix ≠ '',
  * operation ''; tier totals `*:<tier>`; system rows tenant ''). Requests are decisions of every

@@ -1,7 +1,7 @@
 /**
  * Regions that missed a write of the published state (docs/regions.md): one RegionBehind row per
  * region, its `since` the time of the latest miss. Written by the services that write Redis
- * (lib/services/region-writes.ts), in their own transaction; read and cleared by the worker's catch-up
+ * (lib/services/policy/region-writes.ts), in their own transaction; read and cleared by the worker's catch-up
  * (lib/jobs/region-sync.ts), which deletes a row only if no newer miss came in meanwhile.
  */
 import type { Db, Tx } from "./client";

@@ -61,7 +61,7 @@ export const AUDIT_PAGE_SIZE = 50;
 export async function listAuditEntries(
   db: PrismaClient,
   query: AuditQuery,
-  /** What `query.q` names (lib/services/audit-view.ts auditSearchTargets). */
+  /** What `query.q` names (lib/services/observe/audit-view.ts auditSearchTargets). */
   targets: { entityIds: string[]; entryIds: bigint[] } = { entityIds: [], entryIds: [] },
 ): Promise<{ rows: AuditRow[]; total: number }> {
   const at: { gte?: Date; lt?: Date } = {};

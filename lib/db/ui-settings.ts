@@ -1,4 +1,4 @@
-/** Reads for the settings page: users (tokens: lib/services/api-token-use.ts). */
+/** Reads for the settings page: users (tokens: lib/services/access/api-token-use.ts). */
 import type { PrismaClient } from "../generated/prisma/client";
 
 export async function listUsers(db: PrismaClient) {

@@ -3,7 +3,7 @@
  * the same three steps serve every caller:
  * - the engine (./engine.ts), which resolves the API key first and puts the deny cache, the
  *   breaker and the counter store (with its failure modes) between planDecision and answerDecision;
- * - the simulator (components/simulator/run-simulation.ts) and replay (lib/services/replay.ts),
+ * - the simulator (components/simulator/run-simulation.ts) and replay (lib/services/justify/replay.ts),
  *   which run `decideWith` over the in-process store on a simulated clock.
  *
  * 1. planDecision: the tenant's limits for the operation (`limitsFor`, lib/policy/effective-limits.ts), or

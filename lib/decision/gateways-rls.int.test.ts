@@ -20,7 +20,7 @@ import { freePort } from "../net/ports";
 import { rlsClient } from "../rls/protos";
 import { compileFixture, writeFixturePolicy } from "./testing/fixture";
 import type { PolicyFileInput } from "../policy/policy-file";
-import { importEnvoyConfigs } from "../services/import-envoy";
+import { importEnvoyConfigs } from "../services/policy/import-envoy";
 import { spawnDecisionServer, type SpawnedServer } from "./harness";
 
 const EXAMPLES = path.resolve(import.meta.dirname, "../../examples/gateways");

@@ -16,10 +16,10 @@ import { freshDatabase, type FreshDatabase } from "../../test/helpers";
 import type { PrismaClient } from "../generated/prisma/client";
 import { type OwnRedis, startOwnRedis } from "../net/redis-server";
 import { keys } from "../redis/keys";
-import { applyPolicyFile } from "../services/apply-policy-file";
-import { createApiKey } from "../services/create-api-key";
-import { createApiToken } from "../services/create-api-token";
-import { publishPolicy } from "../services/publish-policy";
+import { applyPolicyFile } from "../services/policy/apply-policy-file";
+import { createApiKey } from "../services/access/create-api-key";
+import { createApiToken } from "../services/access/create-api-token";
+import { publishPolicy } from "../services/policy/publish-policy";
 import { spawnDecisionServer, spawnWorker, type SpawnedServer, type SpawnedWorker } from "./harness";
 
 /**

@@ -4,7 +4,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
 import type { Db } from "../db/client";
-import { readAlertRules, saveAlertRule } from "../services/alert-rules";
+import { readAlertRules, saveAlertRule } from "../services/observe/alert-rules";
 import { ServiceError } from "../services/errors";
 import { evaluateAlerts } from "./alerts";
 import { drainClosedMinutes } from "./rollup";

@@ -4,10 +4,11 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
 import { type Db } from "../db/client";
-import { acknowledgeAlert, alertStates, silenceAlert } from "../services/alert-actions";
-import { deliverWebhook } from "../services/alert-webhook";
+import { acknowledgeAlert, alertStates, silenceAlert } from "../services/observe/alert-actions";
+import { deliverWebhook } from "../services/observe/alert-webhook";
 import type { DenialReason } from "../policy/denial-reasons";
-import { evaluateAlerts, listAlerts } from "./alerts";
+import { evaluateAlerts } from "./alerts";
+import { listAlerts } from "../db/alert-repo";
 import { drainClosedMinutes } from "./rollup";
 import { emptyExpected, publishTestPolicy, writeDecisions, type Decision } from "./testing/fixtures";
 

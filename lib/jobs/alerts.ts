@@ -1,6 +1,6 @@
 /**
  * Alerts, evaluated by the worker every minute over the drained rollups, by the rules edited on the
- * Dashboards page (lib/services/alert-rules.ts: threshold, window and webhook; the defaults below):
+ * Dashboards page (lib/services/observe/alert-rules.ts: threshold, window and webhook; the defaults below):
  *  - `deny_share`: the 429 share of a tier or tenant over the last 5 complete minutes (the rule's
  *    window) rising above its trailing baseline (the 60 minutes before): share > max(5 % (the rule's
  *    threshold), 2 × baseline, baseline + 10 points), with at least 20 decisions in the window. It counts 429s only (the reasons
@@ -11,7 +11,7 @@
  *  - `redis_errors`: store errors + timeouts ≥ 1 % (the rule's threshold) of decisions in its window
  *    (5 minutes), or any breaker opening;
  *  - `accuracy_divergence`: over the last 15 minutes, a limit's admissions diverge from the accuracy
- *    meter's exact log (lib/services/accuracy-report.ts) by more than the policy's tolerance (the
+ *    meter's exact log (lib/services/justify/accuracy-report.ts) by more than the policy's tolerance (the
  *    requirements block; default 5 %), with at least 100 admissions by the log.
  * An alert opens when its condition starts and resolves when it stops (a deny-share alert: when the
  * share falls to the threshold it opened with, see denyShareJudge); it names the policy version
@@ -22,15 +22,15 @@ import type { Db } from "../db/client";
 import { DENIAL_REASON_PREFIX } from "../db/denial-repo";
 import { pgTs } from "../db/usage-repo";
 import { REASONS_429 } from "../policy/denial-reasons";
-import { activeSilences } from "../services/alert-actions";
-import { defaultAlertRules, readAlertRules, type AlertRule, type AlertRuleKind } from "../services/alert-rules";
-import { deliverWebhook } from "../services/alert-webhook";
-import { accuracyByLimit } from "../services/accuracy-report";
-import { getQuotas } from "../services/usage-query";
+import { activeSilences } from "../services/observe/alert-actions";
+import { defaultAlertRules, readAlertRules, type AlertRule, type AlertRuleKind } from "../services/observe/alert-rules";
+import { deliverWebhook } from "../services/observe/alert-webhook";
+import { accuracyByLimit } from "../services/justify/accuracy-report";
+import { getQuotas } from "../services/observe/usage-query";
 
 export const ALERT_BASELINE_MS = 60 * 60_000;
 export const ALERT_MIN_DECISIONS = 20;
-/** The rollout guard's store-error guardrail: errors and timeouts at least this share of decisions (the default of the editable `redis_errors` alert rule, lib/services/alert-rules.ts). */
+/** The rollout guard's store-error guardrail: errors and timeouts at least this share of decisions (the default of the editable `redis_errors` alert rule, lib/services/observe/alert-rules.ts). */
 export const REDIS_ERROR_SHARE = 0.01;
 
 export type AlertKind = "deny_share" | "quota_80" | "quota_100" | "redis_errors" | "accuracy_divergence";
@@ -233,12 +233,4 @@ export async function evaluateAlerts(
     }
   }
   return opened;
-}
-
-export async function listAlerts(db: Db, { sinceMs, limit = 100 }: { sinceMs: number; limit?: number }) {
-  return db.alertEvent.findMany({
-    where: { OR: [{ resolvedAt: null }, { startedAt: { gte: new Date(sinceMs) } }] },
-    orderBy: [{ startedAt: "desc" }, { id: "asc" }],
-    take: limit,
-  });
 }

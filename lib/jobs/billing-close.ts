@@ -8,8 +8,8 @@
  */
 import type { Db } from "../db/client";
 import { frozenLinePeriod, knownMonths, monthOf, monthRangeMs } from "../db/billing-repo";
-import { BILLING_FORMATS, renderStatement, sha256Hex } from "../services/billing-format";
-import { buildStatement, closeDueAtMs, computeLines } from "../services/billing-statement";
+import { BILLING_FORMATS, renderStatement, sha256Hex } from "../services/billing/billing-format";
+import { buildStatement, closeDueAtMs, computeLines } from "../services/billing/billing-statement";
 import { tryJobLock } from "./lock";
 
 export interface CloseDeps {

@@ -1,13 +1,13 @@
 /**
  * The worker's key expiry, every tick (5 s): an API key whose `expiresAt` has passed (a rotation's
- * overlap ended) is revoked as `sluice keys revoke` would (lib/services/revoke-api-key.ts: the draft,
+ * overlap ended) is revoked as `sluice keys revoke` would (lib/services/access/revoke-api-key.ts: the draft,
  * the Redis key index and the eviction message, audited `key.revoke` by `system:key-expiry`). The
  * decision path itself never reads the expiry, so a key works until at most one tick after it.
  * Revoking is idempotent: several workers may run this at once.
  */
 import type { Db } from "../db/client";
 import type { RedisLike } from "../redis/policy";
-import { revokeApiKey } from "../services/revoke-api-key";
+import { revokeApiKey } from "../services/access/revoke-api-key";
 
 export const KEY_EXPIRY_ACTOR = "system:key-expiry";
 

@@ -1,6 +1,6 @@
 /**
  * Quota threshold notifications, step 2 of 2: deliver the pending rows lib/jobs/quota-notify.ts
- * created, as signed webhooks (lib/services/quota-webhook.ts) to the tenant's endpoint, else the
+ * created, as signed webhooks (lib/services/billing/quota-webhook.ts) to the tenant's endpoint, else the
  * operator's. Retried with backoff (30 s, doubling, at most an hour apart) until 24 h after the
  * row was created or re-sent; then `failed`. Every attempt is counted on the row (status,
  * attempts, last HTTP status or error), which the tenant page shows.
@@ -12,9 +12,9 @@
  */
 import type { Db } from "../db/client";
 import { pgTs } from "../db/usage-repo";
-import { sendSignedEvent } from "../services/quota-webhook";
-import type { Resolver } from "../services/alert-webhook";
-import { OPERATOR_SCOPE } from "../services/webhook-endpoints";
+import { sendSignedEvent } from "../services/billing/quota-webhook";
+import type { Resolver } from "../services/observe/alert-webhook";
+import { OPERATOR_SCOPE } from "../services/billing/webhook-endpoints";
 
 /** How long a claimed row is left to its worker before another may send it. */
 export const CLAIM_LEASE_MS = 60_000;

@@ -2,7 +2,7 @@
  * The rollup's quota rows for a tenant anchored elsewhere than the UTC calendar (issue #26): its
  * usage counts in the UTC day and month rows the billing export states, and also under its own
  * period's label — the counter's — for what refills and compares counters and for the export of
- * that tenant's own periods (lib/services/billing-period-lines.ts); the UTC-month statement never
+ * that tenant's own periods (lib/services/billing/billing-period-lines.ts); the UTC-month statement never
  * reads the latter.
  */
 import { readFileSync } from "node:fs";
@@ -14,9 +14,9 @@ import { quotaUsageOfMonth } from "../db/billing-repo";
 import { billingMonthOf } from "../policy/billing-month";
 import { billingPeriod } from "../policy/billing-period";
 import { quotaPeriod } from "../policy/quota-period";
-import { applyPolicyFile } from "../services/apply-policy-file";
-import { publishPolicy } from "../services/publish-policy";
-import { PolicyHistory } from "./quota-defs";
+import { applyPolicyFile } from "../services/policy/apply-policy-file";
+import { publishPolicy } from "../services/policy/publish-policy";
+import { PolicyHistory } from "../db/quota-defs";
 import { quotaDeltas } from "./rollup";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 

@@ -8,14 +8,15 @@ import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from
 import { createDb, type Db } from "@/lib/db/client";
 import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
 import { usageReadPlan } from "@/lib/policy/tenant-usage-answer";
-import { applyPolicyFile } from "@/lib/services/apply-policy-file";
-import { readLivePolicy } from "@/lib/services/draft-view";
-import { publishPolicy } from "@/lib/services/publish-policy";
-import { resendNotification } from "@/lib/services/quota-notifications";
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifySignature } from "@/lib/services/quota-webhook";
-import { setWebhookEndpoint } from "@/lib/services/webhook-endpoints";
+import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
+import { readLivePolicy } from "@/lib/services/policy/draft-view";
+import { publishPolicy } from "@/lib/services/policy/publish-policy";
+import { resendNotification } from "@/lib/services/billing/quota-notifications";
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifySignature } from "@/lib/services/billing/quota-webhook";
+import { setWebhookEndpoint } from "@/lib/services/billing/webhook-endpoints";
 import { CLAIM_LEASE_MS, deliverDueNotifications } from "./quota-deliver";
-import { detectQuotaNotifications, RETRY_WINDOW_MS } from "./quota-notify";
+import { detectQuotaNotifications } from "./quota-notify";
+import { RETRY_WINDOW_MS } from "../services/billing/quota-notifications";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const PREFIX = `${testRedisPrefix()}ntf:`;

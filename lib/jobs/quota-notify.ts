@@ -17,10 +17,9 @@ import type { CompiledPolicy } from "../policy/compiled";
 import { buildUsageAnswer, crossed, usageReadPlan, type UsageQuotaRow } from "../policy/tenant-usage-answer";
 import { redisPrefix } from "../redis/keys";
 import type { RedisLike } from "../redis/usage";
-import { readLivePolicy } from "../services/draft-view";
+import { readLivePolicy } from "../services/policy/draft-view";
+import { RETRY_WINDOW_MS } from "../services/billing/quota-notifications";
 
-/** Automatic retries stop this long after a notification is created (or re-sent). */
-export const RETRY_WINDOW_MS = 24 * 3_600_000;
 /** Tenants whose counters one Redis pipeline reads. */
 const BATCH = 500;
 

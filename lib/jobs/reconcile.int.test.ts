@@ -13,8 +13,8 @@ import { createDb, type Db } from "../db/client";
 import { spawnDecisionServer, type SpawnedServer } from "../decision/harness";
 import { createRedisClient, type RedisClient } from "../redis/client";
 import { keys } from "../redis/keys";
-import { applyPolicyFile } from "../services/apply-policy-file";
-import { publishPolicy } from "../services/publish-policy";
+import { applyPolicyFile } from "../services/policy/apply-policy-file";
+import { publishPolicy } from "../services/policy/publish-policy";
 import { reconcileQuotas } from "./reconcile";
 import { drainClosedMinutes } from "./rollup";
 

@@ -17,7 +17,7 @@ import { keys, redisPrefix } from "../redis/keys";
 import type { RedisLike } from "../redis/usage";
 import { parseUsageHash } from "../redis/usage-format";
 import { PERIODS } from "../policy/types";
-import { countsOnUtcCalendar, effectiveQuotas, PolicyHistory, quotaPeriodKey, tenantPeriodLabel } from "./quota-defs";
+import { countsOnUtcCalendar, effectiveQuotas, PolicyHistory, quotaPeriodKey, tenantPeriodLabel } from "../db/quota-defs";
 import { quotaDeltas } from "./rollup";
 
 /** Longer than a decision server's flush interval (1 s), with room for a busy machine. */

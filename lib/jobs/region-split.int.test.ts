@@ -14,8 +14,8 @@ import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness"
 import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
 import { readRegionShares } from "@/lib/redis/region-shares";
 import { closeRegionClients, regionTargets } from "@/lib/redis/regions";
-import { applyPolicyFile } from "@/lib/services/apply-policy-file";
-import { publishPolicy } from "@/lib/services/publish-policy";
+import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
+import { publishPolicy } from "@/lib/services/policy/publish-policy";
 import { newRebalanceMemory, rebalanceRegions } from "./region-rebalance";
 
 const TOKEN = "svc_regions_split_0001";

@@ -7,7 +7,7 @@
  * - its live version is not Postgres's latest (it missed a publish or a rollback, or holds a
  *   version a rolled-back transaction left there),
  * - it lost part of the published state (readPublishedState: a restart without persistence), or
- * - a RegionBehind row says it missed a key or token change (lib/services/region-writes.ts).
+ * - a RegionBehind row says it missed a key or token change (lib/services/policy/region-writes.ts).
  * A region that does not answer is skipped and tried again on the next pass; until then its
  * decision servers keep their last good copy.
  *

@@ -7,9 +7,9 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { billingPeriod } from "@/lib/policy/billing-period";
 import { quotaPeriod } from "@/lib/policy/quota-period";
 import { keys, PUBLISHED_MARKER } from "@/lib/redis/keys";
-import { applyPolicyFile } from "@/lib/services/apply-policy-file";
-import { createApiToken } from "@/lib/services/create-api-token";
-import { publishPolicy } from "@/lib/services/publish-policy";
+import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
+import { createApiToken } from "@/lib/services/access/create-api-token";
+import { publishPolicy } from "@/lib/services/policy/publish-policy";
 import { restorePublishedState } from "./restore-published";
 
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8");

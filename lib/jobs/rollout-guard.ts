@@ -25,7 +25,7 @@ import { findPendingApproval } from "../db/approval-repo";
 import { pgTs } from "../db/usage-repo";
 import type { RedisLike } from "../redis/policy";
 import { readRolloutRouting, writeRolloutRouting } from "../redis/rollout";
-import { deliverWebhook } from "../services/alert-webhook";
+import { deliverWebhook } from "../services/observe/alert-webhook";
 import { cohortOf, describeRollout, type GuardCheck } from "../services/rollout/rollout-view";
 import { advance, candidateOf, pause, routingOf, stop } from "../services/rollout/transitions";
 import { DRAIN_GRACE_MS } from "./rollup";

@@ -19,7 +19,7 @@ import { pgTs } from "../db/usage-repo";
 import { DEFAULT_REJECT_P95_MS } from "../policy/requirements";
 import type { RolloutGuardrails } from "../policy/rollout";
 import type { GuardCheck } from "../services/rollout/rollout-view";
-import { histogramQuantile } from "../services/usage-dashboard";
+import { histogramQuantile } from "../services/observe/usage-dashboard";
 import { REDIS_ERROR_SHARE } from "./alerts";
 
 /** How far back a tenant's own share is measured before the rollout started. */

@@ -39,10 +39,10 @@ import { keys, redisPrefix } from "../redis/keys";
 import { USAGE_OUTCOMES, type RedisLike } from "../redis/usage";
 import { parseUsageHash, type UsageMinute } from "../redis/usage-format";
 import { tryJobLock } from "./lock";
-import { effectiveQuotas, PolicyHistory, quotaCovers, quotaRowsOf, type PolicyQuotaDoc, type QuotaDef } from "./quota-defs";
+import { effectiveQuotas, PolicyHistory, quotaCovers, quotaRowsOf, type PolicyQuotaDoc, type QuotaDef } from "../db/quota-defs";
 
 export const MINUTE_MS = 60_000;
-/** Operation prefix of the system rows that count 429s by limit (lib/services/tenant-usage.ts reads them). */
+/** Operation prefix of the system rows that count 429s by limit (lib/services/observe/tenant-usage.ts reads them). */
 export const LIMIT_DENIAL_PREFIX = "limit:";
 /** A minute is drained once it ended this long ago (decision servers flush every second). */
 export const DRAIN_GRACE_MS = 5_000;

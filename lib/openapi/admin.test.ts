@@ -2,15 +2,15 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
 import type { ErrorBody } from "../errors";
-import type { ApplyFailureModesResult } from "../services/apply-failure-modes";
-import type { BillingPeriodSummary } from "../services/billing-export";
-import type { DiscardResult } from "../services/discard-draft";
-import type { PublishResult } from "../services/publish-policy";
-import type { RollbackResult } from "../services/rollback-policy";
+import type { ApplyFailureModesResult } from "../services/policy/apply-failure-modes";
+import type { BillingPeriodSummary } from "../services/billing/billing-export";
+import type { DiscardResult } from "../services/policy/discard-draft";
+import type { PublishResult } from "../services/policy/publish-policy";
+import type { RollbackResult } from "../services/policy/rollback-policy";
 import type { RolloutView } from "../services/rollout/rollout-view";
 import type { ApprovalView } from "../services/approval/approval-view";
 import type { ApprovalOutcome } from "../services/approval/decide-approval";
-import type { getQuotas, getTop, getUsage } from "../services/usage-query";
+import type { getQuotas, getTop, getUsage } from "../services/observe/usage-query";
 import * as admin from "./admin";
 import { openApiProblems } from "./validate";
 

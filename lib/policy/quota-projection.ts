@@ -1,6 +1,6 @@
 /**
  * The one month-end projection of a quota, shown on the tenant page and the dashboards
- * (lib/services/usage-query.ts) and used by the replay of a draft (lib/services/replay-quotas.ts):
+ * (lib/services/observe/usage-query.ts) and used by the replay of a draft (lib/services/justify/replay-quotas.ts):
  * use so far, at its rate so far (used ÷ time elapsed in the period), extrapolated to the period's
  * end. One function, so the two pages cannot name different run-out days for the same use.
  */

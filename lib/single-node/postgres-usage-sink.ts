@@ -21,7 +21,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../db/client";
 import { commitSlice, type ClaimedSlice } from "../jobs/rollup";
-import { PolicyHistory } from "../jobs/quota-defs";
+import { PolicyHistory } from "../db/quota-defs";
 import { UsageRecorder, type UsageError, type UsageEvent } from "../redis/usage";
 import { minuteStartMs } from "../redis/usage-format";
 import type { UsageSink } from "../decision/ports";

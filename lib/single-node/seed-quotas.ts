@@ -16,7 +16,7 @@
  * sink), which are then missing from the seed too.
  */
 import type { Db } from "../db/client";
-import { quotaPeriodKey } from "../jobs/quota-defs";
+import { quotaPeriodKey } from "../db/quota-defs";
 import type { CompiledPolicyBody } from "../policy/compiled";
 import { quotaWindow, type QuotaWindow } from "../policy/quota-window";
 import { usageReadPlan } from "../policy/tenant-usage-answer";

@@ -13,10 +13,10 @@ import { billingPeriod } from "../policy/billing-period";
 import type { PolicyFileInput } from "../policy/policy-file";
 import { quotaPeriod } from "../policy/quota-period";
 import type { TenantUsageAnswer } from "../policy/tenant-usage-answer";
-import { applyPolicyFile } from "../services/apply-policy-file";
-import { createApiToken } from "../services/create-api-token";
-import { publishPolicy } from "../services/publish-policy";
-import { revokeApiToken } from "../services/revoke-api-token";
+import { applyPolicyFile } from "../services/policy/apply-policy-file";
+import { createApiToken } from "../services/access/create-api-token";
+import { publishPolicy } from "../services/policy/publish-policy";
+import { revokeApiToken } from "../services/access/revoke-api-token";
 
 const actor = "test:single-node-usage";
 const LA = { anchor: "2026-03-15", timeZone: "America/Los_Angeles" };

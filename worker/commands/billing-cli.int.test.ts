@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { keys } from "@/lib/redis/keys";
-import { hashSecret } from "@/lib/services/secrets";
-import { verifyPortalLink } from "@/lib/services/portal-link";
+import { hashSecret } from "@/lib/services/access/secrets";
+import { verifyPortalLink } from "@/lib/services/billing/portal-link";
 import { ServiceTokens } from "../decision/service-tokens";
 import { runSluice } from "../testing/sluice-cli";
 

@@ -11,8 +11,8 @@ import { runSluice } from "../testing/sluice-cli";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
 import { createDb } from "@/lib/db/client";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { applyPolicyFile } from "@/lib/services/apply-policy-file";
-import { publishPolicy } from "@/lib/services/publish-policy";
+import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
+import { publishPolicy } from "@/lib/services/policy/publish-policy";
 import type { CertificationReport } from "@/lib/services/certify/report";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

@@ -1,6 +1,6 @@
 /**
  * `sluice import envoy PATH... [--into POLICY] [--merge-domains] [--replace]`: envoyproxy/ratelimit
- * config files → a complete policy file on stdout (lib/services/import-envoy.ts), notes on stderr.
+ * config files → a complete policy file on stdout (lib/services/policy/import-envoy.ts), notes on stderr.
  * Anything it cannot carry over is an error naming file, line and path, and the exit code is 1.
  *
  * A PATH is a config file, or a directory: their runtime layout
@@ -11,7 +11,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { Command } from "commander";
-import { importEnvoyConfigs, type EnvoyConfigFile, type ImportIssue } from "../../lib/services/import-envoy";
+import { importEnvoyConfigs, type EnvoyConfigFile, type ImportIssue } from "../../lib/services/policy/import-envoy";
 
 export interface ImportCommandDeps {
   write: (text: string) => void;

@@ -1,11 +1,11 @@
 /**
  * `sluice nfr [--version N] [--format markdown|csv|json]`: the published policy as a table of
- * non-functional requirements (lib/services/nfr.ts), on stdout.
+ * non-functional requirements (lib/services/justify/nfr.ts), on stdout.
  */
 import { Command, Option } from "commander";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
-import { NFR_FORMATS, nfrDocument, type NfrFormat } from "../../lib/services/nfr";
-import { readPublishedVersion } from "../../lib/services/published-version";
+import { NFR_FORMATS, nfrDocument, type NfrFormat } from "../../lib/services/justify/nfr";
+import { readPublishedVersion } from "../../lib/services/policy/published-version";
 import { parseVersionOption } from "./options";
 
 export function nfrCommand(deps: { database: () => PrismaClient; write: (text: string) => void }): Command {

@@ -6,8 +6,8 @@
 import { Command, Option } from "commander";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import { currentEnv } from "../../lib/env";
-import { listTenantNotifications, resendNotification } from "../../lib/services/quota-notifications";
-import { OPERATOR_SCOPE, removeWebhookEndpoint, setWebhookEndpoint } from "../../lib/services/webhook-endpoints";
+import { listTenantNotifications, resendNotification } from "../../lib/services/billing/quota-notifications";
+import { OPERATOR_SCOPE, removeWebhookEndpoint, setWebhookEndpoint } from "../../lib/services/billing/webhook-endpoints";
 
 type Deps = { database: () => PrismaClient; actor: () => string; write: (text: string) => void };
 

@@ -12,8 +12,8 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { openApiProblems } from "@/lib/openapi/validate";
-import { applyPolicyFile } from "@/lib/services/apply-policy-file";
-import { publishPolicy } from "@/lib/services/publish-policy";
+import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
+import { publishPolicy } from "@/lib/services/policy/publish-policy";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const DEMO = readFileSync(path.join(ROOT, "examples/demo-policy.yaml"), "utf8");

@@ -10,7 +10,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import { assertOpenApi3, documentFromPolicy, mergeRateLimits, SpecError } from "../../lib/openapi/operator";
 import { ServiceError } from "../../lib/services/errors";
-import { readPublishedVersion } from "../../lib/services/published-version";
+import { readPublishedVersion } from "../../lib/services/policy/published-version";
 import { parseVersionOption } from "./options";
 
 const FORMATS = ["json", "yaml"] as const;

@@ -2,7 +2,7 @@
 import { Command } from "commander";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import { currentEnv } from "../../lib/env";
-import { createPortalLink } from "../../lib/services/portal-link";
+import { createPortalLink } from "../../lib/services/billing/portal-link";
 
 export function portalLinkCommand(deps: { database: () => PrismaClient; write: (text: string) => void; nowMs: () => number }): Command {
   return new Command("portal-link")

@@ -7,7 +7,7 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { PrismaClient } from "../../lib/generated/prisma/client";
 import { loadPolicyRows, rowsToSpec } from "../../lib/db/policy-repo";
-import { setTenantBilling, setTenantThresholds } from "../../lib/services/set-tenant-billing";
+import { setTenantBilling, setTenantThresholds } from "../../lib/services/policy/set-tenant-billing";
 
 type Editor = { actor: string; role: "admin" };
 

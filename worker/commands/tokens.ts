@@ -8,8 +8,8 @@ import type { PrismaClient } from "../../lib/generated/prisma/client";
 import { currentEnv } from "../../lib/env";
 import { ROLES } from "../../lib/policy/types";
 import type { RedisClient } from "../../lib/redis/client";
-import { createApiToken } from "../../lib/services/create-api-token";
-import { revokeApiToken } from "../../lib/services/revoke-api-token";
+import { createApiToken } from "../../lib/services/access/create-api-token";
+import { revokeApiToken } from "../../lib/services/access/revoke-api-token";
 
 export function tokensCommand(deps: { database: () => PrismaClient; redis: () => RedisClient | null; actor: () => string; write: (text: string) => void }): Command {
   const out = (line: string) => deps.write(`${line}\n`);

@@ -22,8 +22,8 @@ import { freePort } from "@/lib/net/ports";
 import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
 import { startOwnNats, type OwnNats } from "@/lib/net/testing/nats-server";
 import { closeRegionClients } from "@/lib/redis/regions";
-import { applyPolicyFile } from "@/lib/services/apply-policy-file";
-import { publishPolicy } from "@/lib/services/publish-policy";
+import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
+import { publishPolicy } from "@/lib/services/policy/publish-policy";
 
 const TOKEN = "svc_regions_shared_0001";
 const KEY = "sk_test_regions_shared_0001";

@@ -10,7 +10,7 @@ import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from
 import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../../lib/decision/testing/fixture";
 import { keys } from "../../lib/redis/keys";
 import { sha256Hex } from "../../lib/redis/key-index";
-import { listApiTokensWithUse } from "../../lib/services/api-token-use";
+import { listApiTokensWithUse } from "../../lib/services/access/api-token-use";
 import { startDecisionServer, type DecisionServer } from "./server";
 
 const TOKEN = `svc_last_used_${randomBytes(4).toString("hex")}`;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { openApiProblems, responseSchema, schemaProblems } from "@/lib/openapi/validate";
-import { createApiToken } from "@/lib/services/create-api-token";
+import { createApiToken } from "@/lib/services/access/create-api-token";
 import { GET as billingExports } from "./billing/exports/route";
 import { GET as billingPeriods } from "./billing/periods/route";
 import { GET as openapi } from "./openapi.json/route";

@@ -3,7 +3,7 @@ import { notFound } from "next/navigation";
 import { Forbidden, formatTime, PageHeader } from "@/components/ui";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
-import { readCertification } from "@/lib/services/certification-view";
+import { readCertification } from "@/lib/services/justify/certification-view";
 import { REQUIREMENT_TITLES, verdictText } from "@/lib/services/certify/report";
 import { ServiceError } from "@/lib/services/errors";
 

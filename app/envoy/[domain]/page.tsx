@@ -5,7 +5,7 @@ import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import type { EnvoyRuleLine } from "@/lib/policy/envoy/describe";
-import { readEnvoyDomain } from "@/lib/services/envoy-view";
+import { readEnvoyDomain } from "@/lib/services/policy/envoy-view";
 
 export const metadata = { title: "Envoy domain · Sluice" };
 

@@ -2,7 +2,7 @@
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { db } from "@/lib/http/deps";
 import { handle } from "@/lib/http/errors";
-import { nfrDownload } from "@/lib/services/nfr-page";
+import { nfrDownload } from "@/lib/services/justify/nfr-page";
 
 export async function GET(request: Request): Promise<Response> {
   return handle(async () => {

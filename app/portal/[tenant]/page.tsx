@@ -1,6 +1,6 @@
 /**
  * The customer portal: `/portal/<tenant>?exp=…&sig=…`, a signed, expiring link made by
- * `sluice portal-link` (lib/services/portal-link.ts). No control-plane login: the link is the
+ * `sluice portal-link` (lib/services/billing/portal-link.ts). No control-plane login: the link is the
  * credential, checked here on every request, and it names the only tenant shown.
  */
 import type { Metadata } from "next";
@@ -8,8 +8,8 @@ import { appRedis } from "@/app/_lib/redis";
 import { PortalRefused, PortalUsage } from "@/components/portal-usage";
 import { db } from "@/lib/db/client";
 import { ServiceError } from "@/lib/services/errors";
-import { portalRefusal, verifyPortalLink } from "@/lib/services/portal-link";
-import { readTenantUsage } from "@/lib/services/tenant-usage-view";
+import { portalRefusal, verifyPortalLink } from "@/lib/services/billing/portal-link";
+import { readTenantUsage } from "@/lib/services/observe/tenant-usage-view";
 
 export const metadata: Metadata = { title: "Usage", robots: { index: false, follow: false }, referrer: "no-referrer" };
 export const dynamic = "force-dynamic";

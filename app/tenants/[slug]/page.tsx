@@ -13,9 +13,9 @@ import { db } from "@/lib/db/client";
 import { getTenantDetail, listTierNames } from "@/lib/db/ui-tenants";
 import { formatDurationMs } from "@/lib/policy/duration";
 import { DEFAULT_THRESHOLDS } from "@/lib/policy/tenant-usage-answer";
-import { readLivePolicy } from "@/lib/services/draft-view";
-import { listTenantNotifications } from "@/lib/services/quota-notifications";
-import { tenantUsage } from "@/lib/services/tenant-usage";
+import { readLivePolicy } from "@/lib/services/policy/draft-view";
+import { listTenantNotifications } from "@/lib/services/billing/quota-notifications";
+import { tenantUsage } from "@/lib/services/observe/tenant-usage";
 import {
   createKeyAction,
   resendNotificationAction,

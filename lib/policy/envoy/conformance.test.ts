@@ -1,13 +1,13 @@
 /**
  * envoyproxy/ratelimit's behaviour, case by case (./testing/cases.ts), through the path a user
- * takes: their config files → `sluice import envoy` (lib/services/import-envoy.ts) → the policy
+ * takes: their config files → `sluice import envoy` (lib/services/policy/import-envoy.ts) → the policy
  * file's parse (bounds included) → compile → the decision on in-memory counters at the case's time.
  * A gRPC backend runs the same cases against a real decision server.
  */
 import { describe, expect, it } from "vitest";
 import { compilePolicy } from "../compile";
-import { importEnvoyConfigs } from "../../services/import-envoy";
-import { parsePolicyInput } from "../../services/policy-input";
+import { importEnvoyConfigs } from "../../services/policy/import-envoy";
+import { parsePolicyInput } from "../../services/policy/policy-input";
 import type { CompiledEnvoyService } from "./compiled";
 import { decideEnvoy, EnvoyMemoryCounters } from "./memory";
 import { ENVOY_CASES, ENVOY_REFUSALS } from "./testing/cases";

@@ -1,6 +1,6 @@
 /**
  * The approval gate (docs/control-plane.md#approval), called by every path that makes a change
- * reach tenants — publish (lib/services/publish-policy.ts), a rollout's start and each of its steps
+ * reach tenants — publish (lib/services/policy/publish-policy.ts), a rollout's start and each of its steps
  * (lib/services/rollout/) — inside their transaction, under the policy lock. Under the live
  * version's `approval` rule it either lets the change go, or records a request for a second person
  * (with the diff the requester saw) and tells the caller to stop: nothing is published then.

@@ -18,7 +18,7 @@ import { APPROVAL_STATES } from "../../policy/approval";
 import { lockPolicy } from "../../db/policy-repo";
 import { findActiveRollout } from "../../db/rollout-repo";
 import { ServiceError } from "../errors";
-import { publishDraft, type PublishDeps } from "../publish-policy";
+import { publishDraft, type PublishDeps } from "../policy/publish-policy";
 import { startRolloutLocked } from "../rollout/start-rollout";
 import { advance } from "../rollout/transitions";
 import { describeApproval, type ApprovalView } from "./approval-view";

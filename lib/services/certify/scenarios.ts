@@ -1,12 +1,12 @@
 /**
  * The acceptance scenarios of `sluice certify`, run against decision servers over their public API
  * (docs/proving.md). Each returns requirement results; what a limit should do comes from the pure
- * model (lib/services/limit-probe.ts: the engine's own code on a clock of our own), what it does
+ * model (lib/services/justify/limit-probe.ts: the engine's own code on a clock of our own), what it does
  * from the servers' answers.
  */
 import { accuracyRemedy } from "../../policy/accuracy-remedy";
-import { percentiles } from "../advisor";
-import { edgeBurstRequests, probeLimit, type ProbedRow, type ProbeResult } from "../limit-probe";
+import { percentiles } from "../justify/advisor";
+import { edgeBurstRequests, probeLimit, type ProbedRow, type ProbeResult } from "../justify/limit-probe";
 import { type Answer, checkBatch, checkOne, type Endpoint, metricValue, readMetrics, sendAt, sendBatch, sleep } from "./decision-client";
 import type { CertificationPlan, Cell, Subject } from "./plan";
 import type { RequirementResult } from "./report";

@@ -29,7 +29,7 @@ import type { Role } from "../../policy/types";
 import type { RedisLike } from "../../redis/policy";
 import { writeRolloutRouting } from "../../redis/rollout";
 import { ServiceError, redisStep } from "../errors";
-import { compileDraft } from "../publish-policy";
+import { compileDraft } from "../policy/publish-policy";
 import { requireApproval } from "../approval/approval-gate";
 import type { ApprovalView } from "../approval/approval-view";
 import { describeRollout, type RolloutView } from "./rollout-view";

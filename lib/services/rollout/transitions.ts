@@ -23,7 +23,7 @@ import { cohortMembers, type RolloutRouting, type RolloutStateName } from "../..
 import type { RedisLike } from "../../redis/policy";
 import { clearRolloutRouting, writeRolloutRouting } from "../../redis/rollout";
 import { ServiceError, redisStep } from "../errors";
-import { publishBody } from "../publish-policy";
+import { publishBody } from "../policy/publish-policy";
 import { requireApproval, type Caller } from "../approval/approval-gate";
 import { describeApproval, type ApprovalView } from "../approval/approval-view";
 import { candidateTenants } from "./rollout-view";

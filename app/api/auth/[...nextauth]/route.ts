@@ -1,5 +1,5 @@
 /**
- * next-auth's endpoints. A credentials sign-in is checked here first (lib/services/login.ts: the
+ * next-auth's endpoints. A credentials sign-in is checked here first (lib/auth/login.ts: the
  * lockout counted and checked in one step, keyed by account and client address): a locked one is
  * answered 429 with Retry-After before next-auth sees it; otherwise next-auth uses this result.
  */
@@ -8,7 +8,7 @@ import { NextResponse, type NextRequest } from "next/server";
 import { requestClientAddress } from "@/lib/auth/client-address";
 import { db } from "@/lib/db/client";
 import { authOptions, RATE_LIMITED_ERROR, withCheckedSignIn } from "@/lib/auth/options";
-import { login } from "@/lib/services/login";
+import { login } from "@/lib/auth/login";
 
 type Context = { params: Promise<{ nextauth: string[] }> };
 

@@ -9,8 +9,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { createApiToken } from "@/lib/services/create-api-token";
-import { POLICY_FILE_MAX_DEPTH, POLICY_FILE_MAX_NODES } from "@/lib/services/policy-input";
+import { createApiToken } from "@/lib/services/access/create-api-token";
+import { POLICY_FILE_MAX_DEPTH, POLICY_FILE_MAX_NODES } from "@/lib/services/policy/policy-input";
 import { aliasBomb } from "@/test/hostile-policy";
 import { POST as apply } from "./apply/route";
 

@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { exportPolicyObject } from "@/lib/services/export-policy-file";
-import { createApiToken } from "@/lib/services/create-api-token";
+import { exportPolicyObject } from "@/lib/services/policy/export-policy-file";
+import { createApiToken } from "@/lib/services/access/create-api-token";
 import { ROLES, type Role } from "@/lib/policy/types";
 import { POST as apply } from "./apply/route";
 

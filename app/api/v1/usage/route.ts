@@ -3,7 +3,7 @@ import { db } from "@/lib/db/client";
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { handle } from "@/lib/http/errors";
 import { parseQuery } from "@/lib/http/query";
-import { getUsage, usageQuerySchema } from "@/lib/services/usage-query";
+import { getUsage, usageQuerySchema } from "@/lib/services/observe/usage-query";
 
 export const dynamic = "force-dynamic";
 

@@ -5,7 +5,7 @@
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { db } from "@/lib/http/deps";
 import { handle } from "@/lib/http/errors";
-import { readCertification } from "@/lib/services/certification-view";
+import { readCertification } from "@/lib/services/justify/certification-view";
 
 export async function GET(request: Request, { params }: { params: Promise<{ id: string }> }): Promise<Response> {
   return handle(async () => {

@@ -4,7 +4,7 @@ import { Forbidden, PageHeader } from "@/components/ui";
 import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
-import { parseDashboardRange } from "@/lib/services/usage-dashboard";
+import { parseDashboardRange } from "@/lib/services/observe/usage-dashboard";
 import { RangeError, UsagePanels } from "../../panels";
 
 export const metadata = { title: "Tenant dashboard · Sluice" };

@@ -4,7 +4,7 @@
  * the same dictionary inline.
  */
 import { db } from "@/lib/db/client";
-import { BILLING_DICTIONARY, billingDictionaryQuerySchema, renderDictionaryCsv } from "@/lib/services/billing-format";
+import { BILLING_DICTIONARY, billingDictionaryQuerySchema, renderDictionaryCsv } from "@/lib/services/billing/billing-format";
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { handle } from "@/lib/http/errors";
 import { parseQuery } from "@/lib/http/query";

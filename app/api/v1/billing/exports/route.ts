@@ -6,7 +6,7 @@
  * in JSON and linked (`Link: </api/v1/billing/dictionary>; rel="describedby"`) from every format.
  */
 import { db } from "@/lib/db/client";
-import { billingExportQuerySchema, exportBilling } from "@/lib/services/billing-export";
+import { billingExportQuerySchema, exportBilling } from "@/lib/services/billing/billing-export";
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { handle } from "@/lib/http/errors";
 import { parseQuery } from "@/lib/http/query";

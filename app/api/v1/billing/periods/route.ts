@@ -1,6 +1,6 @@
 /** GET /api/v1/billing/periods — billing months with status (open|closed), revision and recorded checksums. */
 import { db } from "@/lib/db/client";
-import { listBilling } from "@/lib/services/billing-export";
+import { listBilling } from "@/lib/services/billing/billing-export";
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { handle } from "@/lib/http/errors";
 

@@ -7,7 +7,7 @@ import { readBodyText } from "@/lib/http/body";
 import { db } from "@/lib/http/deps";
 import { handle, ServiceError } from "@/lib/http/errors";
 import { parseQuery } from "@/lib/http/query";
-import { applyPolicyFile, applyQuerySchema, type PolicyInput } from "@/lib/services/apply-policy-file";
+import { applyPolicyFile, applyQuerySchema, type PolicyInput } from "@/lib/services/policy/apply-policy-file";
 
 const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain", ""];
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { readCurrentVersion } from "@/lib/redis/policy";
-import { createApiToken } from "@/lib/services/create-api-token";
+import { createApiToken } from "@/lib/services/access/create-api-token";
 import { POST as apply } from "../apply/route";
 import { POST as publish } from "../publish/route";
 import { GET as list } from "./route";

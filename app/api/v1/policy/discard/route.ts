@@ -5,7 +5,7 @@
 import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { db } from "@/lib/http/deps";
 import { handle } from "@/lib/http/errors";
-import { discardDraft } from "@/lib/services/discard-draft";
+import { discardDraft } from "@/lib/services/policy/discard-draft";
 
 export async function POST(request: Request): Promise<Response> {
   return handle(async () => {

@@ -6,7 +6,7 @@ import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { db } from "@/lib/http/deps";
 import { handle } from "@/lib/http/errors";
 import { parseQuery } from "@/lib/http/query";
-import { exportLivePolicyFile, exportLivePolicyObject, exportPolicyFile, exportPolicyObject, exportQuerySchema } from "@/lib/services/export-policy-file";
+import { exportLivePolicyFile, exportLivePolicyObject, exportPolicyFile, exportPolicyObject, exportQuerySchema } from "@/lib/services/policy/export-policy-file";
 
 export async function GET(request: Request): Promise<Response> {
   return handle(async () => {

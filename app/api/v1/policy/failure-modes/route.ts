@@ -7,7 +7,7 @@ import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { readJsonBody } from "@/lib/http/body";
 import { controlPlaneRedis, db } from "@/lib/http/deps";
 import { handle } from "@/lib/http/errors";
-import { applyFailureModes } from "@/lib/services/apply-failure-modes";
+import { applyFailureModes } from "@/lib/services/policy/apply-failure-modes";
 
 export async function POST(request: Request): Promise<Response> {
   return handle(async () => {

@@ -7,7 +7,7 @@ import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { readJsonBody } from "@/lib/http/body";
 import { controlPlaneRedis, db } from "@/lib/http/deps";
 import { handle, invalidRequest } from "@/lib/http/errors";
-import { publishPolicy, publishRequestSchema } from "@/lib/services/publish-policy";
+import { publishPolicy, publishRequestSchema } from "@/lib/services/policy/publish-policy";
 
 export async function POST(request: Request): Promise<Response> {
   return handle(async () => {

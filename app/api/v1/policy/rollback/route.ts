@@ -3,7 +3,7 @@ import { authenticateAdmin } from "@/lib/http/admin-auth";
 import { readJsonBody } from "@/lib/http/body";
 import { controlPlaneRedis, db } from "@/lib/http/deps";
 import { handle, invalidRequest } from "@/lib/http/errors";
-import { rollbackPolicy, rollbackRequestSchema } from "@/lib/services/rollback-policy";
+import { rollbackPolicy, rollbackRequestSchema } from "@/lib/services/policy/rollback-policy";
 
 export async function POST(request: Request): Promise<Response> {
   return handle(async () => {

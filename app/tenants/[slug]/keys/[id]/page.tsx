@@ -7,7 +7,7 @@ import { PAGE_ACTIONS } from "@/lib/auth/pages";
 import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { DENIAL_REASON_LABELS, DENIAL_REASONS, UNRECORDED_REASON, UNRECORDED_REASON_LABEL } from "@/lib/policy/denial-reasons";
-import { apiKeyPage, KEY_RANGES, keyRangeSchema, type ApiKeyPage } from "@/lib/services/api-key-page";
+import { apiKeyPage, KEY_RANGES, keyRangeSchema, type ApiKeyPage } from "@/lib/services/access/api-key-page";
 import { revokeKeyAction, rotateKeyAction } from "../../actions";
 
 export const metadata = { title: "API key · Sluice" };

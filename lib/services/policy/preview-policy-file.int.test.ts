@@ -1,0 +1,74 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { freshDatabase, type FreshDatabase } from "@/test/helpers";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { applyPolicyFile } from "./apply-policy-file";
+import { ServiceError } from "../errors";
+import { exportPolicyObject } from "./export-policy-file";
+import { applyPolicyFileText, previewPolicyFile } from "./preview-policy-file";
+
+const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
+const FREE_API_KEY = `{ operation: "*", scope: api_key, algorithm: sliding_window_counter, limit: 100, window: 1m }`;
+const product = { actor: "user:pm@example.com", role: "product" } as const;
+
+let fresh: FreshDatabase;
+let db: PrismaClient;
+
+beforeAll(async () => {
+  fresh = await freshDatabase();
+  db = fresh.db;
+});
+afterAll(async () => {
+  await fresh?.drop();
+});
+beforeEach(async () => {
+  await db.auditEntry.deleteMany();
+  await db.tenant.deleteMany();
+  await db.tier.deleteMany();
+  await db.operation.deleteMany();
+  await applyPolicyFile(db, DEMO, { actor: "test" });
+  await db.auditEntry.deleteMany();
+});
+
+async function failure(p: Promise<unknown>): Promise<ServiceError> {
+  const error = await p.catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(ServiceError);
+  return error as ServiceError;
+}
+
+describe("applying a policy file from the Policy page", () => {
+  it("the dry run lists each change with its fields and writes nothing; the apply then writes exactly that", async () => {
+    const file = DEMO.replace(FREE_API_KEY, FREE_API_KEY.replace("limit: 100", "limit: 150"));
+    expect(file).not.toBe(DEMO);
+    const preview = await previewPolicyFile(db, file, product);
+    expect(preview.refused).toEqual([]);
+    expect(preview.lines).toEqual([{ kind: "changed", entity: "limit", key: "free/*/api_key/sliding_window_counter", text: "limit: 100 → 150" }]);
+    expect(await db.auditEntry.count()).toBe(0);
+    expect((await exportPolicyObject(db)).tiers![0].limits![0].limit).toBe(100);
+
+    const applied = await applyPolicyFileText(db, file, product);
+    expect(applied.applied).toBe(true);
+    expect((await exportPolicyObject(db)).tiers![0].limits![0].limit).toBe(150);
+    expect(await db.auditEntry.findMany({ select: { actor: true, action: true } })).toEqual([{ actor: product.actor, action: "limit.update" }]);
+    // The same file again: nothing to change.
+    expect((await previewPolicyFile(db, file, product)).lines).toEqual([]);
+  });
+
+  it("a file with a bad field is refused naming its path, and an empty one naming the file", async () => {
+    const bad = DEMO.replace(FREE_API_KEY, FREE_API_KEY.replace("limit: 100", "limit: -5"));
+    const error = await failure(previewPolicyFile(db, bad, product));
+    expect(error.code).toBe("invalid_policy");
+    expect(error.issues.map((i) => i.path)).toContain("tiers[0].limits[0].limit");
+    expect(await failure(previewPolicyFile(db, "  \n", product))).toMatchObject({ code: "invalid_request", field: "file" });
+  });
+
+  it("a change the role may not make is named in the dry run, and the apply is refused", async () => {
+    const file = DEMO.replace("defaults:\n  failureMode: open", "defaults:\n  failureMode: closed");
+    const preview = await previewPolicyFile(db, file, product);
+    expect(preview.lines).toHaveLength(1);
+    expect(preview.refused).toEqual([expect.objectContaining({ field: expect.stringContaining("failureMode"), action: "failure_mode.set" })]);
+    expect(await failure(applyPolicyFileText(db, file, product))).toMatchObject({ code: "forbidden" });
+    expect(await db.auditEntry.count()).toBe(0);
+  });
+});
