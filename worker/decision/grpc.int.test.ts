@@ -38,7 +38,7 @@ const POLICY = compileFixture({
   ],
   globalCaps: [],
   tenants: [
-    { slug: "edge", name: "Edge", tier: "edge", keys: ["a", "b", "c"].map((n) => ({ name: n, key: KEY(n) })) },
+    { slug: "edge", name: "Edge", tier: "edge", keys: ["a", "a2", "a3", "b", "c"].map((n) => ({ name: n, key: KEY(n) })) },
     { slug: "budget", name: "Budget", tier: "budget", keys: ["d", "e", "f", "g"].map((n) => ({ name: n, key: KEY(n) })) },
     { slug: "counted", name: "Counted", tier: "big", keys: [{ name: "u", key: KEY("u") }] },
     { slug: "big", name: "Big", tier: "big", keys: [{ name: "big", key: KEY("big") }] },
@@ -128,16 +128,26 @@ afterAll(async () => {
 
 describe("Envoy RLS over gRPC (real decision server)", () => {
   it("answers OK ×3 then OVER_LIMIT with the limit, an honest duration_until_reset and the /v1/check headers; after that wait it passes", async () => {
-    for (let i = 0; i < 3; i++) {
-      const { response, error } = await call(client, request([orders(KEY("a"))]));
-      expect(error).toBeUndefined();
-      expect(response).toMatchObject({
-        overall_code: "OK",
-        statuses: [{ code: "OK", current_limit: { name: "edge-api_key", requests_per_unit: 3, unit: "SECOND" }, limit_remaining: 2 - i }],
-      });
-      expect(headersOf(response)).toMatchObject({ "ratelimit-limit": "3", "ratelimit-remaining": String(2 - i), "ratelimit-policy": '"edge-api_key";q=3;w=1' });
+    // Four calls inside one second: on a machine too loaded to make them within 800 ms the window
+    // may slide past the first, so that attempt proves nothing and is made again with a fresh key.
+    let key = "";
+    let response: Awaited<ReturnType<typeof call>>["response"];
+    for (const attempt of ["a", "a2", "a3"]) {
+      key = attempt;
+      const startedMs = performance.now();
+      for (let i = 0; i < 3; i++) {
+        const { response: ok, error } = await call(client, request([orders(KEY(key))]));
+        expect(error).toBeUndefined();
+        expect(ok).toMatchObject({
+          overall_code: "OK",
+          statuses: [{ code: "OK", current_limit: { name: "edge-api_key", requests_per_unit: 3, unit: "SECOND" }, limit_remaining: 2 - i }],
+        });
+        expect(headersOf(ok)).toMatchObject({ "ratelimit-limit": "3", "ratelimit-remaining": String(2 - i), "ratelimit-policy": '"edge-api_key";q=3;w=1' });
+      }
+      if (performance.now() - startedMs > 800) continue;
+      ({ response } = await call(client, request([orders(KEY(key))])));
+      break;
     }
-    const { response } = await call(client, request([orders(KEY("a"))]));
     expect(response?.overall_code).toBe("OVER_LIMIT");
     const status = response!.statuses[0]!;
     expect(status).toMatchObject({ code: "OVER_LIMIT", limit_remaining: 0 });
@@ -156,7 +166,7 @@ describe("Envoy RLS over gRPC (real decision server)", () => {
     expect(Object.keys(headers).filter((h) => h !== "x-sluice-reason").sort()).toEqual(Object.keys(http.headers).map((h) => h.toLowerCase()).sort());
 
     await new Promise((r) => setTimeout(r, waitS * 1000));
-    expect((await call(client, request([orders(KEY("a"))]))).response?.overall_code).toBe("OK");
+    expect((await call(client, request([orders(KEY(key))]))).response?.overall_code).toBe("OK");
   });
 
   it("takes the descriptor's hits_addend, else the request's, as the cost; a denied one consumes nothing", async () => {
