@@ -128,26 +128,31 @@ afterAll(async () => {
 
 describe("Envoy RLS over gRPC (real decision server)", () => {
   it("answers OK ×3 then OVER_LIMIT with the limit, an honest duration_until_reset and the /v1/check headers; after that wait it passes", async () => {
-    // Four calls inside one second: on a machine too loaded to make them within 800 ms the window
-    // may slide past the first, so that attempt proves nothing and is made again with a fresh key.
+    // Four calls inside one second, each decided by the store. On a loaded machine an attempt may
+    // prove nothing: the calls took over 800 ms (the 1 s window slid past the first), or a call
+    // missed the 25 ms store budget and was answered by the failure mode (OK, no limit). Such an
+    // attempt is made again with a fresh key; the assertions below hold the last attempt.
+    type Answer = Awaited<ReturnType<typeof call>>;
     let key = "";
-    let response: Awaited<ReturnType<typeof call>>["response"];
+    let answers: Answer[] = [];
     for (const attempt of ["a", "a2", "a3"]) {
       key = attempt;
       const startedMs = performance.now();
-      for (let i = 0; i < 3; i++) {
-        const { response: ok, error } = await call(client, request([orders(KEY(key))]));
-        expect(error).toBeUndefined();
-        expect(ok).toMatchObject({
-          overall_code: "OK",
-          statuses: [{ code: "OK", current_limit: { name: "edge-api_key", requests_per_unit: 3, unit: "SECOND" }, limit_remaining: 2 - i }],
-        });
-        expect(headersOf(ok)).toMatchObject({ "ratelimit-limit": "3", "ratelimit-remaining": String(2 - i), "ratelimit-policy": '"edge-api_key";q=3;w=1' });
-      }
-      if (performance.now() - startedMs > 800) continue;
-      ({ response } = await call(client, request([orders(KEY(key))])));
-      break;
+      answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await call(client, request([orders(KEY(key))])));
+      const decided = answers.every((a) => a.response?.statuses[0]?.current_limit);
+      if (decided && performance.now() - startedMs <= 800) break;
     }
+    for (let i = 0; i < 3; i++) {
+      const { response: ok, error } = answers[i]!;
+      expect(error).toBeUndefined();
+      expect(ok).toMatchObject({
+        overall_code: "OK",
+        statuses: [{ code: "OK", current_limit: { name: "edge-api_key", requests_per_unit: 3, unit: "SECOND" }, limit_remaining: 2 - i }],
+      });
+      expect(headersOf(ok)).toMatchObject({ "ratelimit-limit": "3", "ratelimit-remaining": String(2 - i), "ratelimit-policy": '"edge-api_key";q=3;w=1' });
+    }
+    const { response } = answers[3]!;
     expect(response?.overall_code).toBe("OVER_LIMIT");
     const status = response!.statuses[0]!;
     expect(status).toMatchObject({ code: "OVER_LIMIT", limit_remaining: 0 });
