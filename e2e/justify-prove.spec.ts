@@ -161,11 +161,16 @@ test("the replay panel on the draft's diff predicts the draft's 429s and quota r
   await expect(panel.getByTestId("replay-newly-limited-tenants")).toContainText("globex");
   await expect(panel.getByTestId("replay-newly-limited-keys")).toContainText(`globex/${GLOBEX_CI}`);
   await expect(panel.getByTestId("replay-freed-tenants")).toContainText("None.");
-  // acme: 2 a minute is 2,880 a day; a 1,000 month quota runs out within the day, 10,000 days later.
-  const acme = panel.getByTestId("replay-quotas").getByRole("row").filter({ hasText: "acme" });
-  const q = expected.quotas.newlyRunningOut.find((x) => x.tenant === "acme")!;
-  expect(q).toBeDefined();
-  await expect(acme).toContainText(q.draftRunsOutOn);
+  // Whether acme's draft quota of 1,000 a month runs out this month depends on the day of the month:
+  // the replay projects at the month-to-date rate (lib/policy/quota-projection.ts, the tenant page's
+  // projection; its arithmetic is pinned with a fixed clock in
+  // lib/services/justify/justify-prove-ui.int.test.ts). The panel shows what the replay computes.
+  const quotas = panel.getByTestId("replay-quotas");
+  const acme = quotas.getByRole("row").filter({ hasText: "acme" });
+  const q = expected.quotas.newlyRunningOut.find((x) => x.tenant === "acme");
+  if (q) await expect(acme).toContainText(q.draftRunsOutOn);
+  else if (expected.quotas.newlyRunningOut.length === 0) await expect(quotas).toContainText("No tenant runs out of a monthly quota earlier");
+  else await expect(acme).toHaveCount(0);
   await expect(panel.getByTestId("replay-notes")).toContainText("scope ip) are not replayed");
   await screenshots(page, "prove-replay");
 });
