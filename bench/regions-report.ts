@@ -1,0 +1,130 @@
+/**
+ * `npm run bench:regions`' arithmetic and tables (bench/regions.ts runs the regions): the answers of
+ * one phase filed per window, admitted ÷ limit, the under-admission, the bound of `shared` per window,
+ * and the markdown report.
+ */
+import type { Checked } from "../worker/testing/regions";
+
+export function quantile(xs: readonly number[], q: number): number {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
+
+export interface PhaseResult {
+  mode: string;
+  phase: string;
+  /** Per window: all regions' demand ÷ limit, admitted ÷ limit, under-admission ((min(demand, L) − admitted) ÷ L). */
+  demandRatios: number[];
+  ratios: number[];
+  under: number[];
+  /** Per window: L × (1 + ε) with ε from the lag p99 (meaningful for `shared`). */
+  bounds: number[];
+  admitted: number[];
+  /** Admitted per region, mean per window. */
+  perRegion: Record<string, number>;
+  /** Answers whose send and arrival fell in different windows (filed by their midpoint). */
+  straddled: number;
+}
+
+export interface PhaseInput {
+  mode: string;
+  phase: string;
+  regions: readonly string[];
+  limit: number;
+  windowMs: number;
+  startMs: number;
+  windows: number;
+  answers: readonly { region: number; c: Checked }[];
+  /** The replication lag to take for ε (ms). */
+  lagSpanMs: number;
+  mostInSpan: (sortedMs: readonly number[], spanMs: number) => number;
+}
+
+export function windowStats(p: PhaseInput): PhaseResult {
+  const n = p.regions.length;
+  const cells = Array.from({ length: p.windows }, () => ({ demand: 0, admitted: 0, at: p.regions.map((): number[] => []), perRegion: new Array<number>(n).fill(0), maxLatencyMs: 0 }));
+  let straddled = 0;
+  for (const { region, c } of p.answers) {
+    const w = Math.floor(((c.sentMs + c.atMs) / 2 - p.startMs) / p.windowMs);
+    if (w < 0 || w >= p.windows) continue;
+    if (Math.floor((c.sentMs - p.startMs) / p.windowMs) !== Math.floor((c.atMs - p.startMs) / p.windowMs)) straddled++;
+    const cell = cells[w]!;
+    cell.demand++;
+    cell.maxLatencyMs = Math.max(cell.maxLatencyMs, c.atMs - c.sentMs);
+    if (c.allowed) {
+      cell.admitted++;
+      cell.perRegion[region]!++;
+      cell.at[region]!.push(c.atMs);
+    }
+  }
+  const bounds = cells.map((cell) => {
+    const inLag = Math.max(...cell.at.map((xs) => p.mostInSpan([...xs].sort((a, b) => a - b), p.lagSpanMs + cell.maxLatencyMs)));
+    return Math.floor(p.limit * (1 + Math.min(n - 1, ((n - 1) * inLag) / p.limit)));
+  });
+  return {
+    mode: p.mode,
+    phase: p.phase,
+    demandRatios: cells.map((c) => c.demand / p.limit),
+    ratios: cells.map((c) => c.admitted / p.limit),
+    under: cells.map((c) => Math.max(0, Math.min(c.demand, p.limit) - c.admitted) / p.limit),
+    bounds,
+    admitted: cells.map((c) => c.admitted),
+    perRegion: Object.fromEntries(p.regions.map((r, i) => [r, cells.reduce((s, c) => s + c.perRegion[i]!, 0) / p.windows])),
+    straddled,
+  };
+}
+
+const pct = (x: number) => `${Math.round(x * 100)} %`;
+
+export interface ReportInput {
+  command: string;
+  startedAt: Date;
+  loads: [string, string];
+  limit: number;
+  windowMs: number;
+  configs: {
+    regions: string[];
+    results: PhaseResult[];
+    lag: { p50: number; p99: number; max: number; samples: number; readyzMaxMs: number };
+    replication: { batches: number; bytes: number; seconds: number; entriesPerBatch: number };
+  }[];
+}
+
+export function renderReport(r: ReportInput): string {
+  const out: string[] = [
+    "",
+    `\`${r.command}\` — ${r.startedAt.toISOString().slice(0, 16).replace("T", " ")} UTC, load average ${r.loads[0]} at the start, ${r.loads[1]} at the end`,
+    `(one fixed_window limit L = ${r.limit} per ${r.windowMs / 1000} s per mode; open-loop traffic; "worst" is the window furthest above the limit, or for under-admission below it)`,
+  ];
+  for (const c of r.configs) {
+    out.push(
+      "",
+      `**${c.regions.length} regions** (${c.regions.join(", ")}; ${c.regions.slice(1).join(" and ")} reach NATS through the latency proxy). Replication lag, ${c.lag.samples} probes: p50 ${c.lag.p50} ms, **p99 ${c.lag.p99} ms**, max ${c.lag.max} ms (/readyz lagMs at most ${c.lag.readyzMaxMs} ms).`,
+      "",
+      "| mode | phase | demand ÷ L | admitted ÷ L, median | worst window | under-admission, median · worst | admitted per window by region (mean) | shared: worst window of its bound L × (1 + ε) |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    );
+    for (const p of c.results) {
+      const worstIdx = p.ratios.indexOf(Math.max(...p.ratios));
+      const boundCell =
+        p.mode === "shared" && !p.phase.includes("cut")
+          ? `${p.admitted[worstIdx]} of ${p.bounds[worstIdx]}${p.admitted.some((a, i) => a > p.bounds[i]!) ? " (over in some window)" : ""}`
+          : p.mode === "shared"
+            ? `cut: eu counts its own only (≤ L × R)`
+            : "—";
+      out.push(
+        `| ${p.mode} | ${p.phase} | ${(quantile(p.demandRatios, 0.5)).toFixed(1)} | ${pct(quantile(p.ratios, 0.5))} | ${pct(Math.max(...p.ratios))} | ${pct(quantile(p.under, 0.5))} · ${pct(Math.max(...p.under))} | ${Object.entries(p.perRegion)
+          .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+          .join(" · ")} | ${boundCell} |`,
+      );
+    }
+    const w = c.replication;
+    if (w.batches > 0)
+      out.push(
+        "",
+        `Replication on the wire (shared, 90/10 at 3×, ${w.seconds.toFixed(1)} s): ${w.batches} batches, ${(w.batches / w.seconds).toFixed(1)}/s, mean ${(w.bytes / w.batches).toFixed(0)} bytes a batch (subject, headers and JSON body) with ${w.entriesPerBatch.toFixed(2)} entries.`,
+      );
+  }
+  return out.join("\n");
+}

@@ -1,0 +1,175 @@
+/**
+ * `regions: shared` across slow links (docs/regions.md#what-is-measured): three regions, each with
+ * its own Redis and decision server, one NATS JetStream of this test's own; `us` reaches NATS
+ * directly, `eu` and `ap` through a latency proxy adding LINK_MS each way (lib/net/testing/
+ * latency-proxy.ts), so every batch between regions crosses at least one slow link. Skewed traffic
+ * (one region with most of the clients), then skew that moves from region to region window by
+ * window: in every window the regions together admit at most L × (1 + ε), ε = (R − 1) × ρ × lag ÷ L,
+ * with lag the largest the servers measured and ρ × lag the most one region admitted within that lag
+ * plus the slowest answer (the test sees a commit only when its answer arrives); and every region's
+ * counter of the window ends up holding every region's admissions.
+ */
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
+import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
+import { startLatencyProxy, type LatencyProxy } from "@/lib/net/testing/latency-proxy";
+import { startOwnNats, type OwnNats } from "@/lib/net/testing/nats-server";
+import { closeRegionClients } from "@/lib/redis/regions";
+import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
+import { publishPolicy } from "@/lib/services/policy/publish-policy";
+import { drive, mostInSpan, replicationOf, waitForReplication } from "@/worker/testing/regions";
+
+const TOKEN = "svc_regions_latency_0001";
+const KEY = "sk_test_regions_latency_0001";
+const LIMIT = 60;
+const WINDOW_MS = 4_000;
+/** How long into the window every region is driven; the rest of it lets the last batches arrive. */
+const DRIVE_MS = 2_400;
+/** One-way latency the proxy adds on eu's and ap's links to NATS. */
+const LINK_MS = 100;
+const POLICY = `
+version: 1
+operations:
+  - { name: orders, match: ["GET /v1/orders"] }
+tiers:
+  - name: free
+    limits:
+      - { operation: "*", scope: tenant, algorithm: fixed_window, limit: ${LIMIT}, window: 4s, regions: shared }
+tenants:
+  - { slug: acme, name: Acme, tier: free, keys: [{ name: main, key: ${KEY} }] }
+`;
+
+type Region = "us" | "eu" | "ap";
+const REGIONS: readonly Region[] = ["us", "eu", "ap"];
+let fresh: FreshDatabase;
+let prefix: string;
+let nats: OwnNats;
+const own: Partial<Record<Region, OwnRedis>> = {};
+const proxies: Partial<Record<Region, LatencyProxy>> = {};
+const redis: Partial<Record<Region, Redis>> = {};
+const servers: Partial<Record<Region, SpawnedServer>> = {};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const target = (r: Region) => ({ url: servers[r]!.url, token: TOKEN, key: KEY });
+
+async function counterOf(region: Region, windowStartMs: number): Promise<number> {
+  const keys = await redis[region]!.keys(`${prefix}{t:acme}:c:*:_:${windowStartMs}`);
+  return keys.length === 0 ? 0 : Number(await redis[region]!.get(keys[0]!));
+}
+
+interface Round {
+  demand: Record<string, number>;
+  admitted: Record<string, number>;
+  total: number;
+  lagMs: number;
+  admittedInLag: number;
+  epsilon: number;
+  bound: number;
+  counters: Record<string, number>;
+}
+
+/** One window: each region driven by `clients[r]` clients at once from just after its start, then its counters read until they agree. */
+async function round(clients: Partial<Record<Region, number>>): Promise<Round> {
+  const regions = Object.keys(clients) as Region[];
+  const startMs = Date.now() - (Date.now() % WINDOW_MS) + WINDOW_MS;
+  await sleep(startMs - Date.now() + 100);
+  const results = await Promise.all(regions.map((r) => drive(target(r), startMs + DRIVE_MS, clients[r]!)));
+  expect(Date.now()).toBeLessThan(startMs + WINDOW_MS); // every answer belongs to this window
+  const total = results.reduce((n, r) => n + r.admitted, 0);
+  const read = async () => Object.fromEntries(await Promise.all(regions.map(async (r) => [r, await counterOf(r, startMs)] as const)));
+  let counters = await read();
+  while (Object.values(counters).some((c) => c !== total) && Date.now() < startMs + WINDOW_MS - 150) {
+    await sleep(50);
+    counters = await read();
+  }
+  const lagMs = Math.max(...(await Promise.all(regions.map((r) => replicationOf(servers[r]!.url)))).map((l) => l.lagMs ?? 0));
+  const spanMs = lagMs + Math.max(...results.map((r) => r.maxLatencyMs));
+  const admittedInLag = Math.max(...results.map((r) => mostInSpan(r.admittedAtMs, spanMs)));
+  const epsilon = Math.min(regions.length - 1, ((regions.length - 1) * admittedInLag) / LIMIT);
+  return {
+    demand: Object.fromEntries(regions.map((r, i) => [r, results[i]!.answers])),
+    admitted: Object.fromEntries(regions.map((r, i) => [r, results[i]!.admitted])),
+    total,
+    lagMs,
+    admittedInLag,
+    epsilon,
+    bound: Math.floor(LIMIT * (1 + epsilon)),
+    counters,
+  };
+}
+
+const describeRound = (label: string, r: Round) =>
+  `${label}: demand ${JSON.stringify(r.demand)}, admitted ${JSON.stringify(r.admitted)} = ${r.total} of ${LIMIT} (${((r.total / LIMIT) * 100).toFixed(1)} %); ` +
+  `lag ${r.lagMs} ms, most admitted by one region within it ${r.admittedInLag}, ε ${r.epsilon.toFixed(3)}, bound ${r.bound}; counters ${JSON.stringify(r.counters)}`;
+
+function expectBound(r: Round): void {
+  expect(Object.values(r.demand).reduce((a, b) => a + b, 0)).toBeGreaterThan(LIMIT);
+  expect(r.lagMs).toBeGreaterThanOrEqual(LINK_MS - 5); // the batches crossed a slow link (timers may fire a few ms early)
+  expect(r.lagMs).toBeLessThan(WINDOW_MS);
+  expect(r.total).toBeLessThanOrEqual(r.bound);
+  for (const count of Object.values(r.counters)) expect(count).toBe(r.total);
+}
+
+beforeAll(async () => {
+  prefix = `${testRedisPrefix()}latency:`;
+  process.env.SLUICE_REDIS_PREFIX = prefix;
+  fresh = await freshDatabase();
+  [nats, own.eu, own.ap] = await Promise.all([startOwnNats(), startOwnRedis(), startOwnRedis()]);
+  for (const r of ["eu", "ap"] as const) proxies[r] = await startLatencyProxy({ targetPort: nats.port, latencyMs: LINK_MS });
+  redis.us = new Redis(testRedisUrl());
+  redis.eu = new Redis(own.eu.url);
+  redis.ap = new Redis(own.ap.url);
+  process.env.SLUICE_REGIONS = `us=${testRedisUrl()},eu=${own.eu.url},ap=${own.ap.url}`;
+  await applyPolicyFile(fresh.db, POLICY, { actor: "test:latency" });
+  await publishPolicy({ db: fresh.db, redis: redis.us }, { actor: "test:latency" });
+  await Promise.all(
+    REGIONS.map(async (r) => {
+      servers[r] = await spawnDecisionServer(
+        {
+          REDIS_URL: r === "us" ? testRedisUrl() : own[r]!.url,
+          SLUICE_REGION: r,
+          SLUICE_REDIS_PREFIX: prefix,
+          SLUICE_SERVICE_TOKENS: TOKEN,
+          SLUICE_DENY_CACHE: "0",
+          SLUICE_REPLICATION_URL: r === "us" ? nats.url : proxies[r]!.url("nats"),
+          // A store budget of a second, as in replication.int.test.ts: the test compares what Redis counted.
+          REDIS_TIMEOUT_MS: "1000",
+        },
+        { waitReady: true },
+      );
+    }),
+  );
+  await waitForReplication(REGIONS.map((r) => servers[r]!.url), "ok");
+}, 120_000);
+afterAll(async () => {
+  await Promise.all(Object.values(servers).map((s) => s?.stop()));
+  delete process.env.SLUICE_REGIONS;
+  await closeRegionClients();
+  await fresh?.drop();
+  for (const r of Object.values(redis)) r?.disconnect();
+  await Promise.all(Object.values(proxies).map((p) => p?.close()));
+  await Promise.all([nats?.stop(), own.eu?.stop(), own.ap?.stop()]);
+});
+
+describe(`regions: shared with ${LINK_MS} ms on the links to NATS`, () => {
+  it("two regions, 90/10 skew: at most L × (1 + ε) per window, ε from the measured lag", async () => {
+    await round({ us: 9, eu: 1 }); // warms the servers and the links
+    const r = await round({ us: 9, eu: 1 });
+    console.log(describeRound("shared, 2 regions, 90/10, slow link", r));
+    expectBound(r);
+    expect(r.total).toBeLessThan(2 * LIMIT); // the regions saw each other's admissions
+  });
+
+  it("three regions, the busy region moving every window: at most L × (1 + ε) in each", async () => {
+    const rounds = [];
+    for (const heavy of REGIONS) {
+      const clients = Object.fromEntries(REGIONS.map((r) => [r, r === heavy ? 8 : 1]));
+      const r = await round(clients);
+      console.log(describeRound(`shared, 3 regions, busy ${heavy}`, r));
+      rounds.push(r);
+    }
+    for (const r of rounds) expectBound(r);
+  });
+});
