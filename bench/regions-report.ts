@@ -23,8 +23,10 @@ export interface PhaseResult {
   admitted: number[];
   /** Admitted per region, mean per window. */
   perRegion: Record<string, number>;
-  /** Answers whose send and arrival fell in different windows (filed by their midpoint). */
+  /** Answers whose send and arrival fell in different windows (see windowOf). */
   straddled: number;
+  /** Answers decided without the store (the failure mode's path, never counted): admitted ones are in `admitted`. */
+  degraded: number;
 }
 
 export interface PhaseInput {
@@ -41,14 +43,30 @@ export interface PhaseInput {
   mostInSpan: (sortedMs: readonly number[], spanMs: number) => number;
 }
 
+/**
+ * The window (index from the phase's start) an answer was decided in: the one its send and arrival
+ * both fall in; an answer that straddles a boundary was decided in one of the two, and an admitted
+ * one is filed by its `remaining` (a window's admissions count its budget down: more than half
+ * left means the later window), a denied one by the midpoint.
+ */
+export function windowOf(c: Checked, startMs: number, windowMs: number): { w: number; straddled: boolean } {
+  const sent = Math.floor((c.sentMs - startMs) / windowMs);
+  const at = Math.floor((c.atMs - startMs) / windowMs);
+  if (sent === at) return { w: at, straddled: false };
+  if (c.allowed && c.limit > 0) return { w: c.remaining * 2 >= c.limit ? at : at - 1, straddled: true };
+  return { w: Math.floor(((c.sentMs + c.atMs) / 2 - startMs) / windowMs), straddled: true };
+}
+
 export function windowStats(p: PhaseInput): PhaseResult {
   const n = p.regions.length;
   const cells = Array.from({ length: p.windows }, () => ({ demand: 0, admitted: 0, at: p.regions.map((): number[] => []), perRegion: new Array<number>(n).fill(0), maxLatencyMs: 0 }));
   let straddled = 0;
+  let degraded = 0;
   for (const { region, c } of p.answers) {
-    const w = Math.floor(((c.sentMs + c.atMs) / 2 - p.startMs) / p.windowMs);
+    const { w, straddled: across } = windowOf(c, p.startMs, p.windowMs);
     if (w < 0 || w >= p.windows) continue;
-    if (Math.floor((c.sentMs - p.startMs) / p.windowMs) !== Math.floor((c.atMs - p.startMs) / p.windowMs)) straddled++;
+    if (across) straddled++;
+    if (c.degraded) degraded++;
     const cell = cells[w]!;
     cell.demand++;
     cell.maxLatencyMs = Math.max(cell.maxLatencyMs, c.atMs - c.sentMs);
@@ -72,6 +90,7 @@ export function windowStats(p: PhaseInput): PhaseResult {
     admitted: cells.map((c) => c.admitted),
     perRegion: Object.fromEntries(p.regions.map((r, i) => [r, cells.reduce((s, c) => s + c.perRegion[i]!, 0) / p.windows])),
     straddled,
+    degraded,
   };
 }
 
@@ -100,7 +119,7 @@ export function renderReport(r: ReportInput): string {
   for (const c of r.configs) {
     out.push(
       "",
-      `**${c.regions.length} regions** (${c.regions.join(", ")}; ${c.regions.slice(1).join(" and ")} reach NATS through the latency proxy). Replication lag, ${c.lag.samples} probes: p50 ${c.lag.p50} ms, **p99 ${c.lag.p99} ms**, max ${c.lag.max} ms (/readyz lagMs at most ${c.lag.readyzMaxMs} ms).`,
+      `**${c.regions.length} regions** (${c.regions.join(", ")}; ${c.regions.slice(1).join(" and ")} reach NATS through the latency proxy). Replication lag, ${c.lag.samples} probes: p50 ${c.lag.p50} ms, **p99 ${c.lag.p99} ms**, max ${c.lag.max} ms (/readyz lagMs after the steady phases at most ${c.lag.readyzMaxMs} ms). Answers straddling a window boundary (filed by their remaining): ${c.results.reduce((n, p) => n + p.straddled, 0)}; decided without the store (past the 1 s budget: the failure mode's path, not counted): ${c.results.reduce((n, p) => n + p.degraded, 0)}.`,
       "",
       "| mode | phase | demand ÷ L | admitted ÷ L, median | worst window | under-admission, median · worst | admitted per window by region (mean) | shared: worst window of its bound L × (1 + ε) |",
       "| --- | --- | --- | --- | --- | --- | --- | --- |",

@@ -115,8 +115,7 @@ function expectBound(r: Round): void {
 beforeAll(async () => {
   prefix = `${testRedisPrefix()}latency:`;
   process.env.SLUICE_REDIS_PREFIX = prefix;
-  fresh = await freshDatabase();
-  [nats, own.eu, own.ap] = await Promise.all([startOwnNats(), startOwnRedis(), startOwnRedis()]);
+  [fresh, nats, own.eu, own.ap] = await Promise.all([freshDatabase(), startOwnNats(), startOwnRedis(), startOwnRedis()]);
   for (const r of ["eu", "ap"] as const) proxies[r] = await startLatencyProxy({ targetPort: nats.port, latencyMs: LINK_MS });
   redis.us = new Redis(testRedisUrl());
   redis.eu = new Redis(own.eu.url);

@@ -7,6 +7,11 @@
 /** What one check said, and when it was sent and answered (Date.now() ms). */
 export interface Checked {
   allowed: boolean;
+  /** The answer's `remaining` (of the limit it names). */
+  remaining: number;
+  limit: number;
+  /** Decided without the counter store (its budget ran out: the failure mode decided, and nothing was counted). */
+  degraded: boolean;
   sentMs: number;
   atMs: number;
 }
@@ -27,9 +32,9 @@ export async function checkOnce(t: CheckTarget, timeoutMs = 5_000): Promise<Chec
     body: JSON.stringify({ key: t.key, operation: ORDERS }),
     signal: AbortSignal.timeout(timeoutMs),
   });
-  const a = (await res.json()) as { allowed?: unknown };
+  const a = (await res.json()) as { allowed?: unknown; remaining?: unknown; limit?: unknown; degraded?: unknown };
   if (typeof a.allowed !== "boolean") throw new Error(`${t.url}/v1/check answered ${res.status} without "allowed"`);
-  return { allowed: a.allowed, sentMs, atMs: Date.now() };
+  return { allowed: a.allowed, remaining: Number(a.remaining ?? 0), limit: Number(a.limit ?? 0), degraded: a.degraded === true, sentMs, atMs: Date.now() };
 }
 
 export interface Driven {

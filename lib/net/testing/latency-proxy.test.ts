@@ -68,6 +68,7 @@ describe("the latency proxy", () => {
   it("delays each direction by the latency and keeps the order of chunks", async () => {
     const s = await connect(proxy.port);
     const { ms, echoed } = await roundTrip(s, "hello");
+    expect(echoed).toBe("hello");
     expect(ms).toBeGreaterThanOrEqual(115); // 2 × 60 ms, less a timer's early millisecond or two
     expect(ms).toBeLessThan(1_000);
     // Many chunks with jitter: every byte back, in order.
