@@ -27,6 +27,8 @@ export interface PhaseResult {
   straddled: number;
   /** Answers decided without the store (the failure mode's path, never counted): admitted ones are in `admitted`. */
   degraded: number;
+  /** The p99 of the answers' latency (ms from sending to arriving). */
+  p99LatencyMs: number;
 }
 
 export interface PhaseInput {
@@ -44,16 +46,27 @@ export interface PhaseInput {
 }
 
 /**
- * The window (index from the phase's start) an answer was decided in: the one its send and arrival
- * both fall in; an answer that straddles a boundary was decided in one of the two, and an admitted
- * one is filed by its `remaining` (a window's admissions count its budget down: more than half
- * left means the later window), a denied one by the midpoint.
+ * The fixed window (index from the phase's start) an answer was decided in: the one its send and
+ * arrival both fall in; for one that straddles boundaries (a slow answer), the window whose end lies
+ * `resetSeconds` (the store's own time to the window's end, rounded up to a second) after some
+ * instant between its send and its arrival; if still ambiguous, an admitted answer by its
+ * `remaining` (a window's admissions count its budget down: more than half left means a later
+ * window), else the midpoint.
  */
 export function windowOf(c: Checked, startMs: number, windowMs: number): { w: number; straddled: boolean } {
   const sent = Math.floor((c.sentMs - startMs) / windowMs);
   const at = Math.floor((c.atMs - startMs) / windowMs);
   if (sent === at) return { w: at, straddled: false };
-  if (c.allowed && c.limit > 0) return { w: c.remaining * 2 >= c.limit ? at : at - 1, straddled: true };
+  const candidates: number[] = [];
+  for (let w = sent; w <= at; w++) {
+    const endMs = startMs + (w + 1) * windowMs;
+    // The decision's instant, by its reset: in [end − reset s, end − (reset − 1) s).
+    const lo = Math.max(c.sentMs, endMs - c.resetSeconds * 1000);
+    const hi = Math.min(c.atMs, endMs - (c.resetSeconds - 1) * 1000, endMs);
+    if (c.resetSeconds > 0 && lo < hi) candidates.push(w);
+  }
+  if (candidates.length === 1) return { w: candidates[0]!, straddled: true };
+  if (c.allowed && c.limit > 0 && candidates.length > 1) return { w: c.remaining * 2 >= c.limit ? candidates.at(-1)! : candidates[0]!, straddled: true };
   return { w: Math.floor(((c.sentMs + c.atMs) / 2 - startMs) / windowMs), straddled: true };
 }
 
@@ -62,11 +75,13 @@ export function windowStats(p: PhaseInput): PhaseResult {
   const cells = Array.from({ length: p.windows }, () => ({ demand: 0, admitted: 0, at: p.regions.map((): number[] => []), perRegion: new Array<number>(n).fill(0), maxLatencyMs: 0 }));
   let straddled = 0;
   let degraded = 0;
+  const latencies: number[] = [];
   for (const { region, c } of p.answers) {
     const { w, straddled: across } = windowOf(c, p.startMs, p.windowMs);
     if (w < 0 || w >= p.windows) continue;
     if (across) straddled++;
     if (c.degraded) degraded++;
+    latencies.push(c.atMs - c.sentMs);
     const cell = cells[w]!;
     cell.demand++;
     cell.maxLatencyMs = Math.max(cell.maxLatencyMs, c.atMs - c.sentMs);
@@ -91,6 +106,7 @@ export function windowStats(p: PhaseInput): PhaseResult {
     perRegion: Object.fromEntries(p.regions.map((r, i) => [r, cells.reduce((s, c) => s + c.perRegion[i]!, 0) / p.windows])),
     straddled,
     degraded,
+    p99LatencyMs: quantile(latencies, 0.99),
   };
 }
 
@@ -119,7 +135,7 @@ export function renderReport(r: ReportInput): string {
   for (const c of r.configs) {
     out.push(
       "",
-      `**${c.regions.length} regions** (${c.regions.join(", ")}; ${c.regions.slice(1).join(" and ")} reach NATS through the latency proxy). Replication lag, ${c.lag.samples} probes: p50 ${c.lag.p50} ms, **p99 ${c.lag.p99} ms**, max ${c.lag.max} ms (/readyz lagMs after the steady phases at most ${c.lag.readyzMaxMs} ms). Answers straddling a window boundary (filed by their remaining): ${c.results.reduce((n, p) => n + p.straddled, 0)}; decided without the store (past the 1 s budget: the failure mode's path, not counted): ${c.results.reduce((n, p) => n + p.degraded, 0)}.`,
+      `**${c.regions.length} regions** (${c.regions.join(", ")}; ${c.regions.slice(1).join(" and ")} reach NATS through the latency proxy). Replication lag, ${c.lag.samples} probes: p50 ${c.lag.p50} ms, **p99 ${c.lag.p99} ms**, max ${c.lag.max} ms (/readyz lagMs after the steady phases at most ${c.lag.readyzMaxMs} ms). Answers straddling a window boundary (filed by their remaining): ${c.results.reduce((n, p) => n + p.straddled, 0)}; decided without the store (past the 1 s budget: the failure mode's path, not counted): ${c.results.reduce((n, p) => n + p.degraded, 0)}; answers' p99 latency per phase ${Math.min(...c.results.map((p) => p.p99LatencyMs))}–${Math.max(...c.results.map((p) => p.p99LatencyMs))} ms.`,
       "",
       "| mode | phase | demand ÷ L | admitted ÷ L, median | worst window | under-admission, median · worst | admitted per window by region (mean) | shared: worst window of its bound L × (1 + ε) |",
       "| --- | --- | --- | --- | --- | --- | --- | --- |",

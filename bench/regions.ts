@@ -307,6 +307,9 @@ async function main(): Promise<void> {
   );
 }
 
+// Interrupted: exit, so the spawned servers' exit handlers (lib/decision/harness.ts, lib/net/…) kill them.
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
+
 main().then(
   () => process.exit(0),
   (error: unknown) => {

@@ -12,6 +12,8 @@ export interface Checked {
   limit: number;
   /** Decided without the counter store (its budget ran out: the failure mode decided, and nothing was counted). */
   degraded: boolean;
+  /** Seconds until the deciding window ends (or, denied, until it is worth retrying), rounded up. */
+  resetSeconds: number;
   sentMs: number;
   atMs: number;
 }
@@ -32,9 +34,9 @@ export async function checkOnce(t: CheckTarget, timeoutMs = 5_000): Promise<Chec
     body: JSON.stringify({ key: t.key, operation: ORDERS }),
     signal: AbortSignal.timeout(timeoutMs),
   });
-  const a = (await res.json()) as { allowed?: unknown; remaining?: unknown; limit?: unknown; degraded?: unknown };
+  const a = (await res.json()) as { allowed?: unknown; remaining?: unknown; limit?: unknown; degraded?: unknown; resetSeconds?: unknown };
   if (typeof a.allowed !== "boolean") throw new Error(`${t.url}/v1/check answered ${res.status} without "allowed"`);
-  return { allowed: a.allowed, remaining: Number(a.remaining ?? 0), limit: Number(a.limit ?? 0), degraded: a.degraded === true, sentMs, atMs: Date.now() };
+  return { allowed: a.allowed, remaining: Number(a.remaining ?? 0), limit: Number(a.limit ?? 0), degraded: a.degraded === true, resetSeconds: Number(a.resetSeconds ?? 0), sentMs, atMs: Date.now() };
 }
 
 export interface Driven {
