@@ -11,14 +11,13 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { testRedisPrefix, testRedisUrl } from "@/test/helpers";
 import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
+import { compileFixture, writeFixturePolicy } from "@/lib/decision/testing/fixture";
 import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
 import { startLatencyProxy, type LatencyProxy } from "@/lib/net/testing/latency-proxy";
 import { startOwnNats, type OwnNats } from "@/lib/net/testing/nats-server";
-import { closeRegionClients } from "@/lib/redis/regions";
-import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
-import { publishPolicy } from "@/lib/services/policy/publish-policy";
+import { sha256Hex } from "@/lib/redis/key-index";
 import { drive, mostInSpan, replicationOf, waitForReplication } from "@/worker/testing/regions";
 
 const TOKEN = "svc_regions_latency_0001";
@@ -29,21 +28,16 @@ const WINDOW_MS = 4_000;
 const DRIVE_MS = 2_400;
 /** One-way latency the proxy adds on eu's and ap's links to NATS. */
 const LINK_MS = 100;
-const POLICY = `
-version: 1
-operations:
-  - { name: orders, match: ["GET /v1/orders"] }
-tiers:
-  - name: free
-    limits:
-      - { operation: "*", scope: tenant, algorithm: fixed_window, limit: ${LIMIT}, window: 4s, regions: shared }
-tenants:
-  - { slug: acme, name: Acme, tier: free, keys: [{ name: main, key: ${KEY} }] }
-`;
+/** The policy, written to every region's Redis as publish writes it (publishing itself is lib/jobs/region-sync.int.test.ts's). */
+const POLICY = compileFixture({
+  version: 1,
+  operations: [{ name: "orders", match: ["GET /v1/orders"] }],
+  tiers: [{ name: "free", limits: [{ operation: "*", scope: "tenant", algorithm: "fixed_window", limit: LIMIT, window: "4s", regions: "shared" }] }],
+  tenants: [{ slug: "acme", name: "Acme", tier: "free", keys: [{ name: "main", key: KEY }] }],
+});
 
 type Region = "us" | "eu" | "ap";
 const REGIONS: readonly Region[] = ["us", "eu", "ap"];
-let fresh: FreshDatabase;
 let prefix: string;
 let nats: OwnNats;
 const own: Partial<Record<Region, OwnRedis>> = {};
@@ -115,14 +109,12 @@ function expectBound(r: Round): void {
 beforeAll(async () => {
   prefix = `${testRedisPrefix()}latency:`;
   process.env.SLUICE_REDIS_PREFIX = prefix;
-  [fresh, nats, own.eu, own.ap] = await Promise.all([freshDatabase(), startOwnNats(), startOwnRedis(), startOwnRedis()]);
+  [nats, own.eu, own.ap] = await Promise.all([startOwnNats(), startOwnRedis(), startOwnRedis()]);
   for (const r of ["eu", "ap"] as const) proxies[r] = await startLatencyProxy({ targetPort: nats.port, latencyMs: LINK_MS });
   redis.us = new Redis(testRedisUrl());
   redis.eu = new Redis(own.eu.url);
   redis.ap = new Redis(own.ap.url);
-  process.env.SLUICE_REGIONS = `us=${testRedisUrl()},eu=${own.eu.url},ap=${own.ap.url}`;
-  await applyPolicyFile(fresh.db, POLICY, { actor: "test:latency" });
-  await publishPolicy({ db: fresh.db, redis: redis.us }, { actor: "test:latency" });
+  await Promise.all(REGIONS.map((r) => writeFixturePolicy(redis[r]!, POLICY, [sha256Hex(TOKEN)])));
   await Promise.all(
     REGIONS.map(async (r) => {
       servers[r] = await spawnDecisionServer(
@@ -144,9 +136,6 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await Promise.all(Object.values(servers).map((s) => s?.stop()));
-  delete process.env.SLUICE_REGIONS;
-  await closeRegionClients();
-  await fresh?.drop();
   for (const r of Object.values(redis)) r?.disconnect();
   await Promise.all(Object.values(proxies).map((p) => p?.close()));
   await Promise.all([nats?.stop(), own.eu?.stop(), own.ap?.stop()]);
