@@ -27,6 +27,8 @@ export interface PhaseResult {
   straddled: number;
   /** Answers decided without the store (the failure mode's path, never counted): admitted ones are in `admitted`. */
   degraded: number;
+  /** `local`, `split`: per window, the sum of the regions' counters as read from their Redis (bench/regions.ts watchCounters). */
+  countedInRedis?: number[];
   /** The p99 of the answers' latency (ms from sending to arriving). */
   p99LatencyMs: number;
 }
@@ -137,7 +139,7 @@ export function renderReport(r: ReportInput): string {
       "",
       `**${c.regions.length} regions** (${c.regions.join(", ")}; ${c.regions.slice(1).join(" and ")} reach NATS through the latency proxy). Replication lag, ${c.lag.samples} probes: p50 ${c.lag.p50} ms, **p99 ${c.lag.p99} ms**, max ${c.lag.max} ms (/readyz lagMs after the steady phases at most ${c.lag.readyzMaxMs} ms). Answers straddling a window boundary (filed by their remaining): ${c.results.reduce((n, p) => n + p.straddled, 0)}; decided without the store (past the 1 s budget: the failure mode's path, not counted): ${c.results.reduce((n, p) => n + p.degraded, 0)}; answers' p99 latency per phase ${Math.min(...c.results.map((p) => p.p99LatencyMs))}–${Math.max(...c.results.map((p) => p.p99LatencyMs))} ms.`,
       "",
-      "| mode | phase | demand ÷ L | admitted ÷ L, median | worst window | under-admission, median · worst | admitted per window by region (mean) | shared: worst window of its bound L × (1 + ε) |",
+      "| mode | phase | demand ÷ L | admitted ÷ L, median | worst window | under-admission, median · worst | admitted per window by region (mean) | local, split: worst window in Redis · shared: worst window of its bound L × (1 + ε) |",
       "| --- | --- | --- | --- | --- | --- | --- | --- |",
     );
     for (const p of c.results) {
@@ -147,7 +149,9 @@ export function renderReport(r: ReportInput): string {
           ? `${p.admitted[worstIdx]} of ${p.bounds[worstIdx]}${p.admitted.some((a, i) => a > p.bounds[i]!) ? " (over in some window)" : ""}`
           : p.mode === "shared"
             ? `cut: eu counts its own only (≤ L × R)`
-            : "—";
+            : p.countedInRedis
+              ? `${pct(Math.max(...p.countedInRedis) / r.limit)} (${Math.max(...p.countedInRedis)})`
+              : "—";
       out.push(
         `| ${p.mode} | ${p.phase} | ${(quantile(p.demandRatios, 0.5)).toFixed(1)} | ${pct(quantile(p.ratios, 0.5))} | ${pct(Math.max(...p.ratios))} | ${pct(quantile(p.under, 0.5))} · ${pct(Math.max(...p.under))} | ${Object.entries(p.perRegion)
           .map(([k, v]) => `${k} ${v.toFixed(0)}`)

@@ -210,12 +210,44 @@ async function runPhase(s: Setup, mode: Mode, p: Phase, lagSpanMs: () => number)
     const w = Math.floor((Date.now() - startMs) / WINDOW_MS);
     return perSec * (region === p.heavy(w) ? 0.9 : 0.1 / (n - 1));
   };
+  const counted = mode === "shared" ? null : watchCounters(s, mode, endMs);
   await Promise.all(
     s.regions.map((r, i) =>
       pace({ url: s.servers.get(r)!.url, token: TOKEN, key: keyOf(mode) }, rate(i), endMs - 20, (c) => answers.push({ region: i, c })),
     ),
   );
-  return windowStats({ mode, phase: p.name, regions: s.regions, limit: LIMIT, windowMs: WINDOW_MS, startMs, windows: p.windows, answers, lagSpanMs: lagSpanMs(), mostInSpan });
+  const inRedis = counted ? await counted : null;
+  const result = windowStats({ mode, phase: p.name, regions: s.regions, limit: LIMIT, windowMs: WINDOW_MS, startMs, windows: p.windows, answers, lagSpanMs: lagSpanMs(), mostInSpan });
+  if (inRedis) result.countedInRedis = Array.from({ length: p.windows }, (_, w) => inRedis.get(startMs + w * WINDOW_MS) ?? 0);
+  return result;
+}
+
+/**
+ * `local` and `split` count each region's admissions in its own Redis only: the sum of the regions'
+ * counters of a window is what they admitted in it, whatever the answers' timing. Read every 20 ms
+ * (the largest value seen per region and window, summed per window); a counter expires when its
+ * window ends, so the last few ms of a window may be missed: this can only undercount.
+ */
+async function watchCounters(s: Setup, mode: Mode, untilMs: number): Promise<Map<number, number>> {
+  const most = new Map<string, number>();
+  while (Date.now() < untilMs + 50) {
+    const windowStart = Date.now() - (Date.now() % WINDOW_MS);
+    await Promise.all(
+      s.clients.map(async (c, i) => {
+        const keys = await c.keys(`${s.prefix}{t:${mode}}:c:*:_:${windowStart}`);
+        const value = keys.length === 0 ? 0 : Number(await c.get(keys[0]!));
+        const id = `${i}|${windowStart}`;
+        most.set(id, Math.max(most.get(id) ?? 0, value));
+      }),
+    );
+    await sleep(20);
+  }
+  const sums = new Map<number, number>();
+  for (const [id, value] of most) {
+    const windowStart = Number(id.split("|")[1]);
+    sums.set(windowStart, (sums.get(windowStart) ?? 0) + value);
+  }
+  return sums;
 }
 
 interface ConfigResult {
