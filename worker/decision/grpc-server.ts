@@ -145,11 +145,11 @@ function onWantTrailers(this: CallStream): void {
 }
 
 /** The call's deadline (performance.now() time), Infinity without one; null for a malformed header. */
-function deadlineOf(header: string | string[] | undefined, nowMs: number): number | null {
+function deadlineOf(header: string | string[] | undefined): number | null {
   if (header === undefined) return Infinity;
   const m = TIMEOUT.exec(String(header).trim());
   if (!m) return null;
-  return nowMs + Number(m[1]) * TIMEOUT_UNITS_MS[m[2]!]!;
+  return performance.now() + Number(m[1]) * TIMEOUT_UNITS_MS[m[2]!]!;
 }
 
 /** The content types of gRPC with protobuf messages (PROTOCOL-HTTP2.md: `application/grpc` [`+proto`]), parameters aside. */
@@ -298,8 +298,11 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
       this.done = true;
       sweeper.removeCall(this);
       if (this.session) this.session.reservedBytes -= this.gather.reservedBytes;
-      this.stream.off("data", onCallData);
-      if (error) respondStatus(this.stream, error.code, error.details);
+      // A whole message's stream sends no more data; a refused one's is dropped, not gathered.
+      if (error) {
+        this.stream.off("data", onCallData);
+        respondStatus(this.stream, error.code, error.details);
+      }
     }
 
     reserve(bytes: number): boolean {
@@ -347,7 +350,7 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
     }
     const path = headers[":path"] ?? "";
     const refusal = refusalOf(headers, path);
-    const deadlineMs = refusal === null ? deadlineOf(headers["grpc-timeout"], performance.now()) : null;
+    const deadlineMs = refusal === null ? deadlineOf(headers["grpc-timeout"]) : null;
     if (refusal === null && deadlineMs !== null) {
       stream.on("close", onCallClose);
       new IncomingCall(stream, headers, methods.get(path)!, deadlineMs, session, path);
