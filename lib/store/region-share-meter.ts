@@ -68,11 +68,13 @@ export class RegionShareMeter {
         tallies = [];
         this.limits.set(id, tallies);
       }
-      let t = tallies.find((w) => w.startMs === window.startMs);
+      let t: WindowTally | undefined;
+      for (const w of tallies) if (w.startMs === window.startMs) t = w;
       if (!t) {
-        t = { ...window, own: 0, others: 0 };
+        t = { startMs: window.startMs, endMs: window.endMs, own: 0, others: 0 };
         tallies.push(t);
-        tallies.sort((a, b) => a.startMs - b.startMs);
+        // Oldest first; a window older than the ones kept (a late batch) sorts in and may fall off at once.
+        if (tallies.length > 1 && tallies.at(-2)!.startMs > t.startMs) tallies.sort((x, y) => x.startMs - y.startMs);
         if (tallies.length > KEEP_WINDOWS) tallies.shift();
       }
       if (from === null) t.own += e.units;
