@@ -129,7 +129,7 @@ export function applyRegionShares(doc: CompiledPolicy, shares: RegionShares | nu
 }
 
 /**
- * `regions: shared` with its link to the other regions cut (docs/regions.md#degrade-and-heal): the
+ * `regions: shared` with its link to the other regions cut (docs/regions.md, "Degrade and heal"): the
  * share of each shared limit and global cap this region enforces until the link heals, as measured
  * while it worked (lib/store/region-share-meter.ts). `ratios` holds the shares measured per limit
  * id (already floored); a limit with no measured traffic gets `otherwise`, the equal share.

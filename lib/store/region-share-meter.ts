@@ -1,5 +1,5 @@
 /**
- * `regions: shared`, what a cut link falls back to (docs/regions.md#degrade-and-heal): this
+ * `regions: shared`, what a cut link falls back to (docs/regions.md, "Degrade and heal"): this
  * region's recent share of what every region admitted for each shared limit and global cap, so that
  * a region that loses contact enforces floor(L × its share) instead of the whole limit.
  *

@@ -1,6 +1,6 @@
 /**
  * A cut link degrades `shared` to `split` of each region's last share
- * (docs/regions.md#degrade-and-heal): two regions, each with its own Redis and decision server, one
+ * (docs/regions.md, "Degrade and heal"): two regions, each with its own Redis and decision server, one
  * NATS JetStream of this test's own (killed to cut the link), one shared fixed_window limit of 100
  * per 4 s. `us` carries 90 % of the traffic and `eu` 10 % while the link works; once it is cut, `us`
  * admits 90 and `eu` 10 per window (not 100 each), /readyz and /metrics say which share is in
