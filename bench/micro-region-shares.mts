@@ -1,10 +1,11 @@
 // The per-decision cost of following region shares (lib/redis/region-shares.ts RegionSharesFollower.apply,
-// called for every decision by the Redis backend's currentPolicy/policyFor), and — on branches that have
-// it — the per-entry cost of the share meter fed from the replication outbox's batches (off the decision
+// called for every decision by the Redis backend's currentPolicy/policyFor), and the per-entry cost of the
+// share meter fed from the replication outbox's batches (lib/store/region-share-meter.ts, off the decision
 // path). `npx tsx bench/micro-region-shares.mts`
 import { compileFixture } from "../lib/decision/testing/fixture";
 import { RegionSharesFollower } from "../lib/redis/region-shares";
 import type { RedisClient } from "../lib/redis/client";
+import { RegionShareMeter } from "../lib/store/region-share-meter";
 
 const { doc } = compileFixture({
   version: 1,
@@ -20,10 +21,8 @@ for (let round = 0; round < 3; round++) {
   for (let i = 0; i < N; i++) sink += follower.apply(doc)!.version;
   console.log(`apply (link ok), per decision: ${(((performance.now() - t) * 1e6) / N).toFixed(1)} ns`);
 }
-const meterModule = "../lib/store/region-share-meter";
-const m = (await import(meterModule).catch(() => null)) as typeof import("../lib/store/region-share-meter") | null;
-if (m) {
-  const meter = new m.RegionShareMeter();
+{
+  const meter = new RegionShareMeter();
   const key = `sl:{t:acme}:c:${doc.tiers.free!.limits[0]!.id}:_`;
   const entries = Array.from({ length: 500 }, (_, i) => ({ key: `${key.replace("acme", `t${i}`)}:${4000 * (i % 3)}`, field: "", units: 3, expireAtMs: 4000 * (i % 3) + 4000, subWindows: 0 }));
   for (let round = 0; round < 3; round++) {
