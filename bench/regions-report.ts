@@ -148,7 +148,7 @@ export function renderReport(r: ReportInput): string {
         p.mode === "shared" && !p.phase.includes("cut")
           ? `${p.admitted[worstIdx]} of ${p.bounds[worstIdx]}${p.admitted.some((a, i) => a > p.bounds[i]!) ? " (over in some window)" : ""}`
           : p.mode === "shared"
-            ? `cut: eu counts its own only (≤ L × R)`
+            ? `cut: eu on its last share, the others on the whole L`
             : p.countedInRedis
               ? `${pct(Math.max(...p.countedInRedis) / r.limit)} (${Math.max(...p.countedInRedis)})`
               : "—";
