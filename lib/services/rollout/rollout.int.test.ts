@@ -15,6 +15,8 @@ import { publishPolicy } from "../policy/publish-policy";
 import { rollbackPolicy } from "../policy/rollback-policy";
 import { changeRollout, rolloutStatus } from "./control-rollout";
 import { formatRolloutStatus } from "./rollout-view";
+import { writeRecordedMinute, type MinuteDecisions } from "@/lib/jobs/testing/recorded-minute";
+import { loadDashboard } from "../observe/usage-dashboard";
 import { startRollout as startOrRequest } from "./start-rollout";
 
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
@@ -44,14 +46,13 @@ async function rejects(p: Promise<unknown>): Promise<ServiceError> {
   return error as ServiceError;
 }
 
-/** Minute rows as the rollup writes them: per tenant and operation, allowed and denied. */
-async function usage(minuteMs: number, rows: { tenant: string; operation?: string; allowed: number; denied: number }[]): Promise<void> {
-  await db.usageRollup.createMany({
-    data: rows.flatMap((r) => [
-      { bucketStart: new Date(minuteMs), granularity: "minute", tenant: r.tenant, tier: "free", operation: r.operation ?? "orders-read", outcome: "allowed", count: BigInt(r.allowed) },
-      { bucketStart: new Date(minuteMs), granularity: "minute", tenant: r.tenant, tier: "free", operation: r.operation ?? "orders-read", outcome: "denied", count: BigInt(r.denied) },
-    ]),
-  });
+/** A minute of decisions as the decision servers record them and the rollup writes them; `denied` are 429s (rate limited). */
+async function usage(minuteMs: number, rows: { tenant: string; operation?: string; allowed: number; denied: number; other?: MinuteDecisions["denied"] }[]): Promise<void> {
+  await writeRecordedMinute(
+    db,
+    minuteMs,
+    rows.map((r) => ({ tenant: r.tenant, operation: r.operation, allowed: r.allowed, denied: { rate_limited: r.denied, ...r.other } })),
+  );
 }
 
 beforeAll(async () => {
@@ -176,6 +177,24 @@ describe("the guard (worker job, test clock)", () => {
     expect(await db.auditEntry.count({ where: { action: "rollout.rollback", entityId: view.id } })).toBe(1);
     // The draft is as it was: a new rollout of it can start at once.
     expect((await startRollout({ db, redis }, { steps: ["10%:1h", "100%"] }, { actor, nowMs: now })).state).toBe("running");
+  });
+
+  it("counts 429s only, as the dashboards do: a canary whose denials are 403s and 503s holds, and quota exhaustion counts", async () => {
+    const view = await startRollout({ db, redis }, { canaries: ["acme", "globex"], steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
+    const minute = Math.floor(T0 / MIN) * MIN;
+    await usage(minute, [
+      // acme: 40 denials, none a 429 (suspended, then the store closed); globex: 3 quota-exhausted 429s.
+      { tenant: "acme", allowed: 60, denied: 0, other: { tenant_suspended: 30, store_unavailable: 10 } },
+      { tenant: "globex", allowed: 97, denied: 0, other: { quota_exhausted: 3 } },
+      { tenant: "initech", allowed: 196, denied: 4 },
+    ]);
+    const result = await guardRollout({ db, redis }, { nowMs: minute + MIN + 6_000 });
+    expect(result).toMatchObject({ rollout: view.id, action: "none", check: { verdict: "holds", cohort: { decisions: 200, denied: 43, denied429: 3, share: 0.015 }, control: { decisions: 200, denied429: 4 } } });
+    // The same figures as the dashboards' 429s for that minute.
+    const dash = (tenant: string) => loadDashboard(db, { range: "1h", tenant, nowMs: minute + 2 * MIN, custom: { fromMs: minute, toMs: minute + MIN } });
+    expect((await dash("acme")).totals).toMatchObject({ decisions: 100, denied: 40, share429Pct: 0 });
+    expect((await dash("globex")).decisions[0]).toMatchObject({ denied429: 3 });
+    expect((await rolloutStatus({ db }))!.state).toBe("running");
   });
 
   it("holds when the cohort is within 5 points, advances when the bake time is over, and completes at 100%", async () => {

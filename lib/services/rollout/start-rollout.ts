@@ -128,6 +128,7 @@ export async function startRolloutLocked(tx: Tx, redisOrNull: RolloutDeps["redis
       guardrails: { ...plan.guardrails },
       step: 0,
       stepStartedAt: new Date(nowMs),
+      stepStarts: [new Date(nowMs)],
       note: plan.note,
       author: approved?.requestedBy ?? options.actor,
       createdAt: new Date(nowMs),
