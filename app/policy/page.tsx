@@ -23,6 +23,8 @@ import { rolloutAction, startRolloutAction } from "./rollout-actions";
 import { ApprovalsPanel } from "@/components/approvals-panel";
 import { actorOf } from "@/lib/auth/action";
 import { listApprovals } from "@/lib/services/approval/decide-approval";
+import { latestRolloutCharts } from "@/lib/services/rollout/rollout-charts";
+import { RolloutChartsPanel } from "./rollout-charts";
 
 export const metadata = { title: "Policy · Sluice" };
 
@@ -56,12 +58,13 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
   const canEdit = can(principal.role, "policy.edit");
   const selected = parseVersionParam((await searchParams).version);
 
-  const [state, versions, pair, rollout, approvals] = await Promise.all([
+  const [state, versions, pair, rollout, approvals, charts] = await Promise.all([
     readDraftState(db()),
     listPolicyVersions(db()),
     selected.version === null ? Promise.resolve(null) : readVersionPair(db(), selected.version),
     canPublish ? rolloutStatus({ db: db() }) : Promise.resolve(null),
     listApprovals({ db: db() }, { state: "pending" }),
+    canPublish || can(principal.role, "usage.read") ? latestRolloutCharts(db()) : Promise.resolve(null),
   ]);
   const { draft, live } = state;
   const lines = draft ? diffPolicies(live ? bodyOf(live) : null, draft) : [];
@@ -156,6 +159,8 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
           </Section>
         </div>
       </div>
+
+      {charts && <RolloutChartsPanel charts={charts} />}
 
       <Section title="Version history" description="Every published version with who and when, and what it changed. Rolling back republishes an earlier document as a new version and resets the draft to it.">
         {versions.length === 0 ? (
