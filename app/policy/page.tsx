@@ -79,11 +79,8 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
         description="The draft (what Tiers, Operations and Tenants edit) compiled and compared with the live version decision servers enforce. Publishing makes the draft live as a new version."
       />
       <PolicyYamlLinks liveVersion={live?.version ?? null} />
-      {approvals.length > 0 && (
-        <Section title="Waiting for approval" description="The live version's approval rule wants a second person for these changes: nothing is published until another user with publish rights approves.">
-          <ApprovalsPanel approvals={approvals} me={actorOf(principal)} canDecide={canPublish} decide={decideApprovalAction} />
-        </Section>
-      )}
+      {/* Always in place (it renders nothing without requests), so a decision's confirmation outlives the request it decided. */}
+      <ApprovalsPanel approvals={approvals} me={actorOf(principal)} canDecide={canPublish} decide={decideApprovalAction} />
       {(selected.invalid || selected.version !== null) && (
         <Section
           title={change ? `What v${change.version.version} changed` : "Version not found"}
