@@ -38,24 +38,18 @@ function policy(limit: number, tenants = TENANTS) {
 beforeAll(async () => {
   const prefix = `${testRedisPrefix()}rf${randomBytes(3).toString("hex")}:`;
   process.env.SLUICE_REDIS_PREFIX = prefix;
-  const t0 = performance.now();
   fresh = await freshDatabase();
   redis = new Redis(testRedisUrl());
-  const t1 = performance.now();
   // One tenant through the policy file, the other 999 rows like it in one statement (an apply
   // creates tenants one by one, which is not what this test is about).
   await applyPolicyFile(fresh.db, policy(1_000, TENANTS.slice(0, 1)), { actor });
   const one = await fresh.db.tenant.findUniqueOrThrow({ where: { slug: TENANTS[0]! } });
   await fresh.db.tenant.createMany({ data: TENANTS.slice(1).map((slug) => ({ id: `ten_fleet_${slug}`, slug, name: slug, tierId: one.tierId })) });
-  const t2 = performance.now();
   await publishPolicy({ db: fresh.db, redis }, { actor });
-  const t3 = performance.now();
   await applyPolicyFile(fresh.db, policy(2_000), { actor });
-  const t4 = performance.now();
   const env = { REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: TOKEN, POLICY_POLL_MS: "5000" };
   servers = await Promise.all([0, 1, 2].map(() => spawnDecisionServer(env, { waitReady: true })));
-  console.log(`timing: db ${Math.round(t1 - t0)} apply ${Math.round(t2 - t1)} publish ${Math.round(t3 - t2)} apply2 ${Math.round(t4 - t3)} spawn ${Math.round(performance.now() - t4)}`);
-}, 300_000);
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.stop()));
@@ -107,7 +101,6 @@ async function until(cond: () => Promise<boolean>, ms = 10_000): Promise<void> {
 }
 
 it("the cohort at 10% is 10% ± 2 of 1,000 tenants, answered alike by 3 decision servers, and no tenant flaps through a step change", async () => {
-  const t0 = performance.now();
   const started = await startRollout({ db: fresh.db, redis }, { steps: ["10%:1h", "25%:1h", "100%"] }, { actor });
   if (started.status !== "started") throw new Error(`expected a started rollout, got ${started.status}`);
   const id = started.rollout.id;
@@ -120,10 +113,8 @@ it("the cohort at 10% is 10% ± 2 of 1,000 tenants, answered alike by 3 decision
   const first10 = [...at10].sort()[0]!;
   await until(async () => (await Promise.all(servers.map((s) => versionOf(s, first10)))).every((v) => v === 2));
 
-  const t1 = performance.now();
   const step1 = new Map<string, number[]>();
   await round(step1);
-  console.log(`timing: start+routing ${Math.round(t1 - t0)} round ${Math.round(performance.now() - t1)}`);
   for (const tenant of TENANTS) {
     const want = at10.has(tenant) ? 2 : 1;
     const got = servers.map((_, i) => step1.get(`${i}|${tenant}`)!);
@@ -148,4 +139,4 @@ it("the cohort at 10% is 10% ± 2 of 1,000 tenants, answered alike by 3 decision
     }
   }
   expect(at25.size).toBe(250);
-}, 240_000);
+}, 120_000);
