@@ -42,7 +42,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const FIXED_RATE = Number(process.env.BENCH_FIXED_RATE ?? 5_000);
 /** BENCH_PROCESSES=N (> 1): one more row, /v1/check on a decision server of N processes (SLUICE_DECISION_PROCESSES, #12 item 2). */
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 1);
-/** BENCH_ONLY=a,b: only the targets whose names contain one of these (case-insensitive); the goals are checked on full runs only. */
+/** BENCH_ONLY=a,b: only the targets whose names contain one of these (case-insensitive), and only their servers are started; the goals are checked on full runs only. */
 const ONLY = (process.env.BENCH_ONLY ?? "")
   .split(",")
   .map((s) => s.trim().toLowerCase())
@@ -94,15 +94,23 @@ async function metric(url: string, pattern: RegExp): Promise<number> {
  */
 type Load = { tool: "wrk" | "fixed-rate" | "h2load-rls"; path: string; env: Record<string, string> };
 
+/** A server, started on first use. */
+type Server = () => Promise<Proc>;
+
 interface Target {
   name: string;
   proc: Proc;
+  /** A hello server (no Redis). */
+  bare?: boolean;
   load: Load;
   /** Decisions per request (a batch carries 100). */
   perRequest: number;
   /** A Sluice decision server: its budget misses are read from /metrics. */
   sluice?: boolean;
 }
+
+/** A target before its server is started. */
+type TargetSpec = Omit<Target, "proc"> & { proc: Server };
 
 interface Sample {
   reqPerSec: number;
@@ -203,41 +211,41 @@ async function main(): Promise<void> {
       const r = await ownRedis(script === "worker/decision-server.ts");
       return start(name, script, env(r), ready, grpc, r.pid()!);
     };
-    const [hello, peer, lean, sluice, meterOff, meterAll] = await Promise.all([
-      start("hello", "bench/hello.ts", {}, "/"),
-      startWithRedis("peer", "bench/peer.ts", (r) => ({ REDIS_URL: r.url }), "/"),
-      startWithRedis("lean", "bench/lean.ts", (r) => ({ REDIS_URL: r.url }), "/"),
-      startWithRedis("sluice", "worker/decision-server.ts", sluiceEnv, "/readyz", true),
-      // The accuracy meter's cost on sampled subjects (#16): off, and every subject sampled.
-      startWithRedis("sluice-meter-off", "worker/decision-server.ts", (r) => ({ ...sluiceEnv(r), SLUICE_ACCURACY_SAMPLE: "0" }), "/readyz"),
-      startWithRedis("sluice-meter-all", "worker/decision-server.ts", (r) => ({ ...sluiceEnv(r), SLUICE_ACCURACY_SAMPLE: "1" }), "/readyz"),
-    ]);
-    procs.push(hello, peer, lean, sluice, meterOff, meterAll);
+    // Each server is started when a chosen target needs it (BENCH_ONLY runs start only theirs).
+    const lazy = (starter: () => Promise<Proc>): Server => {
+      let started: Promise<Proc> | null = null;
+      return () => (started ??= starter().then((p) => (procs.push(p), p)));
+    };
+    const hello = lazy(() => start("hello", "bench/hello.ts", {}, "/"));
+    const peer = lazy(() => startWithRedis("peer", "bench/peer.ts", (r) => ({ REDIS_URL: r.url }), "/"));
+    const lean = lazy(() => startWithRedis("lean", "bench/lean.ts", (r) => ({ REDIS_URL: r.url }), "/"));
+    const sluice = lazy(() => startWithRedis("sluice", "worker/decision-server.ts", sluiceEnv, "/readyz", true));
+    // The accuracy meter's cost on sampled subjects (#16): off, and every subject sampled.
+    const meterOff = lazy(() => startWithRedis("sluice-meter-off", "worker/decision-server.ts", (r) => ({ ...sluiceEnv(r), SLUICE_ACCURACY_SAMPLE: "0" }), "/readyz"));
+    const meterAll = lazy(() => startWithRedis("sluice-meter-all", "worker/decision-server.ts", (r) => ({ ...sluiceEnv(r), SLUICE_ACCURACY_SAMPLE: "1" }), "/readyz"));
     // The gRPC transport's ceiling (#13): bare node:http2 answering a fixed RateLimitResponse.
-    const h2Hello = HAS_H2LOAD ? await start("h2-hello", "bench/h2-hello.ts", {}, "/", true) : null;
-    if (h2Hello) procs.push(h2Hello);
-    const multi = PROCESSES > 1 ? await startWithRedis(`sluice-${PROCESSES}p`, "worker/decision-server.ts", (r) => ({ ...sluiceEnv(r), SLUICE_DECISION_PROCESSES: String(PROCESSES) }), "/readyz") : null;
-    if (multi) procs.push(multi);
+    const h2Hello = lazy(() => start("h2-hello", "bench/h2-hello.ts", {}, "/", true));
+    const multi = lazy(() => startWithRedis(`sluice-${PROCESSES}p`, "worker/decision-server.ts", (r) => ({ ...sluiceEnv(r), SLUICE_DECISION_PROCESSES: String(PROCESSES) }), "/readyz"));
     const wrk = (p: string, env: Record<string, string> = {}): Load => ({ tool: "wrk", path: p, env });
     const fixedRate = (p: string): Load => ({ tool: "fixed-rate", path: p, env: {} });
     const h2loadRls = (key: string, address: string, extra: Record<string, string> = {}): Load => ({ tool: "h2load-rls", path: "", env: { BENCH_KEY: key, BENCH_FIXED_IP: address, ...extra } });
-    const allTargets: Target[] = [
-      { name: "node:http hello", proc: hello, load: wrk("/"), perRequest: 1 },
+    const allTargets: TargetSpec[] = [
+      { name: "node:http hello", proc: hello, load: wrk("/"), perRequest: 1, bare: true },
       { name: "rate-limiter-flexible", proc: peer, load: wrk("/"), perRequest: 1 },
       { name: "lean node:http + ioredis", proc: lean, load: wrk("/"), perRequest: 1 },
       { name: "Sluice /v1/check", proc: sluice, load: wrk("/v1/check"), perRequest: 1, sluice: true },
       { name: "Sluice deny path", proc: sluice, load: wrk("/v1/check", { BENCH_KEY: BENCH_DENY_KEY, BENCH_FIXED_IP: "192.0.2.1" }), perRequest: 1, sluice: true },
       { name: "Sluice batch of 100", proc: sluice, load: wrk("/v1/check", { BENCH_BATCH: "100" }), perRequest: 100, sluice: true },
       { name: "Sluice demo policy (4 counters)", proc: sluice, load: wrk("/v1/check", { BENCH_KEY: BENCH_DEMO_KEY }), perRequest: 1, sluice: true },
-      { name: `hello at ${FIXED_RATE / 1000}k req/s`, proc: hello, load: fixedRate("/"), perRequest: 1 },
+      { name: `hello at ${FIXED_RATE / 1000}k req/s`, proc: hello, load: fixedRate("/"), perRequest: 1, bare: true },
       { name: `Sluice at ${FIXED_RATE / 1000}k req/s`, proc: sluice, load: fixedRate("/v1/check"), perRequest: 1, sluice: true },
       { name: "Sluice, accuracy meter off", proc: meterOff, load: wrk("/v1/check"), perRequest: 1, sluice: true },
       { name: "Sluice, every subject sampled", proc: meterAll, load: wrk("/v1/check"), perRequest: 1, sluice: true },
-      ...(multi ? [{ name: `Sluice /v1/check, ${PROCESSES} processes`, proc: multi, load: wrk("/v1/check"), perRequest: 1, sluice: true }] : []),
+      ...(PROCESSES > 1 ? [{ name: `Sluice /v1/check, ${PROCESSES} processes`, proc: multi, load: wrk("/v1/check"), perRequest: 1, sluice: true }] : []),
       // Envoy's rate limit service protocol (#13): the same decisions over gRPC (needs h2load).
       ...(HAS_H2LOAD
         ? [
-            { name: "node:http2 gRPC hello", proc: h2Hello!, load: h2loadRls(BENCH_KEY, "203.0.113.7"), perRequest: 1 },
+            { name: "node:http2 gRPC hello", proc: h2Hello, load: h2loadRls(BENCH_KEY, "203.0.113.7"), perRequest: 1, bare: true },
             { name: "Sluice gRPC ShouldRateLimit", proc: sluice, load: h2loadRls(BENCH_KEY, "203.0.113.7"), perRequest: 1, sluice: true },
             { name: "Sluice gRPC deny path", proc: sluice, load: h2loadRls(BENCH_DENY_KEY, "192.0.2.1"), perRequest: 1, sluice: true },
             // An imported envoyproxy/ratelimit config's descriptor (#24): their fixed window, one ENVOY_COUNT script call.
@@ -245,7 +253,9 @@ async function main(): Promise<void> {
           ]
         : []),
     ];
-    const targets = ONLY.length === 0 ? allTargets : allTargets.filter((t) => ONLY.some((o) => t.name.toLowerCase().includes(o)));
+    const chosen = ONLY.length === 0 ? allTargets : allTargets.filter((t) => ONLY.some((o) => t.name.toLowerCase().includes(o)));
+    // The chosen targets' servers, started side by side.
+    const targets: Target[] = await Promise.all(chosen.map(async (t) => ({ ...t, proc: await t.proc() })));
     // Warm-up: JIT, scripts loaded, key caches, the deny address over its limit.
     // One second each: the servers are shared by several targets, and the whole run must stay
     // within about eight minutes.
@@ -282,9 +292,9 @@ async function main(): Promise<void> {
       const r = row(t.name);
       const miss = r.miss === null ? "" : ` (budget misses ${(r.miss * 100).toFixed(3)}%)`;
       const held = t.load.tool === "fixed-rate" && !r.held ? " (rate not held)" : "";
-      process.stdout.write(`| ${t.name}${held} | ${r.req.toFixed(0)} | ${r.dec.toFixed(0)} | ${r.p99.toFixed(1)} | ${r.server.toFixed(1)}${miss} | ${t.proc === hello || t.proc === h2Hello ? "—" : r.redis.toFixed(1)} |\n`);
+      process.stdout.write(`| ${t.name}${held} | ${r.req.toFixed(0)} | ${r.dec.toFixed(0)} | ${r.p99.toFixed(1)} | ${r.server.toFixed(1)}${miss} | ${t.bare ? "—" : r.redis.toFixed(1)} |\n`);
     }
-    if (targets !== allTargets) return;
+    if (chosen !== allTargets) return;
 
     const hello1 = row("node:http hello");
     const peer1 = row("rate-limiter-flexible");
@@ -326,7 +336,7 @@ async function main(): Promise<void> {
             `Envoy domain (#24; goal: no slower than one Sluice check over gRPC): ${vsHttp(row("Sluice gRPC Envoy domain"), row("Sluice gRPC ShouldRateLimit"))} of Sluice's own gRPC row\n`
         : "gRPC (#13): not measured, h2load is not installed (apt-get install nghttp2-client)\n",
     );
-    if (multi) {
+    if (PROCESSES > 1) {
       const m = row(`Sluice /v1/check, ${PROCESSES} processes`);
       process.stdout.write(`${PROCESSES} decision processes (#12 item 2): ${(m.dec / single.dec).toFixed(2)}× one process's decisions/s, ${(m.server / single.server).toFixed(2)}× its server CPU per decision (supervisor included)\n`);
     }

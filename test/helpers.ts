@@ -2,7 +2,8 @@
  * What integration tests need to reach this run's services. test/global-setup.ts created them; these
  * read process.env (inherited by every vitest worker) and fall back to vitest's inject().
  */
-import { inject } from "vitest";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, inject } from "vitest";
 import { createDb } from "../lib/db/client";
 import type { PrismaClient } from "../lib/generated/prisma/client";
 import {
@@ -69,4 +70,25 @@ export async function freshDatabase(options: { migrate?: boolean } = {}): Promis
       await dropTestDatabase(baseUrl, name);
     },
   };
+}
+
+/**
+ * A database and a Redis client of the calling test file's own: registers a beforeAll that creates
+ * them (with `namespace`, the file's own Redis key prefix inside the run's) and an afterAll that
+ * closes them. Call it at the top level; read `db` and `redis` inside hooks and tests.
+ */
+export function freshStoresPerFile(namespace?: string): { db: PrismaClient; redis: Redis } {
+  const stores = {} as { db: PrismaClient; redis: Redis };
+  let fresh: FreshDatabase | undefined;
+  beforeAll(async () => {
+    if (namespace) process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}${namespace}:`;
+    fresh = await freshDatabase();
+    stores.db = fresh.db;
+    stores.redis = new Redis(testRedisUrl());
+  });
+  afterAll(async () => {
+    await fresh?.drop();
+    stores.redis?.disconnect();
+  });
+  return stores;
 }

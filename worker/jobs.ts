@@ -1,6 +1,6 @@
 /**
  * `npm run worker`: the background jobs. Every tick (5 s) it drains closed usage minutes into
- * Postgres; less often it closes billing periods, evaluates alerts, reconciles quota counters and
+ * Postgres (from every region's Redis with SLUICE_REGIONS, lib/jobs/region-drain.ts); less often it closes billing periods, evaluates alerts, reconciles quota counters and
  * downsamples old minute rows. Any number of workers may run: each job takes its own Postgres
  * advisory lock, and the rollup is exactly-once on its own (lib/jobs/rollup.ts).
  *
@@ -25,7 +25,7 @@ import { recordJobRun } from "../lib/db/job-runs";
 import { closeDuePeriods } from "../lib/jobs/billing-close";
 import { downsampleMinutes } from "../lib/jobs/downsample";
 import { reconcileQuotas } from "../lib/jobs/reconcile";
-import { drainClosedMinutes } from "../lib/jobs/rollup";
+import { drainEveryRegion } from "../lib/jobs/region-drain";
 import { evaluateAlerts } from "../lib/jobs/alerts";
 import { expireApiKeys } from "../lib/jobs/expire-api-keys";
 import { guardRollout } from "../lib/jobs/rollout-guard";
@@ -64,11 +64,21 @@ export interface JobsDeps {
   allowPrivateNotify?: boolean;
 }
 
+/** The regions whose usage could not be drained on the last pass (logged when that changes). */
+let undrained = "";
+
 /** One pass of every job that is due (`last` remembers when each ran). */
 export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Record<keyof typeof EVERY, number>> = {}): Promise<void> {
   if (deps.redis) {
-    const drained = await drainClosedMinutes({ db: deps.db, redis: deps.redis }, { nowMs });
-    if (drained.slices > 0 || drained.alreadyDrained > 0) log("info", "rollup", { ...drained });
+    const drained = await drainEveryRegion(deps.db, deps.redis, { nowMs });
+    const missed: string[] = [];
+    for (const [region, d] of drained) {
+      if (d.status !== "drained") missed.push(`${region}: ${d.error}`);
+      else if (d.slices > 0 || d.alreadyDrained > 0) log("info", "rollup", { region, ...d });
+    }
+    const summary = missed.join("; ");
+    if (summary !== undrained) log(missed.length > 0 ? "error" : "info", missed.length > 0 ? "usage not drained from some regions; it stays in their Redis and is drained once they answer" : "usage drained from every region again", missed.length > 0 ? { regions: missed } : {});
+    undrained = summary;
   }
   // Every tick: a rotated key stops working at most one tick after its overlap ends.
   const expired = await expireApiKeys({ db: deps.db, redis: deps.redis }, { nowMs });
@@ -93,7 +103,8 @@ export async function runJobs(deps: JobsDeps, nowMs: number, last: Partial<Recor
   }
   if (deps.redis && due("reconcile")) {
     // Only a real difference: not usage still in flight, not decisions that passed degraded (lib/jobs/reconcile.ts).
-    const all = await reconcileQuotas(deps.db, deps.redis, { nowMs });
+    // With regions, every region's counters against PostgreSQL, which counts them all (lib/jobs/region-drain.ts).
+    const all = await reconcileQuotas(deps.db, configuredRegions().length > 0 ? regionTargets(deps.redis).map((t) => t.redis) : deps.redis, { nowMs });
     const diffs = all.filter((d) => d.real);
     if (diffs.length > 0) log("warn", "quota counters differ from quota usage beyond what is in flight or degraded", { diffs: diffs.slice(0, 20), count: diffs.length });
     // Shown on the Billing page, on the line and the period they concern (lib/services/billing/quota-drift.ts).

@@ -1,8 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { testRedisPrefix, freshStoresPerFile } from "../../test/helpers";
 import type { Db } from "../db/client";
 import { readAlertRules, saveAlertRule } from "../services/observe/alert-rules";
 import { ServiceError } from "../services/errors";
@@ -14,9 +14,10 @@ const MIN = 60_000;
 const sre = { actor: "user:sre@example.com", role: "sre" } as const;
 const LOCAL = { allowPrivateWebhooks: true };
 
-let fresh: FreshDatabase;
+const stores = freshStoresPerFile();
 let db: Db;
 let redis: Redis;
+beforeAll(() => ({ db, redis } = stores));
 let run = 0;
 
 /** `minutes` minutes of `perMinute` decisions of tenant acme (tier free) from `fromMs`, `deniedPerMinute` of them 429s. */
@@ -47,16 +48,6 @@ async function failure(p: Promise<unknown>): Promise<ServiceError> {
   expect(error).toBeInstanceOf(ServiceError);
   return error as ServiceError;
 }
-
-beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
-});
-afterAll(async () => {
-  await redis?.quit();
-  await fresh?.drop();
-});
 beforeEach(async () => {
   await db.alertEvent.deleteMany();
   await db.alertRule.deleteMany();

@@ -1,8 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { testRedisPrefix, freshStoresPerFile } from "../../test/helpers";
 import { type Db } from "../db/client";
 import { acknowledgeAlert, alertStates, silenceAlert } from "../services/observe/alert-actions";
 import { deliverWebhook } from "../services/observe/alert-webhook";
@@ -12,9 +12,10 @@ import { listAlerts } from "../db/alert-repo";
 import { drainClosedMinutes } from "./rollup";
 import { emptyExpected, publishTestPolicy, writeDecisions, type Decision } from "./testing/fixtures";
 
-let fresh: FreshDatabase;
+const stores = freshStoresPerFile();
 let db: Db;
 let redis: Redis;
+beforeAll(() => ({ db, redis } = stores));
 const NOW = Date.UTC(2026, 11, 2, 12, 0, 30);
 const MIN = 60_000;
 
@@ -34,17 +35,6 @@ function traffic(
   }
   return out;
 }
-
-beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
-});
-
-afterAll(async () => {
-  await redis?.quit();
-  await fresh?.drop();
-});
 
 describe("alerts", () => {
   it("opens a 429-share alert after a policy change raises denials, naming that version, and resolves it", async () => {

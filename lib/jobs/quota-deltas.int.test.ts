@@ -7,8 +7,8 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { freshStoresPerFile } from "@/test/helpers";
 import { Redis } from "ioredis";
 import { quotaUsageOfMonth } from "../db/billing-repo";
 import { billingMonthOf } from "../policy/billing-month";
@@ -22,20 +22,10 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8");
 const LA = { anchor: "2026-01-15", timeZone: "America/Los_Angeles" };
-let fresh: FreshDatabase;
+const stores = freshStoresPerFile("qdelta");
 let db: PrismaClient;
 let redis: Redis;
-
-beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}qdelta:`;
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
-});
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
-});
+beforeAll(() => ({ db, redis } = stores));
 
 describe("quota rows of an anchored tenant", () => {
   it("count in the UTC rows and under the tenant's own period label, which the monthly statement leaves out", async () => {

@@ -10,6 +10,10 @@
  * reading; everything in the first reading reached the counters, except decisions that passed
  * degraded (without Redis). A difference outside [first − degraded, second] is real
  * (docs/observability-and-billing.md, "Reconciliation").
+ *
+ * With several regions (docs/regions.md) PostgreSQL counts every region's usage (the worker drains
+ * them all), and each region's counter its own region's: the counters and the pending usage are
+ * then summed over every region's Redis.
  */
 import type { Db } from "../db/client";
 import { pgTs } from "../db/usage-repo";
@@ -44,13 +48,13 @@ export interface QuotaDifference {
 
 type Reading = Map<string, { tenant: string; quotaId: string; period: string; postgres: number; pending: number }>;
 
-async function readExpected(db: Db, redis: RedisLike, prefix: string, labels: ReadonlySet<string>): Promise<{ reading: Reading; degradedPending: Map<string, number> }> {
+async function readExpected(db: Db, sources: readonly RedisLike[], prefix: string, labels: ReadonlySet<string>): Promise<{ reading: Reading; degradedPending: Map<string, number> }> {
   const reading: Reading = new Map();
   const rows = await db.quotaUsage.findMany({ where: { period: { in: [...labels] } }, orderBy: [{ tenant: "asc" }, { quotaId: "asc" }] });
   for (const r of rows) reading.set(`${r.tenant}|${r.quotaId}|${r.period}`, { tenant: r.tenant, quotaId: r.quotaId, period: r.period, postgres: Number(r.used), pending: 0 });
   const degradedPending = new Map<string, number>();
   const policies = new PolicyHistory(db);
-  for (const m of (await redis.smembers(keys.usageMinutes(prefix))).map(Number).filter(Number.isSafeInteger)) {
+  for (const redis of sources) for (const m of (await redis.smembers(keys.usageMinutes(prefix))).map(Number).filter(Number.isSafeInteger)) {
     for (const k of [keys.usageMinute(m, prefix), keys.usageClaimed(m, prefix)]) {
       const usage = parseUsageHash(m, await redis.hgetall(k));
       for (const d of usage.decisions) if (d.outcome === "degraded") degradedPending.set(d.tenant, (degradedPending.get(d.tenant) ?? 0) + d.count);
@@ -68,9 +72,11 @@ async function readExpected(db: Db, redis: RedisLike, prefix: string, labels: Re
 
 export async function reconcileQuotas(
   db: Db,
-  redis: RedisLike,
+  /** The Redis the counters are in: the worker's own, or every region's (summed). */
+  redis: RedisLike | readonly RedisLike[],
   { nowMs, prefix = redisPrefix(), settleMs = SETTLE_MS }: { nowMs: number; prefix?: string; settleMs?: number },
 ): Promise<QuotaDifference[]> {
+  const sources = Array.isArray(redis) ? (redis as readonly RedisLike[]) : [redis as RedisLike];
   const month = quotaPeriodKey("month", nowMs);
   const day = quotaPeriodKey("day", nowMs);
   const live = (await new PolicyHistory(db).at(nowMs))?.doc;
@@ -78,7 +84,7 @@ export async function reconcileQuotas(
   // rollup writes its usage under those too, and its counters carry them).
   const labels = new Set([month, day]);
   for (const slug of Object.keys(live?.tenants ?? {})) for (const p of PERIODS) labels.add(tenantPeriodLabel(live, slug, p, nowMs));
-  const first = await readExpected(db, redis, prefix, labels);
+  const first = await readExpected(db, sources, prefix, labels);
   // Every quota of every tenant of the live policy too: a counter whose usage is not drained (or
   // not even flushed) yet has no row to find it by.
   for (const slug of Object.keys(live?.tenants ?? {})) {
@@ -94,11 +100,12 @@ export async function reconcileQuotas(
   }
   const counters = new Map<string, number>();
   for (const [id, e] of first.reading) {
-    const raw = await redis.get(`${keys.quota(e.tenant, e.quotaId, prefix)}:${e.period}`);
-    counters.set(id, raw === null ? 0 : Number(raw));
+    let sum = 0;
+    for (const r of sources) sum += Number((await r.get(`${keys.quota(e.tenant, e.quotaId, prefix)}:${e.period}`)) ?? 0);
+    counters.set(id, sum);
   }
   if (settleMs > 0) await new Promise((r) => setTimeout(r, settleMs));
-  const second = await readExpected(db, redis, prefix, labels);
+  const second = await readExpected(db, sources, prefix, labels);
   // Degraded decisions this month, drained or pending: an upper bound of what never reached Redis.
   const drainedDegraded = await db.$queryRawUnsafe<{ tenant: string; n: bigint }[]>(
     `SELECT "tenant", sum("count")::bigint AS n FROM "UsageRollup"

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { freshStoresPerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { billingPeriod } from "@/lib/policy/billing-period";
 import { quotaPeriod } from "@/lib/policy/quota-period";
@@ -15,9 +15,10 @@ import { restorePublishedState } from "./restore-published";
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8");
 const actor = "test:restore";
 
-let fresh: FreshDatabase;
+const stores = freshStoresPerFile("restore");
 let db: PrismaClient;
 let redis: Redis;
+beforeAll(() => ({ db, redis } = stores));
 
 async function wipeRedis(pattern = "*"): Promise<void> {
   const found = await redis.keys(`${process.env.SLUICE_REDIS_PREFIX}${pattern}`);
@@ -35,17 +36,6 @@ async function publishedSnapshot() {
     tokens: (await redis.smembers(keys.serviceTokens())).sort(),
   };
 }
-
-beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}restore:`;
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
-});
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
-});
 beforeEach(async () => {
   await db.auditEntry.deleteMany();
   await db.policyVersion.deleteMany();

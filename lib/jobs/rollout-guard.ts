@@ -1,8 +1,11 @@
 /**
  * The rollout guard (docs/control-plane.md#guarded-rollout), run by the worker on every tick:
  *
- * 1. Redis holds the running rollout's routing (a Redis that restarted empty, or a routing written
- *    by an older step, is rewritten from PostgreSQL: the rollout resumes where it was).
+ * 1. Every region's Redis (SLUICE_REGIONS; without it the worker's own) holds the running rollout's
+ *    routing (a Redis that restarted empty, missed a write, or holds a routing written by an older
+ *    step, is rewritten from PostgreSQL: the rollout resumes where it was), and none holds the
+ *    routing of a rollout that has ended (a region that missed the end is sent back to the live
+ *    version). A region that does not answer is skipped and tried again on the next pass.
  * 2. The guardrails, once per drained minute: over the newest minute the rollup has closed, the
  *    cohort's 429 share (429s only, as the dashboards count them: lib/db/rollout-usage-repo.ts)
  *    against the control's (the other tenants), on the same operations (the control counts only
@@ -22,10 +25,12 @@ import { createHash } from "node:crypto";
 import type { Db } from "../db/client";
 import { lockPolicy } from "../db/policy-repo";
 import { findActiveRollout, type RolloutRecord } from "../db/rollout-repo";
+import { latestPolicyVersion } from "../db/policy-repo";
 import { findPendingApproval } from "../db/approval-repo";
 import { minuteUsageByTenant } from "../db/rollout-usage-repo";
 import type { RedisLike } from "../redis/policy";
-import { readRolloutRouting, writeRolloutRouting } from "../redis/rollout";
+import { regionTargets, withTimeout } from "../redis/regions";
+import { clearRolloutRouting, readRolloutRouting, writeRolloutRouting } from "../redis/rollout";
 import { deliverWebhook } from "../services/observe/alert-webhook";
 import { compareCohort } from "../services/rollout/compare-cohort";
 import { cohortOf, describeRollout, type GuardCheck } from "../services/rollout/rollout-view";
@@ -80,20 +85,42 @@ async function checkMinute(db: Db, r: RolloutRecord, minuteMs: number, nowMs: nu
   };
 }
 
-/** Rewrites the routing when Redis lacks it or holds another step's (a restart, a failed write). */
-async function ensureRouting(redis: RedisLike, r: RolloutRecord): Promise<boolean> {
-  const want = routingOf(r);
-  const have = await readRolloutRouting(redis);
-  if (have.status === "ok" && JSON.stringify(have.routing) === JSON.stringify(want)) return false;
-  await writeRolloutRouting(redis, candidateOf(r), want);
-  return true;
+/**
+ * Rewrites the routing in every region whose Redis lacks it or holds another step's (a restart, a
+ * missed write); with no rollout running, sends a region that still routes an ended rollout back to
+ * the live version (it missed the end). True when some region was rewritten. A region that does not
+ * answer is left for the next pass (region-sync reports it).
+ */
+async function ensureRouting(db: Db, home: RedisLike, r: RolloutRecord | null): Promise<boolean> {
+  const want = r ? routingOf(r) : null;
+  const results = await Promise.allSettled(
+    regionTargets(home).map(async ({ name, redis }) => {
+      const have = await withTimeout(readRolloutRouting(redis), name);
+      if (want === null) {
+        if (have.status !== "ok") return false;
+        // Only a rollout that ended: one starting now writes its routing before its row commits.
+        const row = await db.rollout.findUnique({ where: { id: have.routing.id }, select: { endedAt: true } });
+        if (!row?.endedAt) return false;
+        const live = await latestPolicyVersion(db);
+        await withTimeout(clearRolloutRouting(redis, live?.version ?? have.routing.liveVersion), name);
+        return true;
+      }
+      if (have.status === "ok" && JSON.stringify(have.routing) === JSON.stringify(want)) return false;
+      await withTimeout(writeRolloutRouting(redis, candidateOf(r!), want), name);
+      return true;
+    }),
+  );
+  return results.some((x) => x.status === "fulfilled" && x.value);
 }
 
 /** One pass of the guard; null when no rollout is running or paused. */
 export async function guardRollout(deps: GuardDeps, { nowMs }: { nowMs: number }): Promise<GuardResult | null> {
   const active = await findActiveRollout(deps.db);
-  if (!active) return null;
-  const rerouted = deps.redis ? await ensureRouting(deps.redis, active) : false;
+  if (!active) {
+    if (deps.redis) await ensureRouting(deps.db, deps.redis, null);
+    return null;
+  }
+  const rerouted = deps.redis ? await ensureRouting(deps.db, deps.redis, active) : false;
   const idle: GuardResult = { rollout: active.id, action: rerouted ? "rerouted" : "none", check: null };
   if (active.state !== "running") return idle;
 

@@ -24,6 +24,20 @@ export const counterKeys = {
   envoy: (ruleId: string, subject: readonly string[], p: string) => `${p}{e:${ruleId}:${encodeEnvoySubject(subject)}}`,
 };
 
+/**
+ * The limit or global cap id a replicated counter key belongs to (docs/regions.md, `shared`): `c:<id>`
+ * after a tenant's or a global limit's tag, or `<id>` in a global cap's `{g:<id>}:g`; null for any
+ * other key. Ids are 16 hex characters (lib/policy/compile.ts stableId), so the match is exact.
+ */
+export function limitIdOfCounterKey(key: string): string | null {
+  const tagEnd = key.indexOf("}:");
+  if (tagEnd < 0) return null;
+  const rest = key.slice(tagEnd + 2);
+  if (rest.startsWith("c:")) return /^c:([0-9a-f]{16})(?::|$)/.exec(rest)?.[1] ?? null;
+  if (rest === "g") return /\{g:([0-9a-f]{16})$/.exec(key.slice(0, tagEnd))?.[1] ?? null;
+  return null;
+}
+
 /** `%`, `|`, `{` and `}` percent-encoded, then `|`-joined: injective, and no value can end the hash tag early. */
 export function encodeEnvoySubject(values: readonly string[]): string {
   return values.map((v) => v.replace(/[%|{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join("|");

@@ -127,3 +127,57 @@ export function applyRegionShares(doc: CompiledPolicy, shares: RegionShares | nu
   const globalCaps = doc.globalCaps.map((g) => (g.regions === "split" ? splitCap(g, shares, status) : g));
   return { ...doc, tiers, tenants, globalCaps };
 }
+
+/**
+ * `regions: shared` with its link to the other regions cut (docs/regions.md, "Degrade and heal"): the
+ * share of each shared limit and global cap this region enforces until the link heals, as measured
+ * while it worked (lib/store/region-share-meter.ts). `ratios` holds the shares measured per limit
+ * id (already floored); a limit with no measured traffic gets `otherwise`, the equal share.
+ */
+export interface DegradedShares {
+  ratios: ReadonlyMap<string, number>;
+  otherwise: number;
+  /** When the link was found cut (ms since the epoch). */
+  sinceMs: number;
+}
+
+/** floor(L × ratio), never below 1 (as a split share); a hair of tolerance so 100 × 0.9 is 90, not 89. */
+export function degradedLimit(limit: number, ratio: number): number {
+  return Math.max(1, Math.min(limit, Math.floor(limit * ratio + 1e-9)));
+}
+
+function degradeLimit(l: CompiledLimit, d: DegradedShares): CompiledLimit {
+  const ratio = d.ratios.get(l.id) ?? d.otherwise;
+  const limit = degradedLimit(l.limit, ratio);
+  return { ...l, limit, burst: l.burst === l.limit ? limit : degradedLimit(l.burst, ratio) };
+}
+
+function hasShared(doc: CompiledPolicy): boolean {
+  return doc.globalCaps.some((g) => g.regions === "shared") || Object.values(doc.tiers).some((t) => t.limits.some((l) => l.regions === "shared"));
+}
+
+/**
+ * The policy this region enforces while its replication link is degraded: every `shared` limit,
+ * override and global cap replaced by this region's last share of it (as `split` does with the
+ * shares document). No shared limit: `doc` itself.
+ */
+export function applyDegradedShares(doc: CompiledPolicy, degraded: DegradedShares | null): CompiledPolicy {
+  if (!degraded || !hasShared(doc)) return doc;
+  const tiers = Object.fromEntries(
+    Object.entries(doc.tiers).map(([name, t]) => [name, { ...t, limits: t.limits.map((l) => (l.regions === "shared" ? degradeLimit(l, degraded) : l)) }]),
+  );
+  const isShared = (o: CompiledOverride) => o.kind === "limit" && o.limit.regions === "shared";
+  const tenants = Object.fromEntries(
+    Object.entries(doc.tenants).map(([slug, t]) => [slug, t.overrides.some(isShared) ? { ...t, overrides: t.overrides.map((o) => (o.kind === "limit" && isShared(o) ? { ...o, limit: degradeLimit(o.limit, degraded) } : o)) } : t]),
+  );
+  const globalCaps = doc.globalCaps.map((g) => (g.regions === "shared" ? { ...g, limit: degradedLimit(g.limit, degraded.ratios.get(g.id) ?? degraded.otherwise) } : g));
+  return { ...doc, tiers, tenants, globalCaps };
+}
+
+/** The published names of the shared limits and caps (`free-tenant`, `global-orders`), by id: /readyz says the shares in force by name. */
+export function sharedLimitNames(doc: CompiledPolicy): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const t of Object.values(doc.tiers)) for (const l of t.limits) if (l.regions === "shared") names.set(l.id, l.name);
+  for (const g of doc.globalCaps) if (g.regions === "shared") names.set(g.id, `global-${g.operation}`);
+  return names;
+}

@@ -6,10 +6,15 @@
  *
  * A document that does not validate never replaces the last good one (the follower keeps it and
  * says so); a missing one means one region, a split limit enforced whole.
+ *
+ * The follower also carries the shares of `shared` limits while this region's replication link is
+ * degraded (worker/decision/replication.ts hands them over, setDegraded): the policy in force is
+ * then the published one with this region's share of its split limits and its last measured share
+ * of its shared ones.
  */
 import { Poller } from "../net/poller";
 import type { CompiledPolicy } from "../policy/compiled";
-import { applyRegionShares, regionSharesSchema, sharesStatus, type RegionShares, type RegionSharesStatus } from "../policy/region-shares";
+import { applyDegradedShares, applyRegionShares, regionSharesSchema, sharesStatus, type DegradedShares, type RegionShares, type RegionSharesStatus } from "../policy/region-shares";
 import type { RedisClient } from "./client";
 import { readJsonDocument } from "./json-document";
 import { keys } from "./keys";
@@ -40,16 +45,23 @@ export async function seedRegionShares(redis: RedisClient, regions: readonly str
   await writeRegionShares(redis, same ? from : { regions: [...regions], atMs: nowMs, limits: {} });
 }
 
+/** What this region's shares are now: replaced whole on any change, so a decision compares one reference. */
+interface InForce {
+  shares: RegionShares | null;
+  /** The shares of `shared` limits while the replication link is degraded; null while it works. */
+  degraded: DegradedShares | null;
+}
+
 /**
  * A decision server's view of its region's shares: polls the document, keeps the last good one,
  * and hands out the policy with this region's shares applied (computed once per change of either).
  */
 export class RegionSharesFollower {
-  private shares: RegionShares | null = null;
+  private inForce: InForce = { shares: null, degraded: null };
   private text: string | null = null;
   private lastProblem: string | null = null;
   /** Per published document (the live one, and a guarded rollout's candidate for its cohort): its version with this region's shares, until the shares change. */
-  private derived = new WeakMap<CompiledPolicy, { shares: RegionShares | null; doc: CompiledPolicy }>();
+  private derived = new WeakMap<CompiledPolicy, { inForce: InForce; doc: CompiledPolicy }>();
   private readonly poller: Poller;
 
   constructor(
@@ -84,7 +96,7 @@ export class RegionSharesFollower {
       const parsed = regionSharesSchema.safeParse(JSON.parse(text));
       if (parsed.success) {
         this.text = text;
-        this.shares = parsed.data;
+        this.inForce = { ...this.inForce, shares: parsed.data };
         this.lastProblem = null;
         this.options.onChange?.();
         return;
@@ -99,16 +111,29 @@ export class RegionSharesFollower {
 
   /** Where this region stands (for /readyz). */
   get status(): RegionSharesStatus {
-    return sharesStatus(this.shares, this.options.region);
+    return sharesStatus(this.inForce.shares, this.options.region);
   }
 
-  /** `doc` with this region's shares of its split limits. */
+  /** The regions of the shares document (1 without one). */
+  get regionCount(): number {
+    return this.inForce.shares?.regions.length ?? 1;
+  }
+
+  /** The replication link degraded (the shares of `shared` limits to enforce) or healed (null). */
+  setDegraded(degraded: DegradedShares | null): void {
+    if (degraded === this.inForce.degraded) return;
+    this.inForce = { ...this.inForce, degraded };
+    this.options.onChange?.();
+  }
+
+  /** `doc` with this region's shares of its split limits (and, while degraded, of its shared ones). */
   apply(doc: CompiledPolicy | null): CompiledPolicy | null {
     if (!doc) return null;
     const d = this.derived.get(doc);
-    if (d && d.shares === this.shares) return d.doc;
-    const derived = applyRegionShares(doc, this.shares, this.options.region);
-    this.derived.set(doc, { shares: this.shares, doc: derived });
+    if (d && d.inForce === this.inForce) return d.doc;
+    const inForce = this.inForce;
+    const derived = applyDegradedShares(applyRegionShares(doc, inForce.shares, this.options.region), inForce.degraded);
+    this.derived.set(doc, { inForce, doc: derived });
     return derived;
   }
 }

@@ -117,16 +117,21 @@ class Reader {
   }
 }
 
-/** Reads a message's fields; `field` handles the known numbers (and returns false for the others). */
-function readFields(r: Reader, field: (number: number, wireType: number) => boolean): void {
-  while (r.pos < r.end) {
-    const tag = r.varint();
-    const number = Math.floor(tag / 8);
-    const wireType = tag & 7;
-    if (number === 0) throw new ProtoDecodeError("field number 0");
-    if (!field(number, wireType)) r.skip(wireType);
-  }
+/**
+ * Each reader below is one loop over its message's fields: a field of a known number is read (its
+ * wire type checked), any other skipped. No callback per message: the decoder runs once per gRPC
+ * call, and a closure per nested message was most of its allocations (#27).
+ */
+
+/** The next field's number and wire type (tag >>> 3, tag & 7); field number 0 is malformed. */
+function nextTag(r: Reader): number {
+  const tag = r.varint();
+  if (tag < 8) throw new ProtoDecodeError("field number 0");
+  return tag;
 }
+
+/** Splits a tag (a varint up to 2^64, so no 32-bit shifts) into its number. */
+const fieldNumber = (tag: number) => Math.floor(tag / 8);
 
 function expectWire(wireType: number, expected: number, what: string): void {
   if (wireType !== expected) throw new ProtoDecodeError(`${what}: wire type ${wireType}, expected ${expected}`);
@@ -139,55 +144,69 @@ function sub(r: Reader): Reader {
 
 function readEntry(r: Reader): RlsEntryMessage {
   const entry: RlsEntryMessage = {};
-  readFields(r, (n, w) => {
+  while (r.pos < r.end) {
+    const tag = nextTag(r);
+    const n = fieldNumber(tag);
+    const w = tag & 7;
     if (n === 1) {
       expectWire(w, BYTES, "entry.key");
       entry.key = r.string();
     } else if (n === 2) {
       expectWire(w, BYTES, "entry.value");
       entry.value = r.string();
-    } else return false;
-    return true;
-  });
+    } else r.skip(w);
+  }
   return entry;
+}
+
+function readLimit(r: Reader): NonNullable<RlsDescriptorMessage["limit"]> {
+  const limit: NonNullable<RlsDescriptorMessage["limit"]> = {};
+  while (r.pos < r.end) {
+    const tag = nextTag(r);
+    const n = fieldNumber(tag);
+    const w = tag & 7;
+    if (n === 1) {
+      expectWire(w, VARINT, "limit.requests_per_unit");
+      limit.requests_per_unit = r.uint32("descriptor.limit.requests_per_unit");
+    } else if (n === 2) {
+      expectWire(w, VARINT, "limit.unit");
+      const unit = r.varint();
+      limit.unit = OVERRIDE_UNITS[unit] ?? String(unit);
+    } else r.skip(w);
+  }
+  return limit;
+}
+
+function readAddend(r: Reader): { value?: number } {
+  const addend: { value?: number } = {};
+  while (r.pos < r.end) {
+    const tag = nextTag(r);
+    const w = tag & 7;
+    if (fieldNumber(tag) === 1) {
+      expectWire(w, VARINT, "hits_addend.value");
+      addend.value = r.varint();
+    } else r.skip(w);
+  }
+  return addend;
 }
 
 function readDescriptor(r: Reader): RlsDescriptorMessage {
   const d: RlsDescriptorMessage = {};
-  readFields(r, (n, w) => {
+  while (r.pos < r.end) {
+    const tag = nextTag(r);
+    const n = fieldNumber(tag);
+    const w = tag & 7;
     if (n === 1) {
       expectWire(w, BYTES, "descriptor.entries");
       (d.entries ??= []).push(readEntry(sub(r)));
     } else if (n === 2) {
       expectWire(w, BYTES, "descriptor.limit");
-      const limit: NonNullable<RlsDescriptorMessage["limit"]> = {};
-      const lr = sub(r);
-      readFields(lr, (ln, lw) => {
-        if (ln === 1) {
-          expectWire(lw, VARINT, "limit.requests_per_unit");
-          limit.requests_per_unit = lr.uint32("descriptor.limit.requests_per_unit");
-        } else if (ln === 2) {
-          expectWire(lw, VARINT, "limit.unit");
-          const unit = lr.varint();
-          limit.unit = OVERRIDE_UNITS[unit] ?? String(unit);
-        } else return false;
-        return true;
-      });
-      d.limit = limit;
+      d.limit = readLimit(sub(r));
     } else if (n === 3) {
       expectWire(w, BYTES, "descriptor.hits_addend");
-      const addend: { value?: number } = {};
-      const ar = sub(r);
-      readFields(ar, (an, aw) => {
-        if (an !== 1) return false;
-        expectWire(aw, VARINT, "hits_addend.value");
-        addend.value = ar.varint();
-        return true;
-      });
-      d.hits_addend = addend;
-    } else return false;
-    return true;
-  });
+      d.hits_addend = readAddend(sub(r));
+    } else r.skip(w);
+  }
   return d;
 }
 
@@ -195,7 +214,10 @@ function readDescriptor(r: Reader): RlsDescriptorMessage {
 export function decodeRateLimitRequest(bytes: Buffer): RlsRequestMessage {
   const r = new Reader(bytes, 0, bytes.length);
   const message: RlsRequestMessage = {};
-  readFields(r, (n, w) => {
+  while (r.pos < r.end) {
+    const tag = nextTag(r);
+    const n = fieldNumber(tag);
+    const w = tag & 7;
     if (n === 1) {
       expectWire(w, BYTES, "domain");
       message.domain = r.string();
@@ -205,9 +227,8 @@ export function decodeRateLimitRequest(bytes: Buffer): RlsRequestMessage {
     } else if (n === 3) {
       expectWire(w, VARINT, "hits_addend");
       message.hits_addend = r.uint32("hits_addend");
-    } else return false;
-    return true;
-  });
+    } else r.skip(w);
+  }
   return message;
 }
 
@@ -215,11 +236,13 @@ export function decodeRateLimitRequest(bytes: Buffer): RlsRequestMessage {
 export function decodeHealthCheckRequest(bytes: Buffer): { service?: string } {
   const r = new Reader(bytes, 0, bytes.length);
   const message: { service?: string } = {};
-  readFields(r, (n, w) => {
-    if (n !== 1) return false;
-    expectWire(w, BYTES, "service");
-    message.service = r.string();
-    return true;
-  });
+  while (r.pos < r.end) {
+    const tag = nextTag(r);
+    const w = tag & 7;
+    if (fieldNumber(tag) === 1) {
+      expectWire(w, BYTES, "service");
+      message.service = r.string();
+    } else r.skip(w);
+  }
   return message;
 }

@@ -3,7 +3,8 @@ import { CircuitBreaker } from "../decision/breaker";
 import { DecisionEngine, type DecisionRequest } from "../decision/engine";
 import { compileFixture, FIXTURE_KEYS } from "../decision/testing/fixture";
 import { createMemoryStore } from "../store/memory";
-import { clientNetworkOrUnknown, descriptorToken, parsePolicyItem, planRateLimit, rateLimitResponse, REASON_HEADER } from "./mapping";
+import { clientNetworkOrUnknown, currentLimitOf, descriptorToken, parsePolicyItem, planRateLimit, rateLimitResponse, REASON_HEADER } from "./mapping";
+import type { DecisionAnswer } from "../decision/answer";
 import type { RlsDescriptorMessage, RlsRequestMessage } from "./protos";
 
 const DOMAIN = { domain: "sluice" };
@@ -218,5 +219,16 @@ describe("decision answers → RLS response", () => {
     expect(parsePolicyItem('"conc-tenant";q=1')).toEqual({ name: "conc-tenant", quota: 1, windowSeconds: 0 });
     expect(parsePolicyItem('"a\\"b\\\\c";q=2;w=1')).toEqual({ name: 'a"b\\c', quota: 2, windowSeconds: 1 });
     expect(parsePolicyItem("garbage")).toBeNull();
+  });
+
+  it("gives every answer of one limit the same current_limit, which no response can change for the next", () => {
+    const answer = (policy: string) => ({ headers: { "RateLimit-Policy": policy } }) as unknown as DecisionAnswer;
+    const first = currentLimitOf(answer('"api";q=100;w=60'));
+    expect(first).toEqual({ name: "api", requests_per_unit: 100, unit: "MINUTE" });
+    expect(currentLimitOf(answer('"api";q=100;w=60'))).toBe(first);
+    expect(() => Object.assign(first!, { requests_per_unit: 1 })).toThrow(TypeError);
+    expect(currentLimitOf(answer('"api";q=100;w=30'))).toEqual({ name: "api", requests_per_unit: 100, unit: "UNKNOWN" });
+    expect(currentLimitOf(answer("garbage"))).toBeUndefined();
+    expect(currentLimitOf(answer("garbage"))).toBeUndefined();
   });
 });

@@ -217,10 +217,23 @@ export function parsePolicyItem(header: string): PolicyItem | null {
  */
 export function currentLimitOf(answer: DecisionAnswer): RlsRateLimit | undefined {
   const header = answer.headers["RateLimit-Policy"];
-  const item = header === undefined ? null : parsePolicyItem(header);
-  if (!item) return undefined;
-  return { name: item.name, requests_per_unit: uint32(item.quota), unit: UNIT_OF_SECONDS.get(item.windowSeconds) ?? "UNKNOWN" };
+  if (header === undefined) return undefined;
+  let limit = LIMITS_BY_HEADER.get(header);
+  if (limit === undefined) {
+    const item = parsePolicyItem(header);
+    limit = item ? Object.freeze({ name: item.name, requests_per_unit: uint32(item.quota), unit: UNIT_OF_SECONDS.get(item.windowSeconds) ?? "UNKNOWN" }) : null;
+    if (LIMITS_BY_HEADER.size >= 1_000) LIMITS_BY_HEADER.clear();
+    LIMITS_BY_HEADER.set(header, limit);
+  }
+  return limit ?? undefined;
 }
+
+/**
+ * The limit of each RateLimit-Policy header seen lately (bounded: dropped whole past 1,000, then
+ * refilled), frozen and shared: a policy has a few limits, and every call of a limit carries the
+ * same header, so its parse (a regular expression) runs once, not once per call.
+ */
+const LIMITS_BY_HEADER = new Map<string, Readonly<RlsRateLimit> | null>();
 
 export function descriptorStatus(answer: DecisionAnswer): RlsDescriptorStatus {
   const status: RlsDescriptorStatus = { code: answer.allowed ? "OK" : "OVER_LIMIT", limit_remaining: answer.allowed ? uint32(answer.remaining) : 0 };

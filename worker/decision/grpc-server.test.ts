@@ -33,6 +33,8 @@ beforeAll(async () => {
           throw new GrpcError(GrpcStatus.NOT_FOUND, "no such thing: ü, 100% sure\n");
         },
       ],
+      // The same refusals, rejected from a promise instead of thrown.
+      ["/t.T/AsyncFail", (call) => Promise.resolve().then(() => (call.message.toString() === "bug" ? Promise.reject(new Error("secret internals")) : Promise.reject(new GrpcError(GrpcStatus.PERMISSION_DENIED, "not yours"))))],
     ]),
     maxMessageBytes: 1024,
     drainMs: 5_000,
@@ -116,6 +118,17 @@ describe("the unary gRPC server (node:http2)", () => {
     const bug = await unary("/t.T/Fail", Buffer.from("bug"));
     expect(bug.error?.code).toBe(grpc.status.INTERNAL);
     expect(bug.error?.details).toBe("internal error");
+  });
+
+  it("answers a handler's rejected promise as it answers a throw: its GrpcError's status, or INTERNAL for a bug", async () => {
+    const r = await unary("/t.T/AsyncFail", Buffer.from("x"));
+    expect(r.error?.code).toBe(grpc.status.PERMISSION_DENIED);
+    expect(r.error?.details).toBe("not yours");
+    const bug = await unary("/t.T/AsyncFail", Buffer.from("bug"));
+    expect(bug.error?.code).toBe(grpc.status.INTERNAL);
+    expect(bug.error?.details).toBe("internal error");
+    // And the next call on the same connection is answered as usual.
+    expect((await unary("/t.T/Echo", Buffer.from("after"))).value?.toString()).toBe("echo:after");
   });
 
   it("answers UNIMPLEMENTED for an unknown method, RESOURCE_EXHAUSTED for a message over the bound, and keeps serving", async () => {

@@ -37,7 +37,7 @@ import type { EnvoyDecider } from "../../lib/decision/envoy";
 import { descriptorToken } from "../../lib/rls/mapping";
 import { HEALTH_SERVICE, RLS_SERVICE, type RlsRequestMessage } from "../../lib/rls/messages";
 import type { GrpcLimits } from "../../lib/net/grpc-limits";
-import { createRlsAnswer, type RlsResult } from "./rls-answer";
+import { createRlsAnswer } from "./rls-answer";
 import { createUnaryGrpcServer, GRPC_STATUS_NAMES, GrpcError, GrpcStatus, type GrpcStatusCode, type UnaryAnswer, type UnaryCall, type UnaryGrpcServer, type UnaryHandler } from "./grpc-server";
 
 /** The same bound as an HTTP body (64 KiB): larger messages get RESOURCE_EXHAUSTED before they are read. */
@@ -130,7 +130,11 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
     return new GrpcError(GrpcStatus.UNAUTHENTICATED, UNAUTHENTICATED_MESSAGE);
   }
 
-  async function shouldRateLimit(call: UnaryCall): Promise<UnaryAnswer> {
+  /**
+   * ShouldRateLimit: decode, authenticate, decide, encode. A refusal is thrown (a GrpcError, also
+   * from within the promise); written with `then` rather than `async`, one promise less per call.
+   */
+  function shouldRateLimit(call: UnaryCall): Promise<UnaryAnswer> {
     if (draining) return refuse(GrpcStatus.UNAVAILABLE, "draining: this decision server is shutting down");
     let request: RlsRequestMessage;
     try {
@@ -144,17 +148,18 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
       return refuse(GrpcStatus.UNAUTHENTICATED, UNAUTHENTICATED_MESSAGE);
     }
     const started = performance.now();
-    let result: RlsResult;
-    try {
-      result = await answer(request);
-    } catch (error) {
-      logger.error({ reqId: requestIdOf(call.headers), err: errorMessage(error) }, "internal error in ShouldRateLimit");
-      return refuse(GrpcStatus.INTERNAL, "internal error");
-    }
-    if (!result.ok) return refuse(result.kind === "not_ready" ? GrpcStatus.UNAVAILABLE : GrpcStatus.INVALID_ARGUMENT, result.message);
-    count(GrpcStatus.OK, result.response.overall_code);
-    // Like /v1/check's Server-Timing: how long the decisions took, store call included.
-    return { framed: encodeRateLimitResponse(result.response), trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
+    return answer(request).then(
+      (result): UnaryAnswer => {
+        if (!result.ok) return refuse(result.kind === "not_ready" ? GrpcStatus.UNAVAILABLE : GrpcStatus.INVALID_ARGUMENT, result.message);
+        count(GrpcStatus.OK, result.response.overall_code);
+        // Like /v1/check's Server-Timing: how long the decisions took, store call included.
+        return { framed: encodeRateLimitResponse(result.response), trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
+      },
+      (error: unknown) => {
+        logger.error({ reqId: requestIdOf(call.headers), err: errorMessage(error) }, "internal error in ShouldRateLimit");
+        return refuse(GrpcStatus.INTERNAL, "internal error");
+      },
+    );
   }
 
   const KNOWN_SERVICES = new Set(["", RLS_SERVICE]);

@@ -18,6 +18,7 @@ import { createRedisEnvoyCounters } from "../../lib/store/redis/envoy";
 import { withReplication } from "../../lib/store/replication";
 import { redisPrefix } from "../../lib/redis/keys";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
+import { sharedLimitNames } from "../../lib/policy/region-shares";
 import type { Backend, BackendContext } from "./backend";
 import type { DecisionServerOptions } from "./options";
 import { type ReplicationLink, startReplication } from "./replication";
@@ -69,15 +70,19 @@ function hasSharedLimits(doc: CompiledPolicy | null): boolean {
 }
 
 /**
- * /readyz's `replication` (docs/regions.md): the link's status and lag; without SLUICE_REPLICATION_URL,
+ * /readyz's `replication` (docs/regions.md): the link's status and lag, and while it is degraded the
+ * share of each shared limit this region enforces (`sharesInForce`, by limit name); without SLUICE_REPLICATION_URL,
  * `unconfigured` once the policy has a shared limit (still ready: the limit then counts this
  * region's traffic only, as with a cut link, and taking every server of the region out of
  * rotation for it would turn a looser limit into an outage).
  */
 function replicationReadiness(link: ReplicationLink | null, doc: CompiledPolicy | null): Record<string, unknown> {
   if (link) {
-    const { status, lagMs } = link.status();
-    return { replication: { status, lagMs } };
+    const { status, lagMs, degradedShares } = link.status();
+    if (!degradedShares || !doc) return { replication: { status, lagMs } };
+    const sharesInForce: Record<string, number> = {};
+    for (const [id, name] of sharedLimitNames(doc)) sharesInForce[name] = Math.round((degradedShares.ratios.get(id) ?? degradedShares.otherwise) * 10_000) / 10_000;
+    return { replication: { status, lagMs, sharesInForce } };
   }
   if (!hasSharedLimits(doc)) return {};
   return { replication: { status: "unconfigured", lagMs: null, error: "the policy has shared limits but SLUICE_REPLICATION_URL is not set: they count this region's traffic only" } };
@@ -120,13 +125,23 @@ export function redisBackend(ctx: BackendContext): Backend {
   });
   const shares = new RegionSharesFollower({ redis, region: options.region, onChange: () => ctx.sharesChanged(), log });
   const replication = options.replicationUrl
-    ? startReplication({ url: options.replicationUrl, region: options.region!, redis, prefix: redisPrefix(), log, registry: ctx.registry })
+    ? startReplication({
+        url: options.replicationUrl,
+        region: options.region!,
+        redis,
+        prefix: redisPrefix(),
+        log,
+        registry: ctx.registry,
+        regionCount: () => shares.regionCount,
+        onDegradedShares: (degraded) => shares.setDegraded(degraded),
+      })
     : null;
   const ownStore = options.store ?? createRedisStore(redis, { maxWaitMs: maxWaitMs(options.redisTimeoutMs) });
   const store = replication ? withReplication(ownStore, replication.outbox) : ownStore;
   return {
     policy,
-    // The published document (or a rollout's, for its cohort) with this region's share of every `split` limit.
+    // The published document (or a rollout's, for its cohort) with this region's share of every
+    // `split` limit, and of every `shared` one while the replication link is degraded.
     currentPolicy: () => shares.apply(policy.current),
     policyFor: (tenant) => shares.apply(policy.forTenant(tenant)),
     keyIndex,

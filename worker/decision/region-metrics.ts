@@ -1,7 +1,8 @@
 /**
- * `sluice_region_share_ratio{limit}`: for each `split` limit and global cap (docs/regions.md), the
- * fraction of the published limit this region's decision servers enforce now: 1 without a shares
- * document (one region), its share once the worker has re-balanced. Computed when /metrics is read,
+ * `sluice_region_share_ratio{limit}`: for each `split` and `shared` limit and global cap
+ * (docs/regions.md), the fraction of the published limit this region's decision servers enforce
+ * now: for a split one 1 without a shares document (one region), its share once the worker has
+ * re-balanced; for a shared one 1 while the replication link works, its last share while degraded. Computed when /metrics is read,
  * from the published document and the one in force. Labels are limit names from the policy
  * (`free-tenant`, `global-orders`), never a tenant or key. The `region` label comes with every
  * series (SLUICE_REGION, worker/decision/server.ts).
@@ -12,7 +13,7 @@ import type { CompiledPolicy } from "../../lib/policy/compiled";
 export function registerRegionShareMetric(registry: Registry, published: () => CompiledPolicy | null, inForce: () => CompiledPolicy | null): void {
   const gauge: Gauge<"limit"> = new Gauge({
     name: "sluice_region_share_ratio",
-    help: "Split limits (regions: split): the fraction of the limit this region enforces now.",
+    help: "Split and shared limits (regions: split | shared): the fraction of the limit this region enforces now (a shared one: 1, or its last share while the replication link is degraded).",
     labelNames: ["limit"],
     registers: [registry],
     collect() {
@@ -23,12 +24,12 @@ export function registerRegionShareMetric(registry: Registry, published: () => C
       for (const [tierName, tier] of Object.entries(doc.tiers)) {
         tier.limits.forEach((l, i) => {
           const enforced = now.tiers[tierName]?.limits[i];
-          if (l.regions === "split" && enforced) gauge.set({ limit: l.name }, enforced.limit / l.limit);
+          if ((l.regions === "split" || l.regions === "shared") && enforced) gauge.set({ limit: l.name }, enforced.limit / l.limit);
         });
       }
       doc.globalCaps.forEach((g, i) => {
         const enforced = now.globalCaps[i];
-        if (g.regions === "split" && enforced) gauge.set({ limit: `global-${g.operation}` }, enforced.limit / g.limit);
+        if ((g.regions === "split" || g.regions === "shared") && enforced) gauge.set({ limit: `global-${g.operation}` }, enforced.limit / g.limit);
       });
     },
   });

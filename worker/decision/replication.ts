@@ -14,9 +14,10 @@
  *   batches are added to this region's Redis (lib/store/redis/replication-apply.ts) and
  *   acknowledged; this region's own are acknowledged and skipped. A batch Redis could not take is
  *   redelivered.
- * - Status: `ok` (connected, consuming), `connecting`, or `degraded` (NATS unreachable: shared limits
- *   count this region's traffic only until it is back, when JetStream delivers what it stored and
- *   the batches waiting here are sent; windows that ended meanwhile are skipped). `lagMs`: the
+ * - Status: `ok` (connected, consuming), `connecting`, or `degraded` (NATS unreachable: each shared
+ *   limit is enforced at this region's last share of it, floor(L × share), as measured while the
+ *   link worked (lib/store/region-share-meter.ts), until it is back, when JetStream delivers what it
+ *   stored and the batches waiting here are sent; windows that ended meanwhile are skipped). `lagMs`: the
  *   largest replication lag of the batches applied in the last 10–20 s — from the first admission
  *   of a batch in its region (store clock) to its INCRBY here (Redis TIME). A batch that arrives
  *   after every window of it ended (JetStream redelivering, after a cut, what it stored before)
@@ -28,6 +29,8 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { RedisClient } from "../../lib/redis/client";
 import { createReplicationApplier } from "../../lib/store/redis/replication-apply";
+import type { DegradedShares } from "../../lib/policy/region-shares";
+import { RegionShareMeter } from "../../lib/store/region-share-meter";
 import { decodeReplication, encodeReplication, type OutboxBatch, replicationMessageSchema, ReplicationOutbox } from "../../lib/store/replication";
 
 export const REPLICATION_STREAM = "SLUICE_REPLICATION";
@@ -42,6 +45,12 @@ const MAX_ENTRIES = 50_000;
 const MAX_QUEUED = 200;
 const MAX_IN_FLIGHT = 4;
 const PUBLISH_TIMEOUT_MS = 2_000;
+/**
+ * NATS pings: a link that went silent without closing (a partition, not a stopped server) is found
+ * cut after about PING_INTERVAL_MS × MAX_PINGS_OUT (the client's default would take four minutes).
+ */
+const PING_INTERVAL_MS = 5_000;
+const MAX_PINGS_OUT = 2;
 /** The stream keeps a message this long: longer than any outage a window could still care about is pointless. */
 const STREAM_MAX_AGE_MS = 3_600_000;
 const nanos = (ms: number) => ms * 1_000_000;
@@ -54,6 +63,8 @@ export interface ReplicationStatus {
   droppedUnits: number;
   /** Units from other regions that arrived here after their window had ended (not counted). */
   lateUnits: number;
+  /** While degraded: the share of each shared limit this region enforces (null otherwise). */
+  degradedShares: DegradedShares | null;
 }
 
 export interface ReplicationLink {
@@ -70,6 +81,10 @@ export interface ReplicationOptions {
   prefix: string;
   log: (message: string) => void;
   registry: Registry;
+  /** The regions of the deployment as this server knows them (the shares document's); at least the ones seen in batches, plus this one. */
+  regionCount: () => number;
+  /** The link degraded (the shares to enforce) or healed (null): the backend applies them to the policy. */
+  onDegradedShares: (shares: DegradedShares | null) => void;
 }
 
 interface Queued {
@@ -115,6 +130,26 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
   let flushTimer: NodeJS.Timeout | null = null;
   let queueDropped = 0;
   let lateUnits = 0;
+  const meter = new RegionShareMeter();
+  let degradedShares: DegradedShares | null = null;
+
+  /**
+   * Every change of state goes through here: going degraded freezes this region's last measured
+   * shares (what it measures after the cut would be its own traffic only) and hands them to the
+   * backend; going `ok` lifts them.
+   */
+  function become(next: ReplicationState): void {
+    if (next === state) return;
+    state = next;
+    if (next === "degraded") {
+      const nowMs = Date.now();
+      degradedShares = meter.snapshot(nowMs, Math.max(options.regionCount(), meter.otherRegions + 1));
+      options.onDegradedShares(degradedShares);
+    } else if (next === "ok" && degradedShares !== null) {
+      degradedShares = null;
+      options.onDegradedShares(null);
+    }
+  }
 
   const outbox = new ReplicationOutbox({
     maxEntries: MAX_ENTRIES,
@@ -134,7 +169,10 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
     if (flushTimer) clearTimeout(flushTimer);
     flushTimer = null;
     if (nc !== null && state === "ok" && inFlight < MAX_IN_FLIGHT && queue.length === 0) {
-      for (const batch of outbox.take(Date.now(), FULL_ENTRIES)) enqueue(batch);
+      for (const batch of outbox.take(Date.now(), FULL_ENTRIES)) {
+        meter.record(batch.entries, null);
+        enqueue(batch);
+      }
     }
     send();
   }
@@ -192,6 +230,8 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
     try {
       const applied = await apply(entries);
       if (applied.units > 0) lag.add(Math.max(0, applied.nowMs - message.firstAdmitMs), Date.now());
+      // Late units too: they are what that region admitted in their window, which is what a share measures.
+      meter.record(entries, message.region);
       lateUnits += entries.reduce((n, e) => n + e.units, 0) - applied.units;
       m.ack();
     } catch (error) {
@@ -219,13 +259,13 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
         await ensureStream(conn);
         const consumer = await jetstream(conn).consumers.get(REPLICATION_STREAM, `sluice-apply-${region}`);
         const messages = await consumer.consume({ max_messages: 256 });
-        state = "ok";
+        become("ok");
         flush();
         for await (const m of messages) await handle(m);
       } catch (error) {
         if (closed) return;
         if (state === "ok") log(`replication: consumer stopped (${error instanceof Error ? error.message : String(error)}); retrying`);
-        state = "degraded";
+        become("degraded");
       }
       // Ended or failed: start over after a pause (never a tight loop against a server that is away).
       if (!closed) await new Promise((r) => setTimeout(r, 500));
@@ -235,11 +275,11 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
   async function watch(conn: NatsConnection): Promise<void> {
     for await (const s of conn.status()) {
       if (s.type === "disconnect") {
-        if (state !== "degraded") log("replication: NATS unreachable: shared limits count this region's traffic only");
-        state = "degraded";
+        if (state !== "degraded") log("replication: NATS unreachable: shared limits enforce this region's last share of them");
+        become("degraded");
       } else if (s.type === "reconnect") {
-        log("replication: NATS reachable again");
-        state = "ok";
+        log("replication: NATS reachable again: shared limits count every region's traffic");
+        become("ok");
         flush();
       }
     }
@@ -248,20 +288,20 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
   async function run(): Promise<void> {
     while (!closed && nc === null) {
       try {
-        const conn = await connect({ servers: options.url.split(","), name: `sluice-decision-${region}`, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2_000 });
+        const conn = await connect({ servers: options.url.split(","), name: `sluice-decision-${region}`, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2_000, pingInterval: PING_INTERVAL_MS, maxPingOut: MAX_PINGS_OUT });
         nc = conn;
         void watch(conn).catch(() => undefined);
         void consumeLoop(conn);
       } catch (error) {
-        if (state !== "degraded") log(`replication: cannot reach NATS at ${options.url} (${error instanceof Error ? error.message : String(error)}): shared limits count this region's traffic only; retrying`);
-        state = "degraded";
+        if (state !== "degraded") log(`replication: cannot reach NATS at ${options.url} (${error instanceof Error ? error.message : String(error)}): shared limits enforce this region's last share of them; retrying`);
+        become("degraded");
         await new Promise((r) => setTimeout(r, 1_000));
       }
     }
   }
   void run();
 
-  const status = (): ReplicationStatus => ({ status: state, lagMs: lag.value(Date.now()), droppedUnits: outbox.droppedUnits + queueDropped, lateUnits });
+  const status = (): ReplicationStatus => ({ status: state, lagMs: lag.value(Date.now()), droppedUnits: outbox.droppedUnits + queueDropped, lateUnits, degradedShares });
   registerReplicationMetrics(options.registry, status);
 
   return {
@@ -309,7 +349,7 @@ function registerReplicationMetrics(registry: Registry, status: () => Replicatio
   totalCounter(registry, "sluice_replication_late_total", "Shared limits: units from other regions that arrived after their window had ended here (not counted).", () => status().lateUnits);
   new Gauge({
     name: "sluice_replication_connected",
-    help: "Shared limits: 1 while the link to NATS JetStream works, 0 while this region counts its own traffic only.",
+    help: "Shared limits: 1 while the link to NATS JetStream works, 0 while this region enforces its last share of them (sluice_region_share_ratio).",
     registers: [registry],
     collect() {
       this.set(status().status === "ok" ? 1 : 0);

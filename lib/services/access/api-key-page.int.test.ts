@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { testRedisPrefix, freshStoresPerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { expireApiKeys, KEY_EXPIRY_ACTOR } from "@/lib/jobs/expire-api-keys";
 import { drainClosedMinutes } from "@/lib/jobs/rollup";
@@ -21,20 +21,10 @@ const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/d
 const editor = { actor: "user:pm@example.com", role: "product" } as const;
 const NOW = Date.UTC(2026, 11, 6, 12, 0, 0);
 
-let fresh: FreshDatabase;
+const stores = freshStoresPerFile("keypage");
 let db: PrismaClient;
 let redis: Redis;
-
-beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}keypage:`;
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
-});
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
-});
+beforeAll(() => ({ db, redis } = stores));
 beforeEach(async () => {
   await db.auditEntry.deleteMany();
   await db.usageRollup.deleteMany();

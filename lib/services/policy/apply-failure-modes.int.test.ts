@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { freshStoresPerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { CompiledPolicy } from "@/lib/policy/compiled";
 import { readCurrentPolicy } from "@/lib/redis/policy";
@@ -17,20 +17,10 @@ const actor = "test:failure-modes";
 const sre = { actor: "user:sre@example.com", role: "sre" } as const;
 const product = { actor: "user:pm@example.com", role: "product" } as const;
 
-let fresh: FreshDatabase;
+const stores = freshStoresPerFile("fm");
 let db: PrismaClient;
 let redis: Redis;
-
-beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}fm:`;
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
-});
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
-});
+beforeAll(() => ({ db, redis } = stores));
 beforeEach(async () => {
   await db.auditEntry.deleteMany();
   await db.policyVersion.deleteMany();

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { freshStoresPerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { policyChecksum } from "@/lib/policy/compile";
 import { parseCompiledPolicy } from "@/lib/policy/compiled-schema";
@@ -21,20 +21,10 @@ const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/d
 const actor = "test:discard";
 const product = { actor: "user:pm@example.com", role: "product" } as const;
 
-let fresh: FreshDatabase;
+const stores = freshStoresPerFile("discard");
 let db: PrismaClient;
 let redis: Redis;
-
-beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}discard:`;
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
-});
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
-});
+beforeAll(() => ({ db, redis } = stores));
 beforeEach(async () => {
   await db.auditEntry.deleteMany();
   await db.policyVersion.deleteMany();

@@ -6,9 +6,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { freshStoresPerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { tierTenants } from "@/lib/db/usage-repo";
 import { readCurrentPolicy } from "@/lib/redis/policy";
@@ -37,20 +37,10 @@ descriptors:
 `;
 const actor = "test:envoy";
 
-let fresh: FreshDatabase;
+const stores = freshStoresPerFile("envoy");
 let db: PrismaClient;
 let redis: Redis;
-
-beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}envoy:`;
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
-});
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
-});
+beforeAll(() => ({ db, redis } = stores));
 beforeEach(async () => {
   await db.policyVersion.deleteMany();
   await applyPolicyFile(db, DEMO, { actor });

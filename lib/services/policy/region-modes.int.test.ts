@@ -4,9 +4,9 @@
  * carries it in the document every region's decision servers read.
  */
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { freshStoresPerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { readCurrentPolicy } from "@/lib/redis/policy";
 import { changedFields } from "@/lib/policy/plan";
@@ -29,20 +29,10 @@ tenants:
   - { slug: acme, name: Acme, tier: free }
 `;
 
-let fresh: FreshDatabase;
+const stores = freshStoresPerFile("rmodes");
 let db: PrismaClient;
 let redis: Redis;
-
-beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}rmodes:`;
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
-});
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
-});
+beforeAll(() => ({ db, redis } = stores));
 beforeEach(async () => {
   await db.policyVersion.deleteMany();
   await db.tenant.deleteMany();

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { freshStoresPerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { parseCompiledPolicy } from "@/lib/policy/compiled-schema";
 import { planIsEmpty } from "@/lib/policy/plan";
@@ -21,26 +21,16 @@ const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/d
 const actor = "test:billing";
 const editor = { actor, role: "admin" } as const;
 
-let fresh: FreshDatabase;
+const stores = freshStoresPerFile("bill");
 let db: PrismaClient;
 let redis: Redis;
+beforeAll(() => ({ db, redis } = stores));
 
 async function liveDoc() {
   const r = await readCurrentPolicy(redis);
   if (r.status !== "ok") throw new Error(`no live policy: ${r.status}`);
   return r.policy;
 }
-
-beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}bill:`;
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
-});
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
-});
 beforeEach(async () => {
   await db.auditEntry.deleteMany();
   await db.policyVersion.deleteMany();

@@ -28,7 +28,8 @@ import { cohortMembers, planRollout, rolloutSpecSchema, type RolloutSpecInput } 
 import type { Role } from "../../policy/types";
 import type { RedisLike } from "../../redis/policy";
 import { writeRolloutRouting } from "../../redis/rollout";
-import { ServiceError, redisStep } from "../errors";
+import { ServiceError } from "../errors";
+import { writeEveryRegion } from "../policy/region-writes";
 import { compileDraft } from "../policy/publish-policy";
 import { requireApproval } from "../approval/approval-gate";
 import type { ApprovalView } from "../approval/approval-view";
@@ -150,6 +151,7 @@ export async function startRolloutLocked(tx: Tx, redisOrNull: RolloutDeps["redis
   });
   // An alert a guardrail raised about an earlier rollout is over once the next one starts.
   await tx.alertEvent.updateMany({ where: { kind: "rollout_guardrail", resolvedAt: null }, data: { resolvedAt: new Date(nowMs) } });
-  await redisStep(`writing rollout ${id}`, () => writeRolloutRouting(redis, candidate, routingOf(r)));
+  // Every region's Redis (SLUICE_REGIONS); one that missed it gets it from the worker's guard.
+  await writeEveryRegion(tx, redis, `writing rollout ${id}`, (region) => writeRolloutRouting(region, candidate, routingOf(r)), nowMs);
   return { status: "started", rollout: describeRollout(r, nowMs) };
 }

@@ -2,8 +2,10 @@
  * A rollout's moves, shared by the people who drive it (`sluice rollout promote|pause|abort`, the
  * admin API, the Policy page) and by the guardrail job (lib/jobs/rollout-guard.ts): each runs in
  * the caller's transaction holding the policy lock, updates the row, writes its audit entry and
- * tells Redis (the routing of the new step, or everyone back to the live version). Redis is written
- * last, so a failure there rolls the transaction back and nothing changed anywhere.
+ * tells Redis (the routing of the new step, or everyone back to the live version) — every region's
+ * Redis with SLUICE_REGIONS (lib/services/policy/region-writes.ts). Redis is written last, so when no
+ * region took it the transaction rolls back and nothing changed anywhere; a region that missed it
+ * is recorded as behind and the worker's guard writes it there (lib/jobs/rollout-guard.ts).
  *
  * The last step completes the rollout: the candidate's draft body is published as a normal version
  * (publishBody; the version number the candidate carried, since nothing else can publish meanwhile).
@@ -22,7 +24,8 @@ import { parseCompiledPolicy } from "../../policy/compiled-schema";
 import { cohortMembers, type RolloutRouting, type RolloutStateName } from "../../policy/rollout";
 import type { RedisLike } from "../../redis/policy";
 import { clearRolloutRouting, writeRolloutRouting } from "../../redis/rollout";
-import { ServiceError, redisStep } from "../errors";
+import { ServiceError } from "../errors";
+import { writeEveryRegion } from "../policy/region-writes";
 import { publishBody } from "../policy/publish-policy";
 import { requireApproval, type Caller } from "../approval/approval-gate";
 import { describeApproval, type ApprovalView } from "../approval/approval-view";
@@ -126,7 +129,7 @@ export async function advance(tx: Tx, redis: RedisLike | null, r: RolloutRecord,
   if (approval) return { rollout: r, approval };
   if (completes) return { rollout: await complete(tx, redis, r, meta, why), approval: null };
   const moved = await record(tx, r, "rollout.promote", { state: "running", step: next }, meta, { why, percent: r.steps[next]!.percent });
-  if (redis) await redisStep(`routing rollout ${r.id} to step ${next + 1}`, () => writeRolloutRouting(redis, candidateOf(r), routingOf(moved)));
+  if (redis) await writeEveryRegion(tx, redis, `routing rollout ${r.id} to step ${next + 1}`, (region) => writeRolloutRouting(region, candidateOf(r), routingOf(moved)), meta.nowMs);
   return { rollout: moved, approval: null };
 }
 
@@ -135,7 +138,7 @@ export async function complete(tx: Tx, redis: RedisLike | null, r: RolloutRecord
   const body = r.body as unknown as CompiledPolicyBody;
   const { doc } = await publishBody(tx, redis, body, { actor: meta.actor, note: r.note ?? `rollout ${r.id}`, nowMs: meta.nowMs });
   const done = await record(tx, r, "rollout.complete", { state: "completed", step: r.steps.length - 1, reason: why, ended: true }, meta, { version: doc.version });
-  if (redis) await redisStep(`ending rollout ${r.id}`, () => clearRolloutRouting(redis, doc.version));
+  if (redis) await writeEveryRegion(tx, redis, `ending rollout ${r.id}`, (region) => clearRolloutRouting(region, doc.version), meta.nowMs);
   return done;
 }
 
@@ -147,6 +150,6 @@ export async function pause(tx: Tx, r: RolloutRecord, meta: MoveMeta, reason: st
 /** Ends the rollout with everyone on the live version: `aborted` by a person, `rolled-back` by a guardrail. The draft stays as it is. */
 export async function stop(tx: Tx, redis: RedisLike | null, r: RolloutRecord, meta: MoveMeta, state: "aborted" | "rolled-back", reason: string): Promise<RolloutRecord> {
   const ended = await record(tx, r, state === "aborted" ? "rollout.abort" : "rollout.rollback", { state, reason, ended: true }, meta);
-  if (redis) await redisStep(`rolling rollout ${r.id} back`, () => clearRolloutRouting(redis, r.liveVersion));
+  if (redis) await writeEveryRegion(tx, redis, `rolling rollout ${r.id} back`, (region) => clearRolloutRouting(region, r.liveVersion), meta.nowMs);
   return ended;
 }
