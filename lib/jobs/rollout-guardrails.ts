@@ -1,6 +1,6 @@
 /**
  * The guardrails of a rollout beyond the cohort-against-control comparison (compareCohort in
- * ./rollout-guard.ts), judged on the same drained minute (docs/control-plane.md#guardrails):
+ * lib/services/rollout/compare-cohort.ts), judged on the same drained minute (docs/control-plane.md#guarded-rollout):
  *
  * - per tenant: a cohort tenant's 429 share (429s only, lib/db/rollout-usage-repo.ts) more than
  *   `maxTenantDenyShareIncrease` points above its own in the 30 minutes before the rollout started
