@@ -171,7 +171,6 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
                   <th>Published by</th>
                   <th>When</th>
                   <th>Note</th>
-                  <th>Checksum</th>
                   <th>Certification</th>
                   <th>Change</th>
                   <th />
@@ -180,16 +179,18 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
               <tbody>
                 {versions.map((v, i) => (
                   <tr key={v.version}>
-                    <td className="font-medium">
+                    <td className="whitespace-nowrap font-medium">
                       v{v.version} {i === 0 && <span className="badge bg-green-100 text-green-800">live</span>}
+                      <div className="font-mono text-xs font-normal text-slate-500" title="checksum of the compiled document">
+                        {v.checksum.slice(0, 12)}
+                      </div>
                     </td>
-                    <td>{v.author}</td>
+                    <td className="break-all">{v.author}</td>
                     <td className="whitespace-nowrap">{formatTime(v.createdAt)}</td>
                     <td className="text-slate-600">
                       {v.note}
                       {v.rolledBackFrom ? <span className="text-xs"> (copy of v{v.rolledBackFrom})</span> : null}
                     </td>
-                    <td className="font-mono text-xs text-slate-500">{v.checksum.slice(0, 12)}</td>
                     <td><CertificationCell version={v.version} certification={certifications.get(v.version)} /></td>
                     <td>
                       <Link className="whitespace-nowrap text-indigo-700 hover:underline" href={`/policy?version=${v.version}`} data-testid={`version-diff-link-${v.version}`}>
