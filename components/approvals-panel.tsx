@@ -5,8 +5,12 @@
  * users with publish rights. Its own requester sees why they cannot approve it, and may withdraw it.
  * The page hands it the requests as the admin API shows them (lib/services/approval/approval-view.ts
  * ApprovalView, of which this reads only the fields below).
+ *
+ * A decision's confirmation is kept by the panel, not by the request: once approved or rejected the
+ * request leaves the page's list (the page re-renders), and the confirmation stays in its place.
  */
 import { useState, useTransition } from "react";
+import { Section } from "./ui";
 import type { ActionResult } from "@/lib/errors";
 
 export interface ApprovalPanelView {
@@ -23,14 +27,15 @@ type Decide = (input: { id: string; decision: "approve" | "reject"; reason?: str
 
 const KIND_STYLE = { added: "bg-green-100 text-green-800", changed: "bg-amber-100 text-amber-800", removed: "bg-red-100 text-red-800" } as const;
 
-function Request({ approval, me, canDecide, decide }: { approval: ApprovalPanelView; me: string; canDecide: boolean; decide: Decide }) {
+type Result = ActionResult<{ state: string }>;
+
+function Request({ approval, me, canDecide, decide, result, onResult }: { approval: ApprovalPanelView; me: string; canDecide: boolean; decide: Decide; result: Result | undefined; onResult: (r: Result) => void }) {
   const [reason, setReason] = useState("");
-  const [result, setResult] = useState<ActionResult<{ state: string }> | null>(null);
   const [pending, start] = useTransition();
   const own = approval.requestedBy === me;
   const act = (decision: "approve" | "reject") =>
     start(async () => {
-      setResult(await decide({ id: approval.id, decision, reason: reason.trim() || undefined }));
+      onResult(await decide({ id: approval.id, decision, reason: reason.trim() || undefined }));
     });
   return (
     <li className="card flex flex-col gap-2 border-amber-300" data-testid={`approval-${approval.id}`}>
@@ -76,22 +81,44 @@ function Request({ approval, me, canDecide, decide }: { approval: ApprovalPanelV
           </div>
         </div>
       )}
-      {result && (
-        <p role={result.ok ? "status" : "alert"} className={`text-sm ${result.ok ? "text-green-700" : "text-red-700"}`} data-testid="approval-result">
-          {result.message}
-        </p>
-      )}
+      {result && <ResultLine result={result} />}
     </li>
   );
 }
 
-export function ApprovalsPanel({ approvals, me, canDecide, decide }: { approvals: ApprovalPanelView[]; me: string; canDecide: boolean; decide: Decide }) {
-  if (approvals.length === 0) return null;
+function ResultLine({ result }: { result: Result }) {
   return (
-    <ul className="flex flex-col gap-3" data-testid="approvals-panel">
-      {approvals.map((a) => (
-        <Request key={a.id} approval={a} me={me} canDecide={canDecide} decide={decide} />
-      ))}
-    </ul>
+    <p role={result.ok ? "status" : "alert"} className={`text-sm ${result.ok ? "text-green-700" : "text-red-700"}`} data-testid="approval-result">
+      {result.message}
+    </p>
+  );
+}
+
+/**
+ * The "Waiting for approval" section: the pending requests, and the confirmations of those decided
+ * here (which the page no longer lists). Renders nothing when there are neither.
+ */
+export function ApprovalsPanel({ approvals, me, canDecide, decide }: { approvals: ApprovalPanelView[]; me: string; canDecide: boolean; decide: Decide }) {
+  const [results, setResults] = useState<ReadonlyMap<string, Result>>(new Map());
+  const listed = new Set(approvals.map((a) => a.id));
+  const decided = [...results].filter(([id, r]) => r.ok && !listed.has(id));
+  if (approvals.length === 0 && decided.length === 0) return null;
+  return (
+    <Section title="Waiting for approval" description="The live version's approval rule wants a second person for these changes: nothing is published until another user with publish rights approves.">
+      {decided.length > 0 && (
+        <div className="card mb-3 flex flex-col gap-1 border-green-300" data-testid="approvals-decided">
+          {decided.map(([id, r]) => (
+            <ResultLine key={id} result={r} />
+          ))}
+        </div>
+      )}
+      {approvals.length > 0 && (
+        <ul className="flex flex-col gap-3" data-testid="approvals-panel">
+          {approvals.map((a) => (
+            <Request key={a.id} approval={a} me={me} canDecide={canDecide} decide={decide} result={results.get(a.id)} onResult={(r) => setResults((m) => new Map(m).set(a.id, r))} />
+          ))}
+        </ul>
+      )}
+    </Section>
   );
 }

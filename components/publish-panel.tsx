@@ -69,7 +69,7 @@ export function RollbackButton({ version, rollback }: { version: number; rollbac
     <span className="inline-flex items-center gap-2">
       <button
         type="button"
-        className="btn"
+        className="btn whitespace-nowrap"
         disabled={pending}
         onClick={() => {
           if (!window.confirm(`Roll back to version ${version}? Its document is republished as a new version, and the draft is reset to it: unpublished draft changes are discarded.`)) return;

@@ -3,7 +3,9 @@
  * of a draft change to two canaries (an unknown canary is refused, naming it), pauses, resumes to
  * the next step and promotes it to everyone (1280), or aborts it (390). Then, under an approval
  * rule, the product manager's publish waits: the page refuses them their own approval, and an admin
- * (another user with publish rights) approves it, at both widths.
+ * (another user with publish rights) approves it, at both widths, and the confirmation stays.
+ * A rollout that started 20 minutes ago shows its cohort-against-control charts per minute
+ * (docs/screenshots/rollout-charts-<width>.png).
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -14,6 +16,9 @@ import { createRedisClient } from "../lib/redis/client";
 import { applyPolicyFile } from "../lib/services/policy/apply-policy-file";
 import { approveRequest, listApprovals } from "../lib/services/approval/decide-approval";
 import { publishPolicy } from "../lib/services/policy/publish-policy";
+import { writeRecordedMinute } from "../lib/jobs/testing/recorded-minute";
+import { changeRollout } from "../lib/services/rollout/control-rollout";
+import { startRollout } from "../lib/services/rollout/start-rollout";
 import { shot, signIn } from "./fixtures";
 
 test.describe.configure({ mode: "serial" });
@@ -132,8 +137,11 @@ for (const viewport of [
       const theirs = admin.getByTestId("approvals-panel").locator("li[data-testid^=approval-apr_]");
       await expect(theirs).toContainText("requested by user:product@sluice.test");
       await theirs.getByRole("button", { name: "Approve" }).click();
-      // Approved: the page re-renders without the request (its own message may go with it).
+      // Approved: the page re-renders without the request, and the confirmation stays in its place.
       await expect(admin.getByTestId("approvals-panel")).toHaveCount(0);
+      await expect(admin.getByTestId("approvals-decided")).toContainText(/Approved apr_\w+: version \d+ is live\./);
+      await admin.reload();
+      await expect(admin.getByTestId("approvals-decided")).toHaveCount(0);
       await expect(admin.getByTestId("versions-table")).toContainText("approved by user:admin@sluice.test");
       await shot(admin, `policy-approval-approved-${viewport.width}`);
     } finally {
@@ -148,3 +156,48 @@ for (const viewport of [
     });
   });
 }
+
+for (const viewport of [
+  { width: 1280, height: 900, limit: 55 },
+  { width: 390, height: 844, limit: 45 },
+]) {
+  test(`the Policy page charts a running rollout's cohort against its control per minute at ${viewport.width} px`, async ({ page }) => {
+    await page.setViewportSize({ width: viewport.width, height: viewport.height });
+    await draftChange(viewport.limit);
+    const MIN = 60_000;
+    const startMs = Math.floor(Date.now() / MIN) * MIN - 20 * MIN + 5_000;
+    // A rollout that started 20 minutes ago, and the minutes its decision servers recorded since.
+    const id = await withStores(async ({ db, redis }) => {
+      const started = await startRollout({ db, redis }, { canaries: ["acme", "globex"], canaryBake: "10m", steps: ["25%:1h", "100%"] }, { actor: "e2e-rollout", nowMs: startMs });
+      if (started.status !== "started") throw new Error(`expected a started rollout, got ${started.status}`);
+      await changeRollout({ db, redis }, "promote", { actor: "e2e-rollout", nowMs: startMs + 10 * MIN });
+      for (let i = 0; i < 20; i++) {
+        const m = Math.floor(startMs / MIN) * MIN + i * MIN;
+        // The canaries' 429s climb while the control stays near 1%; hooli's 403s are no 429s.
+        await writeRecordedMinute(db, m, [
+          { tenant: "acme", allowed: 180, denied: { rate_limited: 4 + (i % 5) } },
+          { tenant: "globex", tier: "pro", allowed: 260, denied: { quota_exhausted: 2 + (i % 3) }, latencyMs: 2 },
+          { tenant: "umbrella", allowed: 300, denied: { rate_limited: 3 } },
+          { tenant: "hooli", allowed: 240, denied: { tenant_suspended: 30, rate_limited: 2 } },
+          { tenant: "stark", tier: "pro", allowed: 400 + 10 * i, denied: { rate_limited: 4 }, latencyMs: i % 4 === 0 ? 6 : 1 },
+        ]);
+      }
+      return started.rollout.id;
+    });
+    try {
+      await signIn(page, "product");
+      await page.goto("/policy");
+      const charts = page.getByTestId("rollout-charts");
+      await expect(charts).toContainText(`Rollout ${id}: cohort against control, per minute`);
+      await expect(charts).toContainText("the 429 share counts 429s only");
+      for (const name of ["rollout-429-share", "rollout-decisions", "rollout-margin", "rollout-latency"]) await expect(charts.getByTestId(`chart-${name}`).locator("svg.recharts-surface").first()).toBeVisible();
+      await expect(charts.getByTestId("chart-rollout-latency")).toContainText("all tenants (recorded per decision server, not per cohort)");
+      await expect(charts.getByTestId("chart-rollout-margin")).toContainText("step 2");
+      await charts.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: path.resolve(import.meta.dirname, `../docs/screenshots/rollout-charts-${viewport.width}.png`), fullPage: true });
+    } finally {
+      await withStores(({ db, redis }) => changeRollout({ db, redis }, "abort", { actor: "e2e-rollout", reason: "e2e: charts seen" }));
+    }
+  });
+}
+

@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSluice } from "./testing/sluice-cli";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { POST as startRolloutRoute } from "@/app/api/v1/policy/rollout/route";
+import { SINGLE_NODE_REFUSAL } from "@/lib/services/rollout/start-rollout";
+import { createHash } from "node:crypto";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const DEMO = path.join(ROOT, "examples/demo-policy.yaml");
@@ -57,3 +60,33 @@ describe("sluice publish --canary/--rollout and sluice rollout", () => {
     expect(await db.policyVersion.count()).toBe(2);
   }, 300_000);
 });
+
+describe("single-node mode", () => {
+  it("refuses a rollout from the CLI and the REST API, saying why, and starts nothing", async () => {
+    // A draft that differs from the live version (the test above left the cut live).
+    expect((await sluice("apply", "-f", DEMO)).code).toBe(0);
+    const cli = await runSluice({ DATABASE_URL: fresh.url, SLUICE_MODE: "single-node" }, ["publish", "--canary", "acme", "--steps", "10%:1h,100%"]);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain(`error: ${SINGLE_NODE_REFUSAL}`);
+
+    const token = "sl_admin_rollout_single_0001";
+    await db.apiToken.create({ data: { id: "tok_rollout_single", kind: "admin", name: "admin", hash: createHash("sha256").update(token).digest("hex"), prefix: "sl_admin", role: "admin" } });
+    const saved = { mode: process.env.SLUICE_MODE, url: process.env.DATABASE_URL };
+    process.env.SLUICE_MODE = "single-node";
+    process.env.DATABASE_URL = fresh.url;
+    try {
+      const res = await startRolloutRoute(
+        new Request("http://localhost/api/v1/policy/rollout", { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ canaries: ["acme"], steps: ["10%:1h", "100%"] }) }),
+      );
+      expect(res.status).toBe(409);
+      expect(JSON.stringify(await res.json())).toContain(SINGLE_NODE_REFUSAL);
+    } finally {
+      for (const [k, v] of [["SLUICE_MODE", saved.mode], ["DATABASE_URL", saved.url]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+    expect(await db.rollout.count({ where: { state: { in: ["running", "paused"] } } })).toBe(0);
+  }, 120_000);
+});
+

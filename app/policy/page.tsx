@@ -23,6 +23,8 @@ import { rolloutAction, startRolloutAction } from "./rollout-actions";
 import { ApprovalsPanel } from "@/components/approvals-panel";
 import { actorOf } from "@/lib/auth/action";
 import { listApprovals } from "@/lib/services/approval/decide-approval";
+import { latestRolloutCharts } from "@/lib/services/rollout/rollout-charts";
+import { RolloutChartsPanel } from "./rollout-charts";
 
 export const metadata = { title: "Policy · Sluice" };
 
@@ -56,12 +58,13 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
   const canEdit = can(principal.role, "policy.edit");
   const selected = parseVersionParam((await searchParams).version);
 
-  const [state, versions, pair, rollout, approvals] = await Promise.all([
+  const [state, versions, pair, rollout, approvals, charts] = await Promise.all([
     readDraftState(db()),
     listPolicyVersions(db()),
     selected.version === null ? Promise.resolve(null) : readVersionPair(db(), selected.version),
     canPublish ? rolloutStatus({ db: db() }) : Promise.resolve(null),
     listApprovals({ db: db() }, { state: "pending" }),
+    canPublish || can(principal.role, "usage.read") ? latestRolloutCharts(db()) : Promise.resolve(null),
   ]);
   const { draft, live } = state;
   const lines = draft ? diffPolicies(live ? bodyOf(live) : null, draft) : [];
@@ -76,11 +79,8 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
         description="The draft (what Tiers, Operations and Tenants edit) compiled and compared with the live version decision servers enforce. Publishing makes the draft live as a new version."
       />
       <PolicyYamlLinks liveVersion={live?.version ?? null} />
-      {approvals.length > 0 && (
-        <Section title="Waiting for approval" description="The live version's approval rule wants a second person for these changes: nothing is published until another user with publish rights approves.">
-          <ApprovalsPanel approvals={approvals} me={actorOf(principal)} canDecide={canPublish} decide={decideApprovalAction} />
-        </Section>
-      )}
+      {/* Always in place (it renders nothing without requests), so a decision's confirmation outlives the request it decided. */}
+      <ApprovalsPanel approvals={approvals} me={actorOf(principal)} canDecide={canPublish} decide={decideApprovalAction} />
       {(selected.invalid || selected.version !== null) && (
         <Section
           title={change ? `What v${change.version.version} changed` : "Version not found"}
@@ -157,6 +157,8 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
         </div>
       </div>
 
+      {charts && <RolloutChartsPanel charts={charts} />}
+
       <Section title="Version history" description="Every published version with who and when, and what it changed. Rolling back republishes an earlier document as a new version and resets the draft to it.">
         {versions.length === 0 ? (
           <EmptyState title="No version yet">Publish the draft to create version 1.</EmptyState>
@@ -169,7 +171,6 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
                   <th>Published by</th>
                   <th>When</th>
                   <th>Note</th>
-                  <th>Checksum</th>
                   <th>Certification</th>
                   <th>Change</th>
                   <th />
@@ -178,16 +179,18 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
               <tbody>
                 {versions.map((v, i) => (
                   <tr key={v.version}>
-                    <td className="font-medium">
+                    <td className="whitespace-nowrap font-medium">
                       v{v.version} {i === 0 && <span className="badge bg-green-100 text-green-800">live</span>}
+                      <div className="font-mono text-xs font-normal text-slate-500" title="checksum of the compiled document">
+                        {v.checksum.slice(0, 12)}
+                      </div>
                     </td>
-                    <td>{v.author}</td>
+                    <td className="break-all">{v.author}</td>
                     <td className="whitespace-nowrap">{formatTime(v.createdAt)}</td>
                     <td className="text-slate-600">
                       {v.note}
                       {v.rolledBackFrom ? <span className="text-xs"> (copy of v{v.rolledBackFrom})</span> : null}
                     </td>
-                    <td className="font-mono text-xs text-slate-500">{v.checksum.slice(0, 12)}</td>
                     <td><CertificationCell version={v.version} certification={certifications.get(v.version)} /></td>
                     <td>
                       <Link className="whitespace-nowrap text-indigo-700 hover:underline" href={`/policy?version=${v.version}`} data-testid={`version-diff-link-${v.version}`}>

@@ -17,7 +17,7 @@ function formatTick(ms: number, spanMs: number): string {
 }
 
 /**
- * A time series chart with the policy versions drawn as vertical markers, and its data as CSV.
+ * A time series chart with the policy versions (or a rollout's steps) drawn as vertical markers, and its data as CSV.
  * `t` is the bucket start in epoch ms (UTC).
  */
 export function TimeChart({
@@ -34,7 +34,8 @@ export function TimeChart({
   title: string;
   data: ReadonlyArray<Record<string, number | null>>;
   series: readonly SeriesSpec[];
-  markers: ReadonlyArray<{ version: number; t: number }>;
+  /** Vertical markers: policy versions (`v3`), or anything else with its own `label`. */
+  markers: ReadonlyArray<{ version: number; t: number; label?: string }>;
   unit?: string;
   rightUnit?: string;
   csvName: string;
@@ -61,7 +62,7 @@ export function TimeChart({
           <Tooltip labelFormatter={(v) => new Date(Number(v)).toISOString().replace("T", " ").slice(0, 16) + " UTC"} />
           <Legend wrapperStyle={{ fontSize: 12 }} />
           {markers.map((m) => (
-            <ReferenceLine key={m.version} yAxisId="left" x={m.t} stroke="#7c3aed" strokeDasharray="4 2" label={{ value: `v${m.version}`, fontSize: 10, fill: "#7c3aed", position: "insideTopLeft" }} />
+            <ReferenceLine key={`${m.version}@${m.t}`} yAxisId="left" x={m.t} stroke="#7c3aed" strokeDasharray="4 2" label={{ value: m.label ?? `v${m.version}`, fontSize: 10, fill: "#7c3aed", position: "insideTopLeft" }} />
           ))}
           {series.map((s) => (
             <Line key={s.key} yAxisId={s.right ? "right" : "left"} type="monotone" dataKey={s.key} name={s.label} stroke={s.color} dot={false} isAnimationActive={false} connectNulls />

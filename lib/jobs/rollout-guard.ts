@@ -7,8 +7,9 @@
  *    routing of a rollout that has ended (a region that missed the end is sent back to the live
  *    version). A region that does not answer is skipped and tried again on the next pass.
  * 2. The guardrails, once per drained minute: over the newest minute the rollup has closed, the
- *    cohort's denied share against the control's (the other tenants), on the same operations (the
- *    control counts only the operations the cohort used) and the same minute, more than
+ *    cohort's 429 share (429s only, as the dashboards count them: lib/db/rollout-usage-repo.ts)
+ *    against the control's (the other tenants), on the same operations (the control counts only
+ *    the operations the cohort used) and the same minute, more than
  *    `maxDenyShareIncrease` points above; and those of ./rollout-guardrails.ts (any one cohort
  *    tenant's jump, store errors, reject-path latency). Any breach → pause and, unless the rollout
  *    is pause-only, roll the cohort back to the live version; raise an alert (kind
@@ -26,11 +27,12 @@ import { lockPolicy } from "../db/policy-repo";
 import { findActiveRollout, type RolloutRecord } from "../db/rollout-repo";
 import { latestPolicyVersion } from "../db/policy-repo";
 import { findPendingApproval } from "../db/approval-repo";
-import { pgTs } from "../db/usage-repo";
+import { minuteUsageByTenant } from "../db/rollout-usage-repo";
 import type { RedisLike } from "../redis/policy";
 import { regionTargets, withTimeout } from "../redis/regions";
 import { clearRolloutRouting, readRolloutRouting, writeRolloutRouting } from "../redis/rollout";
 import { deliverWebhook } from "../services/observe/alert-webhook";
+import { compareCohort } from "../services/rollout/compare-cohort";
 import { cohortOf, describeRollout, type GuardCheck } from "../services/rollout/rollout-view";
 import { advance, candidateOf, pause, routingOf, stop } from "../services/rollout/transitions";
 import { DRAIN_GRACE_MS } from "./rollup";
@@ -53,66 +55,15 @@ export interface GuardResult {
   check: GuardCheck | null;
 }
 
-interface MinuteRow {
-  tenant: string;
-  operation: string;
-  total: bigint;
-  denied: bigint;
-}
-
 /** The newest minute the rollup has drained by `nowMs` (its start, ms). */
 export function newestDrainedMinute(nowMs: number): number {
   return Math.floor((nowMs - DRAIN_GRACE_MS) / MINUTE_MS) * MINUTE_MS - MINUTE_MS;
 }
 
-/** The cohort against the control over one minute (pure over the minute's rows). */
-export function compareCohort(rows: readonly { tenant: string; operation: string; total: number; denied: number }[], cohort: ReadonlySet<string>, maxIncreasePoints: number, minDecisions: number) {
-  const ops = new Set<string>();
-  const perTenant = new Map<string, { total: number; denied: number }>();
-  const c = { decisions: 0, denied: 0 };
-  for (const r of rows) {
-    if (!cohort.has(r.tenant)) continue;
-    ops.add(r.operation);
-    c.decisions += r.total;
-    c.denied += r.denied;
-    const t = perTenant.get(r.tenant) ?? { total: 0, denied: 0 };
-    t.total += r.total;
-    t.denied += r.denied;
-    perTenant.set(r.tenant, t);
-  }
-  const k = { decisions: 0, denied: 0 };
-  for (const r of rows) {
-    if (cohort.has(r.tenant) || !ops.has(r.operation)) continue;
-    k.decisions += r.total;
-    k.denied += r.denied;
-  }
-  const cohortShare = c.decisions > 0 ? c.denied / c.decisions : 0;
-  const controlShare = k.decisions > 0 ? k.denied / k.decisions : 0;
-  const marginPoints = (cohortShare - controlShare) * 100;
-  // At 100% (everyone in the cohort) there is no control to compare with: nothing to judge.
-  const verdict: GuardCheck["verdict"] = c.decisions < minDecisions ? "too_few_decisions" : k.decisions === 0 ? "no_control" : marginPoints > maxIncreasePoints ? "breached" : "holds";
-  const tripped = [...perTenant]
-    .filter(([, t]) => t.total > 0 && (t.denied / t.total - controlShare) * 100 > maxIncreasePoints)
-    .map(([tenant]) => tenant)
-    .sort();
-  return { cohort: { ...c, share: cohortShare }, control: { ...k, share: controlShare }, marginPoints, verdict, tripped, perTenant };
-}
-
-async function minuteRows(db: Db, minuteMs: number): Promise<{ tenant: string; operation: string; total: number; denied: number }[]> {
-  const rows = await db.$queryRawUnsafe<MinuteRow[]>(
-    `SELECT "tenant", "operation", sum("count")::bigint AS total, coalesce(sum("count") FILTER (WHERE "outcome" = 'denied'), 0)::bigint AS denied
-       FROM "UsageRollup"
-      WHERE "granularity" = 'minute' AND "bucketStart" = $1::timestamp(3) AND "keyPrefix" = '' AND "tenant" NOT IN ('', '_') AND "tenant" NOT LIKE '*:%'
-      GROUP BY 1, 2`,
-    pgTs(minuteMs),
-  );
-  return rows.map((r) => ({ tenant: r.tenant, operation: r.operation, total: Number(r.total), denied: Number(r.denied) }));
-}
-
 /** Every guardrail over one drained minute: the cohort against the control, then ./rollout-guardrails.ts. */
 async function checkMinute(db: Db, r: RolloutRecord, minuteMs: number, nowMs: number): Promise<GuardCheck> {
   const g = r.guardrails;
-  const cmp = compareCohort(await minuteRows(db, minuteMs), cohortOf(r), g.maxDenyShareIncrease, g.minDecisions);
+  const cmp = compareCohort(await minuteUsageByTenant(db, minuteMs), cohortOf(r), g.maxDenyShareIncrease, g.minDecisions);
   const breaches: Breach[] = [];
   if (cmp.verdict === "breached") {
     const over = cmp.tripped.length > 0 ? `; tenants over it: ${cmp.tripped.slice(0, 20).join(", ")}${cmp.tripped.length > 20 ? ", …" : ""}` : "";

@@ -1,10 +1,10 @@
 /**
  * The guardrails of a rollout beyond the cohort-against-control comparison (compareCohort in
- * ./rollout-guard.ts), judged on the same drained minute (docs/control-plane.md#guardrails):
+ * lib/services/rollout/compare-cohort.ts), judged on the same drained minute (docs/control-plane.md#guarded-rollout):
  *
- * - per tenant: a cohort tenant's denied share more than `maxTenantDenyShareIncrease` points above
- *   its own share in the 30 minutes before the rollout started (or, when it had no traffic then,
- *   the control's share this minute);
+ * - per tenant: a cohort tenant's 429 share (429s only, lib/db/rollout-usage-repo.ts) more than
+ *   `maxTenantDenyShareIncrease` points above its own in the 30 minutes before the rollout started
+ *   (or, when it had no traffic then, the control's share this minute);
  * - store errors, as the `redis_errors` alert defines them (lib/jobs/alerts.ts): errors and
  *   timeouts at least 1% of the minute's decisions, or any breaker opening;
  * - the reject path's latency: the minute's p95 of denied decisions above `maxRejectP95Ms` (else the
@@ -15,6 +15,7 @@
  * `judgeGuardrails` is pure; the queries beside it read the minute's rollup rows.
  */
 import type { Db } from "../db/client";
+import { usageByTenant } from "../db/rollout-usage-repo";
 import { pgTs } from "../db/usage-repo";
 import { DEFAULT_REJECT_P95_MS } from "../policy/requirements";
 import type { RolloutGuardrails } from "../policy/rollout";
@@ -37,11 +38,12 @@ export interface SystemFigures {
   rejectLatency: number[];
 }
 
+/** Decisions and the 429s among them (`denied`). */
 type Share = { total: number; denied: number };
 const share = (s: Share) => (s.total > 0 ? s.denied / s.total : 0);
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
-/** The cohort tenants whose own denied share jumped more than the guardrail allows, with their figures. */
+/** The cohort tenants whose own 429 share jumped more than the guardrail allows, with their figures. */
 export function trippedTenants(perTenant: ReadonlyMap<string, Share>, baseline: ReadonlyMap<string, Share>, controlShare: number, g: Pick<RolloutGuardrails, "maxTenantDenyShareIncrease" | "minDecisions">) {
   const out: { tenant: string; share: number; before: number; jumpPoints: number }[] = [];
   for (const [tenant, now] of perTenant) {
@@ -89,19 +91,11 @@ export function judgeGuardrails(input: {
   return breaches;
 }
 
-/** Each tenant's decisions and denials in the 30 minutes before the minute `startMs` falls in (that minute already saw the rollout). */
+/** Each tenant's decisions and 429s in the 30 minutes before the minute `startMs` falls in (that minute already saw the rollout). */
 export async function tenantBaseline(db: Db, startMs: number): Promise<Map<string, Share>> {
   const endMs = Math.floor(startMs / 60_000) * 60_000;
-  const rows = await db.$queryRawUnsafe<{ tenant: string; total: bigint; denied: bigint }[]>(
-    `SELECT "tenant", sum("count")::bigint AS total, coalesce(sum("count") FILTER (WHERE "outcome" = 'denied'), 0)::bigint AS denied
-       FROM "UsageRollup"
-      WHERE "granularity" = 'minute' AND "bucketStart" >= $1::timestamp(3) AND "bucketStart" < $2::timestamp(3)
-        AND "keyPrefix" = '' AND "tenant" NOT IN ('', '_') AND "tenant" NOT LIKE '*:%'
-      GROUP BY 1`,
-    pgTs(endMs - TENANT_BASELINE_MS),
-    pgTs(endMs),
-  );
-  return new Map(rows.map((r) => [r.tenant, { total: Number(r.total), denied: Number(r.denied) }]));
+  const rows = await usageByTenant(db, endMs - TENANT_BASELINE_MS, endMs);
+  return new Map([...rows].map(([tenant, r]) => [tenant, { total: r.total, denied: r.denied429 }]));
 }
 
 /** The minute's store errors, breaker openings, decisions and reject-path latency histogram (system and tier-total rows). */

@@ -148,7 +148,12 @@ export const failureModesAnswerSchema = z.object({
   changed: z.array(z.object({ field: z.string(), before: z.enum(FAILURE_MODES), after: z.enum(FAILURE_MODES) })),
 });
 
-const cohortFigures = z.object({ decisions: count, denied: count, share: z.number().min(0).max(1) });
+const cohortFigures = z.object({
+  decisions: count,
+  denied: count.meta({ description: "Every denied decision (401, 403, 429, 503)" }),
+  denied429: count.optional().meta({ description: "The 429s among them (absent on checks recorded before the guard told them apart)" }),
+  share: z.number().min(0).max(1).meta({ description: "The 429 share: 429s / decisions, as the dashboards count it" }),
+});
 export const rolloutViewSchema = z.object({
   id: z.string(),
   state: z.enum(ROLLOUT_STATES),

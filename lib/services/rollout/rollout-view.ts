@@ -18,12 +18,24 @@ export function cohortOf(r: RolloutRecord): Set<string> {
   return cohortMembers({ salt: r.id, canaries: r.canaries, percent: r.steps[r.step]!.percent }, candidateTenants(r));
 }
 
+/**
+ * One side's figures in a check: decisions, every denial, the 429s among them and the 429 share
+ * (429s / decisions, as the dashboards count it). `denied429` is absent on checks recorded before
+ * the guard told 429s apart (their `share` counted every denial).
+ */
+export interface GuardFigures {
+  decisions: number;
+  denied: number;
+  denied429?: number;
+  share: number;
+}
+
 /** Figures of one guardrail check (RolloutRecord.lastCheck). */
 export interface GuardCheck {
   at: string;
   minute: string;
-  cohort: { decisions: number; denied: number; share: number };
-  control: { decisions: number; denied: number; share: number };
+  cohort: GuardFigures;
+  control: GuardFigures;
   /** cohort share − control share, in percentage points. */
   marginPoints: number;
   verdict: "holds" | "breached" | "too_few_decisions" | "no_control";

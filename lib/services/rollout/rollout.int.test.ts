@@ -15,6 +15,9 @@ import { publishPolicy } from "../policy/publish-policy";
 import { rollbackPolicy } from "../policy/rollback-policy";
 import { changeRollout, rolloutStatus } from "./control-rollout";
 import { formatRolloutStatus } from "./rollout-view";
+import { writeRecordedMinute, type MinuteDecisions } from "@/lib/jobs/testing/recorded-minute";
+import { loadDashboard } from "../observe/usage-dashboard";
+import { latestRolloutCharts } from "./rollout-charts";
 import { startRollout as startOrRequest } from "./start-rollout";
 
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
@@ -44,14 +47,13 @@ async function rejects(p: Promise<unknown>): Promise<ServiceError> {
   return error as ServiceError;
 }
 
-/** Minute rows as the rollup writes them: per tenant and operation, allowed and denied. */
-async function usage(minuteMs: number, rows: { tenant: string; operation?: string; allowed: number; denied: number }[]): Promise<void> {
-  await db.usageRollup.createMany({
-    data: rows.flatMap((r) => [
-      { bucketStart: new Date(minuteMs), granularity: "minute", tenant: r.tenant, tier: "free", operation: r.operation ?? "orders-read", outcome: "allowed", count: BigInt(r.allowed) },
-      { bucketStart: new Date(minuteMs), granularity: "minute", tenant: r.tenant, tier: "free", operation: r.operation ?? "orders-read", outcome: "denied", count: BigInt(r.denied) },
-    ]),
-  });
+/** A minute of decisions as the decision servers record them and the rollup writes them; `denied` are 429s (rate limited). */
+async function usage(minuteMs: number, rows: { tenant: string; operation?: string; allowed: number; denied: number; other?: MinuteDecisions["denied"] }[]): Promise<void> {
+  await writeRecordedMinute(
+    db,
+    minuteMs,
+    rows.map((r) => ({ tenant: r.tenant, operation: r.operation, allowed: r.allowed, denied: { rate_limited: r.denied, ...r.other } })),
+  );
 }
 
 beforeAll(async () => {
@@ -178,6 +180,24 @@ describe("the guard (worker job, test clock)", () => {
     expect((await startRollout({ db, redis }, { steps: ["10%:1h", "100%"] }, { actor, nowMs: now })).state).toBe("running");
   });
 
+  it("counts 429s only, as the dashboards do: a canary whose denials are 403s and 503s holds, and quota exhaustion counts", async () => {
+    const view = await startRollout({ db, redis }, { canaries: ["acme", "globex"], steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
+    const minute = Math.floor(T0 / MIN) * MIN;
+    await usage(minute, [
+      // acme: 40 denials, none a 429 (suspended, then the store closed); globex: 3 quota-exhausted 429s.
+      { tenant: "acme", allowed: 60, denied: 0, other: { tenant_suspended: 30, store_unavailable: 10 } },
+      { tenant: "globex", allowed: 97, denied: 0, other: { quota_exhausted: 3 } },
+      { tenant: "initech", allowed: 196, denied: 4 },
+    ]);
+    const result = await guardRollout({ db, redis }, { nowMs: minute + MIN + 6_000 });
+    expect(result).toMatchObject({ rollout: view.id, action: "none", check: { verdict: "holds", cohort: { decisions: 200, denied: 43, denied429: 3, share: 0.015 }, control: { decisions: 200, denied429: 4 } } });
+    // The same figures as the dashboards' 429s for that minute.
+    const dash = (tenant: string) => loadDashboard(db, { range: "1h", tenant, nowMs: minute + 2 * MIN, custom: { fromMs: minute, toMs: minute + MIN } });
+    expect((await dash("acme")).totals).toMatchObject({ decisions: 100, denied: 40, share429Pct: 0 });
+    expect((await dash("globex")).decisions[0]).toMatchObject({ denied429: 3 });
+    expect((await rolloutStatus({ db }))!.state).toBe("running");
+  });
+
   it("holds when the cohort is within 5 points, advances when the bake time is over, and completes at 100%", async () => {
     await startRollout({ db, redis }, { canaries: ["acme"], canaryBake: "5m", steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
     const minute = Math.floor(T0 / MIN) * MIN;
@@ -245,3 +265,40 @@ describe("the guard (worker job, test clock)", () => {
     expect(await redis.exists(keys.policyVersion(2))).toBe(1);
   });
 });
+
+describe("the Policy page's cohort-against-control charts", () => {
+  it("draw each finished minute with the cohort of the step that ran then: 429 share, decisions, margin and all tenants' latency", async () => {
+    const view = await startRollout({ db, redis }, { canaries: ["acme"], steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
+    const m0 = Math.floor(T0 / MIN) * MIN;
+    await usage(m0, [
+      { tenant: "acme", allowed: 90, denied: 10 },
+      // hooli: 20 denials, none a 429.
+      { tenant: "hooli", allowed: 180, denied: 0, other: { tenant_suspended: 20 } },
+    ]);
+    const promoted = await changeRollout({ db, redis }, "promote", { actor, nowMs: m0 + 2 * MIN + 10_000 });
+    // The rollout's id salts the hash: which tenant the 10% takes differs from run to run.
+    const joined = promoted.cohort.members.find((t) => t !== "acme");
+    const control = ["hooli", "stark"].find((t) => t !== joined)!;
+    expect(joined).toBeDefined();
+    expect((await db.rollout.findUniqueOrThrow({ where: { id: view.id } })).stepStarts.map((d) => d.getTime())).toEqual([T0, m0 + 2 * MIN + 10_000]);
+    await usage(m0 + 2 * MIN, [
+      { tenant: "acme", allowed: 50, denied: 0 },
+      { tenant: joined!, allowed: 40, denied: 10 },
+      { tenant: control, allowed: 195, denied: 5 },
+    ]);
+    const charts = (await latestRolloutCharts(db, { nowMs: m0 + 4 * MIN + 10_000 }))!;
+    expect(charts).toMatchObject({ rollout: view.id, state: "running", fromMs: m0, toMs: m0 + 4 * MIN, truncated: false, steps: [{ step: 1, t: m0 }, { step: 2, t: m0 + 2 * MIN }] });
+    expect(charts.points.map((p) => p.t)).toEqual([m0, m0 + MIN, m0 + 2 * MIN, m0 + 3 * MIN]);
+    // Minute 1, the canary alone: 10% against the control's 0% (hooli's 403s are no 429s).
+    expect(charts.points[0]).toMatchObject({ step: 1, cohortDecisions: 100, controlDecisions: 200, cohortSharePct: 10, controlSharePct: 0, marginPoints: 10, maxMarginPoints: 5, allowP95Ms: 1, rejectP95Ms: 1 });
+    expect(charts.points[1]).toMatchObject({ step: 1, cohortDecisions: 0, cohortSharePct: null, marginPoints: null, allowP95Ms: null });
+    // Minute 3, step 2: the tenant the 10% took joined the cohort.
+    expect(charts.points[2]).toMatchObject({ step: 2, cohortDecisions: 100, controlDecisions: 200, cohortSharePct: 10, controlSharePct: 2.5, marginPoints: 7.5 });
+    // After it ends, the charts cover its duration (the minute it ended in included).
+    await changeRollout({ db, redis }, "abort", { actor, nowMs: m0 + 4 * MIN + 20_000 });
+    const ended = (await latestRolloutCharts(db, { nowMs: m0 + 30 * MIN }))!;
+    expect(ended).toMatchObject({ state: "aborted", fromMs: m0, toMs: m0 + 5 * MIN });
+    expect(await latestRolloutCharts(db, { nowMs: m0 + 26 * 60 * MIN })).toBeNull();
+  });
+});
+

@@ -36,6 +36,10 @@ import type { ApprovalView } from "../approval/approval-view";
 import { describeRollout, type RolloutView } from "./rollout-view";
 import { routingOf } from "./transitions";
 
+/** Why single-node mode refuses a rollout (docs/control-plane.md#guarded-rollout). */
+export const SINGLE_NODE_REFUSAL =
+  "no guarded rollout in single-node mode (SLUICE_MODE=single-node): its one decision server reads one policy version from PostgreSQL and has no Redis to carry a rollout's second version and cohort; publish the draft to everyone instead, or run with Redis";
+
 export interface RolloutDeps {
   db: PrismaClient;
   /** null in single-node mode, which refuses rollouts. */
@@ -86,7 +90,7 @@ export async function startRollout(deps: RolloutDeps, input: RolloutSpecInput | 
  * request a second person approved; it starts with that request's id and for its draft only.
  */
 export async function startRolloutLocked(tx: Tx, redisOrNull: RolloutDeps["redis"], input: unknown, options: StartRolloutOptions & { nowMs: number }, approved: ApprovalRecord | null): Promise<StartRolloutResult> {
-  if (!redisOrNull) throw new ServiceError("conflict", "rollouts need Redis: in single-node mode every decision comes from one version; publish instead", { field: null });
+  if (!redisOrNull) throw new ServiceError("conflict", SINGLE_NODE_REFUSAL, { field: null });
   const redis = redisOrNull;
   const spec = parseRolloutSpec(input);
   const plan = planRollout(spec);
@@ -129,6 +133,7 @@ export async function startRolloutLocked(tx: Tx, redisOrNull: RolloutDeps["redis
       guardrails: { ...plan.guardrails },
       step: 0,
       stepStartedAt: new Date(nowMs),
+      stepStarts: [new Date(nowMs)],
       note: plan.note,
       author: approved?.requestedBy ?? options.actor,
       createdAt: new Date(nowMs),

@@ -96,7 +96,7 @@ async function record(tx: Tx, r: RolloutRecord, action: string, data: { state: R
     data: {
       state: data.state,
       ...(data.step !== undefined ? { step: data.step } : {}),
-      ...(stepChanged ? { stepStartedAt: new Date(meta.nowMs) } : {}),
+      ...(stepChanged ? { stepStartedAt: new Date(meta.nowMs), stepStarts: { push: new Date(meta.nowMs) } } : {}),
       ...(data.reason !== undefined ? { reason: data.reason } : {}),
       ...(data.ended ? { endedAt: new Date(meta.nowMs) } : {}),
       updatedAt: new Date(meta.nowMs),
@@ -114,7 +114,7 @@ async function record(tx: Tx, r: RolloutRecord, action: string, data: { state: R
   if (data.ended) {
     await tx.approvalRequest.updateMany({ where: { rolloutId: r.id, state: "pending" }, data: { state: "superseded", decidedAt: new Date(meta.nowMs), decisionReason: `rollout ${r.id} ${data.state}` } });
   }
-  return { ...r, state: data.state, step: row.step, stepStartedAt: row.stepStartedAt, reason: row.reason, endedAt: row.endedAt, updatedAt: row.updatedAt };
+  return { ...r, state: data.state, step: row.step, stepStartedAt: row.stepStartedAt, stepStarts: row.stepStarts, reason: row.reason, endedAt: row.endedAt, updatedAt: row.updatedAt };
 }
 
 /**
