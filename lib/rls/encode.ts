@@ -73,30 +73,36 @@ class Writer {
   }
 }
 
-interface HeaderSizes {
-  key: number;
-  value: number;
-  body: number;
-}
+/*
+ * The sizes pass keeps what the bytes pass needs (each string's UTF-8 length, each nested
+ * message's length) in one array of numbers, in the order the bytes pass reads them back, instead
+ * of an object per status and per header (#27): encoding is synchronous, so one array serves
+ * every call.
+ */
+const sizes: number[] = [];
 
-function headerSizes(headers: readonly RlsHeader[]): HeaderSizes[] {
-  return headers.map((h) => {
-    const key = utf8Length(h.key);
-    const value = utf8Length(h.value);
-    return { key, value, body: stringSize(key) + stringSize(value) };
-  });
-}
-
-const headersSize = (sizes: readonly HeaderSizes[]) => sizes.reduce((sum, s) => sum + 1 + varintSize(s.body) + s.body, 0);
-
-function writeHeaders(w: Writer, tag: number, headers: readonly RlsHeader[], sizes: readonly HeaderSizes[]): void {
+/** Header entries' sizes (key length, value length, entry length, per header) pushed to `sizes`; returns their total on the wire. */
+function sizeHeaders(headers: readonly RlsHeader[]): number {
+  let total = 0;
   for (let i = 0; i < headers.length; i++) {
-    const s = sizes[i]!;
-    w.byte(tag);
-    w.varint(s.body);
-    w.string(0x0a, headers[i]!.key, s.key);
-    w.string(0x12, headers[i]!.value, s.value);
+    const key = utf8Length(headers[i]!.key);
+    const value = utf8Length(headers[i]!.value);
+    const body = stringSize(key) + stringSize(value);
+    sizes.push(key, value, body);
+    total += 1 + varintSize(body) + body;
   }
+  return total;
+}
+
+/** Writes headers whose sizes start at `sizes[at]`; returns the index after them. */
+function writeHeaders(w: Writer, tag: number, headers: readonly RlsHeader[], at: number): number {
+  for (let i = 0; i < headers.length; i++, at += 3) {
+    w.byte(tag);
+    w.varint(sizes[at + 2]!);
+    w.string(0x0a, headers[i]!.key, sizes[at]!);
+    w.string(0x12, headers[i]!.value, sizes[at + 1]!);
+  }
+  return at;
 }
 
 /** Values written as varints must be non-negative integers (the mapping clamps them to uint32 and whole seconds). */
@@ -111,8 +117,8 @@ function unsigned(n: number, what: string): number {
  */
 export function encodeRateLimitResponse(message: RlsResponseMessage, framed = true): Buffer {
   const offset = framed ? 5 : 0;
-  // Pass 1: sizes.
-  const statusSizes: { body: number; limit: number; limitName: number; reset: number }[] = [];
+  // Pass 1: sizes (per status: its body, its limit's body and name length, its reset's body).
+  sizes.length = 0;
   let size = message.overall_code === undefined ? 0 : 1 + varintSize(CODES[message.overall_code]);
   for (const s of message.statuses) {
     let body = 1 + varintSize(CODES[s.code]);
@@ -130,12 +136,11 @@ export function encodeRateLimitResponse(message: RlsResponseMessage, framed = tr
       if (s.duration_until_reset.nanos !== undefined) reset += 1 + varintSize(unsigned(s.duration_until_reset.nanos, "duration_until_reset.nanos"));
       body += 1 + varintSize(reset) + reset;
     }
-    statusSizes.push({ body, limit, limitName, reset });
+    sizes.push(body, limit, limitName, reset);
     size += 1 + varintSize(body) + body;
   }
-  const responseHeaders = headerSizes(message.response_headers_to_add);
-  const requestHeaders = headerSizes(message.request_headers_to_add);
-  size += headersSize(responseHeaders) + headersSize(requestHeaders);
+  size += sizeHeaders(message.response_headers_to_add);
+  size += sizeHeaders(message.request_headers_to_add);
 
   // Pass 2: bytes.
   const buf = Buffer.allocUnsafe(offset + size);
@@ -148,27 +153,27 @@ export function encodeRateLimitResponse(message: RlsResponseMessage, framed = tr
     w.byte(0x08);
     w.varint(CODES[message.overall_code]);
   }
-  for (let i = 0; i < message.statuses.length; i++) {
+  let at = 0;
+  for (let i = 0; i < message.statuses.length; i++, at += 4) {
     const s = message.statuses[i]!;
-    const z = statusSizes[i]!;
     w.byte(0x12);
-    w.varint(z.body);
+    w.varint(sizes[at]!);
     w.byte(0x08);
     w.varint(CODES[s.code]);
     if (s.current_limit) {
       w.byte(0x12);
-      w.varint(z.limit);
+      w.varint(sizes[at + 1]!);
       w.byte(0x08);
       w.varint(s.current_limit.requests_per_unit);
       w.byte(0x10);
       w.varint(UNITS[s.current_limit.unit]);
-      w.string(0x1a, s.current_limit.name, z.limitName);
+      w.string(0x1a, s.current_limit.name, sizes[at + 2]!);
     }
     w.byte(0x18);
     w.varint(s.limit_remaining);
     if (s.duration_until_reset) {
       w.byte(0x22);
-      w.varint(z.reset);
+      w.varint(sizes[at + 3]!);
       w.byte(0x08);
       w.varint(s.duration_until_reset.seconds);
       if (s.duration_until_reset.nanos !== undefined) {
@@ -177,8 +182,8 @@ export function encodeRateLimitResponse(message: RlsResponseMessage, framed = tr
       }
     }
   }
-  writeHeaders(w, 0x1a, message.response_headers_to_add, responseHeaders);
-  writeHeaders(w, 0x22, message.request_headers_to_add, requestHeaders);
+  at = writeHeaders(w, 0x1a, message.response_headers_to_add, at);
+  writeHeaders(w, 0x22, message.request_headers_to_add, at);
   if (w.pos !== buf.length) throw new Error(`RateLimitResponse: wrote ${w.pos} of ${buf.length} bytes`);
   return buf;
 }

@@ -34,7 +34,6 @@ import type { RlsDescriptorStatus, RlsHeader, RlsRateLimit, RlsRequestMessage, R
 /** The descriptor entry keys Sluice reads; every other key is ignored. */
 export const RLS_ENTRY_KEYS = ["api_key", "tenant", "remote_address", "masked_remote_address", "operation", "method", "path"] as const;
 type EntryKey = (typeof RLS_ENTRY_KEYS)[number];
-const ENTRY_KEYS: ReadonlySet<string> = new Set(RLS_ENTRY_KEYS);
 
 export const MAX_DESCRIPTORS = MAX_BATCH;
 export const MAX_ENTRIES = 32;
@@ -100,13 +99,23 @@ function costOf(addend: number | undefined, field: string): number | undefined |
 
 const isError = (v: number | undefined | FieldError): v is FieldError => typeof v === "object";
 
+/** Why an entry's value is refused (the message after the field's path), or null. */
+function invalidValue(key: EntryKey, value: string): string | null {
+  if (key === "operation" && (value === "" || value.length > MAX_FIELD_CHARS)) return `operation: expected an operation name of 1 to ${MAX_FIELD_CHARS} characters`;
+  if (key === "method" && (value.length > MAX_METHOD_CHARS || !METHOD.test(value))) return `method: expected an HTTP method, got ${shown(value)}`;
+  if (key === "path" && value === "") return "path: expected a request path";
+  return null;
+}
+
 /**
  * `METHOD /path` for the engine. The query and fragment never choose an operation, and a path is
  * cut so that the operation fits MAX_FIELD_CHARS: a client's long URL must not fail the call
  * (Envoy would let it through), and operation patterns are short.
  */
 function operationOf(method: string, path: string): string {
-  const cut = path.search(/[?#]/);
+  const query = path.indexOf("?");
+  const fragment = path.indexOf("#");
+  const cut = query === -1 ? fragment : fragment === -1 ? query : Math.min(query, fragment);
   const bare = cut === -1 ? path : path.slice(0, cut);
   const room = MAX_FIELD_CHARS - method.length - 1;
   return `${method} ${bare.length > room ? bare.slice(0, room) : bare}`;
@@ -127,39 +136,74 @@ export function planRateLimit(message: RlsRequestMessage, options: { domain: str
 
   const requests: DecisionRequest[] = [];
   for (let i = 0; i < descriptors.length; i++) {
-    const at = `descriptors[${i}]`;
     const d = descriptors[i]!;
     const entries = d.entries ?? [];
-    if (entries.length === 0) return fail(`${at}.entries`, "expected at least 1 entry");
-    if (entries.length > MAX_ENTRIES) return fail(`${at}.entries`, `at most ${MAX_ENTRIES} entries`);
-    const seen: Partial<Record<EntryKey, string>> = {};
+    if (entries.length === 0) return fail(`descriptors[${i}].entries`, "expected at least 1 entry");
+    if (entries.length > MAX_ENTRIES) return fail(`descriptors[${i}].entries`, `at most ${MAX_ENTRIES} entries`);
+    // The entries Sluice reads, each at most once; field paths are written only for an error.
+    let apiKey: string | undefined;
+    let tenant: string | undefined;
+    let remoteAddress: string | undefined;
+    let maskedRemoteAddress: string | undefined;
+    let operationEntry: string | undefined;
+    let method: string | undefined;
+    let path: string | undefined;
     for (let j = 0; j < entries.length; j++) {
       const key = entries[j]!.key ?? "";
       const value = entries[j]!.value ?? "";
-      if (key === "") return fail(`${at}.entries[${j}].key`, "expected a non-empty key");
-      if (!ENTRY_KEYS.has(key)) continue;
-      const k = key as EntryKey;
-      if (seen[k] !== undefined) return fail(`${at}.entries[${j}].key`, `${shown(key)} appears twice in one descriptor`);
-      seen[k] = value;
-      const field = `${at}.entries[${j}].value`;
-      if (k === "operation" && (value === "" || value.length > MAX_FIELD_CHARS)) {
-        return fail(field, `operation: expected an operation name of 1 to ${MAX_FIELD_CHARS} characters`);
+      let twice = false;
+      switch (key) {
+        case "":
+          return fail(`descriptors[${i}].entries[${j}].key`, "expected a non-empty key");
+        case "api_key":
+          twice = apiKey !== undefined;
+          apiKey = value;
+          break;
+        case "tenant":
+          twice = tenant !== undefined;
+          tenant = value;
+          break;
+        case "remote_address":
+          twice = remoteAddress !== undefined;
+          remoteAddress = value;
+          break;
+        case "masked_remote_address":
+          twice = maskedRemoteAddress !== undefined;
+          maskedRemoteAddress = value;
+          break;
+        case "operation":
+          twice = operationEntry !== undefined;
+          operationEntry = value;
+          break;
+        case "method":
+          twice = method !== undefined;
+          method = value;
+          break;
+        case "path":
+          twice = path !== undefined;
+          path = value;
+          break;
+        default:
+          // Every other key is ignored (RLS_ENTRY_KEYS are the ones read).
+          continue;
       }
-      if (k === "method" && (value.length > MAX_METHOD_CHARS || !METHOD.test(value))) return fail(field, `method: expected an HTTP method, got ${shown(value)}`);
-      if (k === "path" && value === "") return fail(field, "path: expected a request path");
+      if (twice) return fail(`descriptors[${i}].entries[${j}].key`, `${shown(key)} appears twice in one descriptor`);
+      const invalid = invalidValue(key as EntryKey, value);
+      if (invalid !== null) return fail(`descriptors[${i}].entries[${j}].value`, invalid);
     }
 
-    if (seen.api_key !== undefined && seen.tenant !== undefined) return fail(at, "give api_key or tenant, not both");
-    if (seen.remote_address !== undefined && seen.masked_remote_address !== undefined) {
+    const at = `descriptors[${i}]`;
+    if (apiKey !== undefined && tenant !== undefined) return fail(at, "give api_key or tenant, not both");
+    if (remoteAddress !== undefined && maskedRemoteAddress !== undefined) {
       return fail(at, "give remote_address or masked_remote_address, not both");
     }
     let operation: string;
-    if (seen.operation !== undefined) {
-      if (seen.method !== undefined || seen.path !== undefined) return fail(at, "give operation, or method and path, not both");
-      operation = seen.operation;
-    } else if (seen.method !== undefined && seen.path !== undefined) {
-      operation = operationOf(seen.method, seen.path);
-    } else if (seen.method !== undefined || seen.path !== undefined) {
+    if (operationEntry !== undefined) {
+      if (method !== undefined || path !== undefined) return fail(at, "give operation, or method and path, not both");
+      operation = operationEntry;
+    } else if (method !== undefined && path !== undefined) {
+      operation = operationOf(method, path);
+    } else if (method !== undefined || path !== undefined) {
       return fail(at, "method and path go together");
     } else {
       return fail(at, "an operation is required: an `operation` entry, or `method` and `path`");
@@ -172,9 +216,8 @@ export function planRateLimit(message: RlsRequestMessage, options: { domain: str
 
     // No tenant entry: the api_key decides, and an empty or absent one is an unknown key (the
     // engine answers unknown_key), never "no limit".
-    const ip =
-      seen.remote_address !== undefined ? clientAddressOrUnknown(seen.remote_address) : seen.masked_remote_address !== undefined ? clientNetworkOrUnknown(seen.masked_remote_address) : undefined;
-    requests.push(decisionRequest(seen.tenant !== undefined ? { tenant: seen.tenant, operation, cost, ip } : { key: seen.api_key ?? "", operation, cost, ip }));
+    const ip = remoteAddress !== undefined ? clientAddressOrUnknown(remoteAddress) : maskedRemoteAddress !== undefined ? clientNetworkOrUnknown(maskedRemoteAddress) : undefined;
+    requests.push(decisionRequest(tenant !== undefined ? { tenant, operation, cost, ip } : { key: apiKey ?? "", operation, cost, ip }));
   }
   return { ok: true, requests };
 }

@@ -97,18 +97,35 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
   const { tokens, logger } = deps;
   const answer = createRlsAnswer({ engine: deps.engine, envoy: deps.envoy, domain: deps.domain });
   // Bounded labels: the gRPC status code names (about a dozen), never a key or a tenant.
-  const calls = new Counter({
+  // Counted in plain numbers per call and added to the counter when it is read (prom-client's
+  // `collect`, on every scrape): a labelled child's inc hashes its labels on every call (#27).
+  const counts = new Map<string, { labels: { grpc_code: string; overall_code: string }; n: number }>();
+  const okCounts: Partial<Record<string, { n: number }>> = {};
+  new Counter({
     name: "sluice_rls_calls_total",
     help: "ShouldRateLimit calls answered, by gRPC status (OK includes OVER_LIMIT answers) and overall code.",
     labelNames: ["grpc_code", "overall_code"],
     registers: [deps.metrics.registry],
+    collect() {
+      for (const c of counts.values()) {
+        if (c.n === 0) continue;
+        this.inc(c.labels, c.n);
+        c.n = 0;
+      }
+    },
   });
-  const counted = new Map<string, { inc(): void }>();
-  function count(grpcCode: GrpcStatusCode, overall: string): void {
+  function tally(grpcCode: GrpcStatusCode, overall: string): { labels: { grpc_code: string; overall_code: string }; n: number } {
     const id = `${grpcCode}|${overall}`;
-    let child = counted.get(id);
-    if (!child) counted.set(id, (child = calls.labels({ grpc_code: GRPC_STATUS_NAMES[grpcCode] ?? String(grpcCode), overall_code: overall })));
-    child.inc();
+    let c = counts.get(id);
+    if (!c) counts.set(id, (c = { labels: { grpc_code: GRPC_STATUS_NAMES[grpcCode] ?? String(grpcCode), overall_code: overall }, n: 0 }));
+    return c;
+  }
+  function count(grpcCode: GrpcStatusCode, overall: string): void {
+    tally(grpcCode, overall).n++;
+  }
+  /** An answered call (grpc-status OK) by its overall code: the hot path's count, without the id string. */
+  function countOk(overall: string): void {
+    (okCounts[overall] ??= tally(GrpcStatus.OK, overall)).n++;
   }
   const refuse = (code: GrpcStatusCode, details: string): never => {
     count(code, "-");
@@ -119,8 +136,8 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
 
   /**
    * ShouldRateLimit's token, judged from the headers before the message is read: a wrong token,
-   * or none (unless descriptor tokens are on), buffers nothing of the call. The handler checks
-   * again after decoding, which is where a descriptor token is judged.
+   * or none (unless descriptor tokens are on), buffers nothing of the call. A call let in without
+   * one is judged by its descriptors' token after decoding (shouldRateLimit).
    */
   function admitShouldRateLimit(headers: IncomingHttpHeaders): GrpcError | undefined {
     const token = tokenOf(headers);
@@ -143,15 +160,17 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
       if (error instanceof ProtoDecodeError) return refuse(GrpcStatus.INVALID_ARGUMENT, `not a RateLimitRequest: ${error.message}`);
       throw error;
     }
-    // Gateways that cannot set metadata (Contour) put the token in every descriptor instead.
-    if (!tokens.accepts(tokenOf(call.headers) ?? descriptorToken(request))) {
+    // A token in the metadata was judged, and accepted, before the message was read
+    // (admitShouldRateLimit: the server admits every call of this method so). Gateways that
+    // cannot set metadata (Contour) put the token in every descriptor instead, judged here.
+    if (deps.descriptorTokens && tokenOf(call.headers) === undefined && !tokens.accepts(descriptorToken(request))) {
       return refuse(GrpcStatus.UNAUTHENTICATED, UNAUTHENTICATED_MESSAGE);
     }
     const started = performance.now();
     return answer(request).then(
       (result): UnaryAnswer => {
         if (!result.ok) return refuse(result.kind === "not_ready" ? GrpcStatus.UNAVAILABLE : GrpcStatus.INVALID_ARGUMENT, result.message);
-        count(GrpcStatus.OK, result.response.overall_code);
+        countOk(result.response.overall_code);
         // Like /v1/check's Server-Timing: how long the decisions took, store call included.
         return { framed: encodeRateLimitResponse(result.response), trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
       },
