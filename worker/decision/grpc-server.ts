@@ -29,6 +29,7 @@
  * HTTP decision path (docs/benchmarks.md); the integration tests speak to it with grpc-js.
  */
 import http2 from "node:http2";
+import { performance } from "node:perf_hooks";
 import type { Logger } from "../../lib/log";
 import { errorMessage } from "../../lib/log";
 import { DEFAULT_GRPC_LIMITS, GrpcSweeper, type GrpcLimits, type TimedCall, type TimedSession } from "../../lib/net/grpc-limits";
@@ -89,6 +90,21 @@ const TIMEOUT = /^(\d{1,8})([HMSmun])$/;
 const CALL = Symbol("sluice.grpcCall");
 type CallStream = http2.ServerHttp2Stream & { [CALL]?: IncomingCallLike };
 const EMPTY_MESSAGE = Buffer.alloc(0);
+
+/** A connection's books (SessionState, below), on the session itself: no lookup per stream. */
+const SESSION = Symbol("sluice.grpcSession");
+type BookedSession = http2.ServerHttp2Session & { [SESSION]?: SessionState };
+
+/**
+ * The trailers of an answer with trailers of its handler's (`server-timing`): those change with
+ * every call, so they are sent as literals HPACK never indexes (http2.sensitiveHeaders), rather
+ * than each added to the connection's header table, evicting what it holds (#27).
+ */
+function answerTrailers(extra: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  const trailers: Record<string, string> & { [http2.sensitiveHeaders]?: string[] } = { ...OK_TRAILERS, ...extra };
+  trailers[http2.sensitiveHeaders] = Object.keys(extra);
+  return trailers;
+}
 
 /** What the shared stream listeners need of a call (IncomingCall, below). */
 interface IncomingCallLike {
@@ -182,6 +198,7 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
       closeIdle: () => session.close(),
     };
     sessions.set(session, state);
+    (session as BookedSession)[SESSION] = state;
     sweeper.addSession(state);
     session.once("close", () => {
       sessions.delete(session);
@@ -197,7 +214,7 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
     if (call.clientDeadlineMs !== Infinity && performance.now() > call.clientDeadlineMs) return respondStatus(stream, GrpcStatus.DEADLINE_EXCEEDED, "Deadline exceeded");
     if (stream.destroyed || stream.closed) return;
     stream.respond(RESPONSE_HEADERS, WAIT_FOR_TRAILERS);
-    if (answer.trailers) call.trailers = { ...OK_TRAILERS, ...answer.trailers };
+    if (answer.trailers) call.trailers = answerTrailers(answer.trailers);
     stream.on("wantTrailers", onWantTrailers);
     stream.end(answer.framed);
   }
@@ -342,7 +359,7 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
 
   server.on("stream", (stream: CallStream, headers) => {
     stream.on("error", ignoreError);
-    const session = sessions.get(stream.session as http2.ServerHttp2Session);
+    const session = (stream.session as BookedSession | undefined)?.[SESSION];
     if (session) {
       session.openCalls++;
       session.idleSinceMs = null;
