@@ -132,6 +132,7 @@ export function withReplication(store: CounterStore, outbox: ReplicationOutbox):
     release: (leaseId) => store.release(leaseId),
     settle: (reservationId, actualCost) => store.settle(reservationId, actualCost),
     close: () => store.close(),
+    flush: () => store.flush?.(),
   };
 }
 

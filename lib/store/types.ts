@@ -124,4 +124,10 @@ export interface CounterStore {
   /** Gives back the unused part of a reservation, once (see SettleResult). */
   settle(reservationId: string, actualCost: number): Promise<SettleResult>;
   close(): Promise<void>;
+  /**
+   * Sends the checks this store has queued for the current event-loop turn now rather than at its
+   * check phase (the Redis store's coalescer, lib/store/redis/coalescer.ts); absent where nothing
+   * is queued. The gRPC server calls it after starting a turn's calls (#27).
+   */
+  flush?(): void;
 }

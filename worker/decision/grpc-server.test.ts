@@ -185,4 +185,45 @@ describe("the unary gRPC server (node:http2)", () => {
     expect(other.server.listening).toBe(false);
     c.close();
   });
+
+  it("calls afterStart once a turn's calls were all started, after their handlers ran (the store call goes out from there)", async () => {
+    const log: string[] = [];
+    const other = createUnaryGrpcServer({
+      methods: new Map<string, UnaryHandler>([
+        [
+          "/t.T/Mark",
+          (call) => {
+            log.push(`call ${call.message.toString()}`);
+            return Promise.resolve({ framed: framed(Buffer.from("ok")) });
+          },
+        ],
+      ]),
+      maxMessageBytes: 1024,
+      drainMs: 5_000,
+      logger: createLogger("grpc-server-test", { level: "silent" }),
+      afterStart: () => log.push("after"),
+    });
+    const port = await other.listen(0, "127.0.0.1");
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    // Five calls written together: they end in one read, so one turn starts them all.
+    const answers = ["1", "2", "3", "4", "5"].map(
+      (n) =>
+        new Promise<void>((resolve) => {
+          const req = session.request({ ":method": "POST", ":path": "/t.T/Mark", "content-type": "application/grpc", te: "trailers" });
+          req.on("data", () => undefined);
+          req.on("end", () => resolve());
+          req.end(framed(Buffer.from(n)));
+        }),
+    );
+    await Promise.all(answers);
+    session.close();
+    await other.drain();
+    const calls = log.filter((l) => l.startsWith("call"));
+    expect(calls).toHaveLength(5);
+    // Every turn's afterStart follows its calls: the log opens with a call and closes with "after",
+    // and there is no "after" without a call before it.
+    expect(log[0]).toMatch(/^call/);
+    expect(log.at(-1)).toBe("after");
+    expect(log.join(" ")).not.toMatch(/after after/);
+  });
 });

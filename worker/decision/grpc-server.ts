@@ -70,6 +70,12 @@ export interface UnaryGrpcServerOptions {
   /** How long draining waits for calls in flight before it cuts the connections (ms). */
   drainMs: number;
   logger: Logger;
+  /**
+   * Called once the calls that became whole in one event-loop turn were all started, their
+   * handlers run up to their first wait: the decision server sends their store call from there
+   * (CounterStore.flush), in this check phase rather than the next loop iteration's.
+   */
+  afterStart?: () => void;
 }
 
 export interface UnaryGrpcServer {
@@ -258,8 +264,10 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
    * everything the sockets held has been read, so a call the client reset (RST_STREAM) in the same
    * read is not handled, so not decided — nobody would read the answer, and a decision charges the
    * key. (node:http2 emits 'end' before it processes a RST_STREAM that follows in the same read.)
-   * Their decisions still share one store call: the store flushes in the next check phase
-   * (lib/store/redis/coalescer.ts). One setImmediate per turn, not per call.
+   * Their decisions still share one store call, sent at once by `afterStart`: the coalescer's own
+   * flush, scheduled from this check phase, would wait for the next loop iteration (sending it
+   * here cut the CPU per call under h2load, docs/benchmarks.md, #27). One setImmediate per turn,
+   * not per call.
    */
   let ready: IncomingCall[] = [];
   function startReady(): void {
@@ -270,6 +278,7 @@ export function createUnaryGrpcServer(options: UnaryGrpcServerOptions): UnaryGrp
       if (stream.destroyed || stream.closed || stream.aborted) continue;
       run(call);
     }
+    options.afterStart?.();
   }
 
   /**

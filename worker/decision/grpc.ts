@@ -67,6 +67,8 @@ export interface DecisionGrpcDeps {
    * (the default): such a call is UNAUTHENTICATED from its headers, before its message is read.
    */
   descriptorTokens?: boolean;
+  /** Sends the store call of the decisions just started (CounterStore.flush): after each turn's calls. */
+  flushStore?: () => void;
 }
 
 export interface DecisionGrpc {
@@ -207,6 +209,7 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
     limits: deps.limits,
     drainMs: DRAIN_MS,
     logger,
+    afterStart: deps.flushStore,
   });
 
   return {

@@ -175,6 +175,7 @@ export async function startDecisionServer(options: DecisionServerOptions): Promi
         logger,
         limits: options.grpcLimits,
         descriptorTokens: options.rlsDescriptorTokens,
+        flushStore: () => backend.store.flush?.(),
       })
     : null;
 

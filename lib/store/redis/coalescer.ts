@@ -35,6 +35,13 @@ export interface CoalescerDeps {
 export interface Coalescer {
   /** Decides with the other decisions of this turn; `timeoutMs`: the decision's store budget. */
   submit(checks: DecisionInput["checks"], cost: number, flags: number, timeoutMs: number | undefined): Promise<DecisionResult>;
+  /**
+   * Sends the decisions queued so far now, not at the check phase. For a caller that starts a
+   * turn's decisions together from the check phase itself (the gRPC server, after its calls' last
+   * bytes were read): there, the call scheduled by `submit` would wait for the next loop
+   * iteration. (The scheduled flush then finds nothing, or what came after, to send.)
+   */
+  flush(): void;
 }
 
 export function createCoalescer(deps: CoalescerDeps): Coalescer {
@@ -81,7 +88,7 @@ export function createCoalescer(deps: CoalescerDeps): Coalescer {
     );
   }
 
-  /** The turn's decisions, in calls of at most MAX_DECISIONS_PER_CALL decisions and MAX_CHECKS_PER_CALL checks. */
+  /** The queued decisions, in calls of at most MAX_DECISIONS_PER_CALL decisions and MAX_CHECKS_PER_CALL checks. */
   function flush(): void {
     scheduled = false;
     const pending = queue;
@@ -99,6 +106,9 @@ export function createCoalescer(deps: CoalescerDeps): Coalescer {
   }
 
   return {
+    flush() {
+      if (queue.length > 0) flush();
+    },
     submit(checks, cost, flags, timeoutMs) {
       return new Promise<DecisionResult>((resolve, reject) => {
         queue.push({ checks, cost, flags, timeoutMs, settled: false, resolve, reject });

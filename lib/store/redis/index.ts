@@ -102,6 +102,7 @@ export function createRedisStore(redis: RedisClient, options: RedisStoreOptions 
       }
       return checkOther(checks, options);
     },
+    flush: () => coalescer?.flush(),
     release: leases.release,
     settle: reservations.settle,
     scriptStats: () => ({ ...loader.stats }),
