@@ -110,9 +110,13 @@ export class RegionShareMeter {
     return w ? (w.byRegion.get(region) ?? 0) / (w.own + w.others) : null;
   }
 
-  /** Every measured share, floored, for `regions` regions: what a cut link enforces (lib/policy/region-shares.ts applyDegradedShares). */
-  snapshot(nowMs: number, regions: number): DegradedShares {
-    return this.shares((id) => this.measured(id, nowMs), nowMs, regions);
+  /**
+   * Every measured share, floored, for `regions` regions: what a cut link enforces (lib/policy/region-shares.ts
+   * applyDegradedShares), measured as of `asOfMs` — when another region was last heard from: a link
+   * that went silent before it was found cut carried nothing of the others' since.
+   */
+  snapshot(nowMs: number, regions: number, asOfMs = nowMs): DegradedShares {
+    return this.shares((id) => this.measured(id, asOfMs), nowMs, regions);
   }
 
   /**

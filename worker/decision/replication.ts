@@ -140,6 +140,8 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
   const heard = new Set<string>();
   let linkedSinceMs: number | null = null;
   let lastPublishMs = 0;
+  /** When anything of another region last arrived in this region (this process's clock): what a cut link's share is measured as of. */
+  let lastHeardMs = 0;
   let handed: DegradedShares | null = null;
 
   /** Degraded: this region's own last shares; linked: what silent peers leave (null: the whole limit). Handed to the backend on a change only. */
@@ -163,7 +165,10 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
     linkedSinceMs = next === "ok" ? Date.now() : null;
     if (next === "degraded") {
       const regionCount = Math.max(options.regions()?.length ?? 1, meter.otherRegions + 1);
-      degradedShares = meter.snapshot(Date.now(), regionCount);
+      // As of the last arrival: a link that went silent (a partition) before its pings found it cut
+      // brought nothing of the others' since, and a window measured after it would look like all ours.
+      const nowMs = Date.now();
+      degradedShares = meter.snapshot(nowMs, regionCount, lastHeardMs > 0 ? Math.min(nowMs, lastHeardMs) : nowMs);
     } else if (next === "ok") degradedShares = null;
     handShares();
   }
@@ -177,6 +182,8 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
       for (const r of names) heard.add(r); // Redis away: written on a later look
       return;
     }
+    const newest = Math.max(0, ...[...read.heardMs].filter(([r]) => r !== region).map(([, ms]) => ms));
+    if (newest > 0) lastHeardMs = Math.max(lastHeardMs, Date.now() - Math.max(0, read.nowMs - newest));
     const linkedForMs = state === "ok" && linkedSinceMs !== null ? Date.now() - linkedSinceMs : null;
     const changed = peers.observe({ nowMs: read.nowMs, heardMs: read.heardMs, linkedForMs, regions: options.regions() });
     if (!changed) return;
@@ -282,6 +289,7 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
       return;
     }
     heard.add(message.region);
+    lastHeardMs = Date.now();
     const entries = decodeReplication(message).filter((e) => e.key.startsWith(`${options.prefix}{`));
     try {
       const applied = await apply(entries);
