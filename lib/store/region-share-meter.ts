@@ -10,8 +10,13 @@
  * subject of it). A region's share of a limit is own ÷ (own + the others') over the last complete
  * window: the newest one that ended at least SETTLE_MS ago (what the others admitted in it has
  * arrived by then while the link works); failing that (just after start) the newest that ended, or
- * the current one.
+ * the current one. Measured as of a given time (when another region was last heard from), the
+ * windows are those complete by then.
  * Never below FLOOR_OF_EQUAL of an equal share; a limit with no traffic measured gets the equal share.
+ *
+ * The others' units are also kept per region, so another region's share (its units ÷ all) is
+ * measured the same way (snapshotOf): what the regions still linked give up while it is silent
+ * (lib/store/region-liveness.ts, docs/regions.md "A partial cut").
  */
 import { limitIdOfCounterKey } from "../policy/counter-keys";
 import type { DegradedShares } from "../policy/region-shares";
