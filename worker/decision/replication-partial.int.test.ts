@@ -10,6 +10,10 @@
  * whole 100 and the three admitted about 140. /readyz and /metrics of us and ap name the silent
  * region and the share given up. Healed: us and ap count against the whole limit again (more
  * than 60 between them), and eu alone gets all of it.
+ * Then eu's link is stalled instead (a silent partition: open, nothing through): all three find the
+ * others silent after SILENT_MS, eu before its pings find its link cut, and each enforces what is
+ * left (eu 1 − 0.6); once the pings do find it cut, eu degrades to its share measured as of when it
+ * last heard from the others — not over the windows after, which hold its own traffic only.
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -174,5 +178,43 @@ describe("regions: shared with one region's link cut and the others linked", () 
     const euAlone = await round({ eu: 60 }, ["eu"]);
     console.log(`healed, eu alone: admitted ${euAlone.total} of ${LIMIT}`);
     expect(euAlone.total).toBe(LIMIT);
+  }, 120_000);
+
+  it("a silent partition (eu's link open, nothing through): every region finds the others silent and enforces what is left; eu's degraded share is the one it had when it last heard from them", async () => {
+    const measuredStart = await nextWindow(WINDOW_MS);
+    expect(await Promise.all([sendChecks(target("us"), 40), sendChecks(target("eu"), 40), sendChecks(target("ap"), 20)])).toEqual([40, 40, 20]);
+    await sleep(measuredStart + WINDOW_MS + SETTLE_MS + SILENT_MS / 5 + 600 - Date.now());
+    proxies.eu!.stall();
+    // eu alone in the next window: after the stall it sees nothing of the others, so that window, once
+    // complete, looks like all eu's — what a share measured "now" when its pings find the link cut would take.
+    await nextWindow(WINDOW_MS);
+    expect(await sendChecks(target("eu"), 40)).toBe(40);
+
+    const linked = await waitForReplicationState([url("us"), url("ap")], "eu silent", (r) => r.silentPeers?.eu !== undefined, SILENT_MS + 10_000);
+    for (const r of linked) expect(r.sharesInForce).toEqual({ "free-tenant": 0.6 });
+    const [eu] = await waitForReplicationState([url("eu")], "us and ap silent to eu", (r) => r.silentPeers?.us !== undefined && r.silentPeers.ap !== undefined, SILENT_MS + 10_000);
+    console.log(`eu stalled: eu's /readyz ${JSON.stringify(eu)}`);
+    expect(eu!.status).toBe("ok"); // its pings have not found the link cut yet
+    expect(eu!.sharesInForce).toEqual({ "free-tenant": 0.4 });
+    expect(eu!.silentPeers).toEqual({
+      us: { silentForMs: expect.any(Number), sharesGivenUp: { "free-tenant": 0.4 } },
+      ap: { silentForMs: expect.any(Number), sharesGivenUp: { "free-tenant": 0.2 } },
+    });
+
+    const stalled = await round({ us: 40, eu: 40, ap: 20 }, ["us", "ap"]);
+    const bound = Math.floor(LIMIT * (1 + stalled.admittedInLag / LIMIT));
+    console.log(`eu stalled, us + ap linked: admitted ${JSON.stringify(stalled.admitted)} = ${stalled.total} of ${LIMIT}; lag ${stalled.lagMs} ms, bound ${bound}; counters ${JSON.stringify(stalled.counters)}`);
+    expect(stalled.total).toBeLessThanOrEqual(bound);
+    expect(stalled.admitted.eu).toBeLessThanOrEqual(degradedLimit(LIMIT, 0.4));
+
+    // The pings find the link cut (two unanswered, 5 s apart): degraded, on the share it had when it last heard from the others.
+    await waitForReplication([url("eu")], "degraded", 30_000);
+    const degraded = await replicationOf(url("eu"));
+    console.log(`eu degraded: ${JSON.stringify(degraded)}`);
+    expect(degraded.sharesInForce).toEqual({ "free-tenant": 0.4 });
+    expect(degraded.silentPeers).toBeUndefined();
+
+    proxies.eu!.heal();
+    await waitForReplicationState(REGIONS.map(url), "ok with every region heard from", (r) => r.status === "ok" && r.sharesInForce === undefined && r.silentPeers === undefined, 20_000);
   }, 120_000);
 });
