@@ -44,6 +44,8 @@ export interface PhaseInput {
   answers: readonly { region: number; c: Checked }[];
   /** The replication lag to take for ε (ms). */
   lagSpanMs: number;
+  /** The region whose link is cut in this phase, if any: `shared`'s bound is then the linked regions' among themselves (docs/regions.md, "A partial cut"). */
+  cut?: string;
   mostInSpan: (sortedMs: readonly number[], spanMs: number) => number;
 }
 
@@ -93,9 +95,12 @@ export function windowStats(p: PhaseInput): PhaseResult {
       cell.at[region]!.push(c.atMs);
     }
   }
+  // ε = (R − 1) × ρ × lag ÷ L; with a region cut, over the regions still linked (the cut one enforces its last share, which they give up).
+  const linked = p.regions.map((_, i) => i).filter((i) => p.regions[i] !== p.cut);
   const bounds = cells.map((cell) => {
-    const inLag = Math.max(...cell.at.map((xs) => p.mostInSpan([...xs].sort((a, b) => a - b), p.lagSpanMs + cell.maxLatencyMs)));
-    return Math.floor(p.limit * (1 + Math.min(n - 1, ((n - 1) * inLag) / p.limit)));
+    const inLag = Math.max(...linked.map((i) => p.mostInSpan([...cell.at[i]!].sort((a, b) => a - b), p.lagSpanMs + cell.maxLatencyMs)));
+    const r = linked.length;
+    return Math.floor(p.limit * (1 + Math.min(r - 1, ((r - 1) * inLag) / p.limit)));
   });
   return {
     mode: p.mode,
@@ -145,11 +150,9 @@ export function renderReport(r: ReportInput): string {
     for (const p of c.results) {
       const worstIdx = p.ratios.indexOf(Math.max(...p.ratios));
       const boundCell =
-        p.mode === "shared" && !p.phase.includes("cut")
-          ? `${p.admitted[worstIdx]} of ${p.bounds[worstIdx]}${p.admitted.some((a, i) => a > p.bounds[i]!) ? " (over in some window)" : ""}`
-          : p.mode === "shared"
-            ? `cut: eu on its last share, the others on the whole L`
-            : p.countedInRedis
+        p.mode === "shared"
+          ? `${p.admitted[worstIdx]} of ${p.bounds[worstIdx]}${p.phase.includes("cut") ? " (eu on its last share, the others on L minus it)" : ""}${p.admitted.some((a, i) => a > p.bounds[i]!) ? " (over in some window)" : ""}`
+          : p.countedInRedis
               ? `${pct(Math.max(...p.countedInRedis) / r.limit)} (${Math.max(...p.countedInRedis)})`
               : "—";
       out.push(

@@ -7,7 +7,8 @@
  * BENCH_LIMIT per BENCH_WINDOW_MS per mode (`local`, `split`, `shared`: three tenants, one tier each),
  * and per mode, open-loop traffic (worker/testing/regions.ts pace):
  *   90/10 at 1× the limit · 90/10 at 3× · moving at 2× (the 90 % region changes every 2 windows) ·
- *   cut (eu's link to NATS dropped and refused) at 2× 90/10 · healed at 2×.
+ *   cut (eu's link to NATS dropped and refused; the phase starts once the linked regions find eu
+ *   silent, after BENCH_SILENT_MS = SLUICE_REPLICATION_SILENT_MS) at 2× 90/10 · healed at 2×.
  * `split` shares are re-balanced in this process every BENCH_REBALANCE_MS (the worker's job,
  * lib/jobs/region-rebalance.ts). Per phase: admitted ÷ limit per window (median, worst), the
  * under-admission ((min(demand, L) − admitted) ÷ L per window) and for `shared` the bound
@@ -21,7 +22,7 @@ import { loadavg } from "node:os";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
 import { freshDatabase, type FreshDatabase } from "../test/helpers";
-import { spawnDecisionServer, type SpawnedServer } from "../lib/decision/harness";
+import type { SpawnedServer } from "../lib/decision/harness";
 import { newRebalanceMemory, rebalanceRegions } from "../lib/jobs/region-rebalance";
 import { startOwnRedis, type OwnRedis } from "../lib/net/redis-server";
 import { startLatencyProxy, type LatencyProxy } from "../lib/net/testing/latency-proxy";
@@ -29,7 +30,7 @@ import { startOwnNats, type OwnNats } from "../lib/net/testing/nats-server";
 import { closeRegionClients, regionTargets } from "../lib/redis/regions";
 import { applyPolicyFile } from "../lib/services/policy/apply-policy-file";
 import { publishPolicy } from "../lib/services/policy/publish-policy";
-import { checkOnce, mostInSpan, pace, replicationOf, waitForReplication, type Checked } from "../worker/testing/regions";
+import { checkOnce, mostInSpan, pace, replicationOf, spawnRegionServer, waitForReplication, waitForReplicationState, type Checked } from "../worker/testing/regions";
 import { quantile, renderReport, windowStats, type PhaseResult } from "./regions-report";
 
 const LIMIT = Number(process.env.BENCH_LIMIT ?? 100);
@@ -37,6 +38,7 @@ const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 2_000);
 const LINK_MS = Number(process.env.BENCH_LINK_MS ?? 50);
 const JITTER_MS = Number(process.env.BENCH_JITTER_MS ?? 100);
 const REBALANCE_MS = Number(process.env.BENCH_REBALANCE_MS ?? 2_000);
+const SILENT_MS = Number(process.env.BENCH_SILENT_MS ?? 3_000);
 const TOKEN = "svc_bench_regions";
 const MODES = ["local", "split", "shared"] as const;
 type Mode = (typeof MODES)[number];
@@ -86,19 +88,14 @@ async function setup(n: number): Promise<Setup> {
   const servers = new Map<string, SpawnedServer>();
   await Promise.all(
     regions.map(async (r, i) => {
-      const server = await spawnDecisionServer(
-        {
-          REDIS_URL: redis[i]!.url,
-          SLUICE_REGION: r,
-          SLUICE_REDIS_PREFIX: prefix,
-          SLUICE_SERVICE_TOKENS: TOKEN,
-          SLUICE_DENY_CACHE: "0",
-          SLUICE_REPLICATION_URL: proxies.get(r)?.url("nats") ?? nats.url,
-          // A second's store budget: on this loaded machine a decision past the default 25 ms would take the failure mode's path.
-          REDIS_TIMEOUT_MS: "1000",
-        },
-        { waitReady: true },
-      );
+      const server = await spawnRegionServer({
+        region: r,
+        redisUrl: redis[i]!.url,
+        replicationUrl: proxies.get(r)?.url("nats") ?? nats.url,
+        prefix,
+        token: TOKEN,
+        env: { SLUICE_REPLICATION_SILENT_MS: String(SILENT_MS) },
+      });
       servers.set(r, server);
     }),
   );
@@ -217,7 +214,7 @@ async function runPhase(s: Setup, mode: Mode, p: Phase, lagSpanMs: () => number)
     ),
   );
   const inRedis = counted ? await counted : null;
-  const result = windowStats({ mode, phase: p.name, regions: s.regions, limit: LIMIT, windowMs: WINDOW_MS, startMs, windows: p.windows, answers, lagSpanMs: lagSpanMs(), mostInSpan });
+  const result = windowStats({ mode, phase: p.name, regions: s.regions, limit: LIMIT, windowMs: WINDOW_MS, startMs, windows: p.windows, answers, lagSpanMs: lagSpanMs(), cut: p.cut ? "eu" : undefined, mostInSpan });
   if (inRedis) result.countedInRedis = Array.from({ length: p.windows }, (_, w) => inRedis.get(startMs + w * WINDOW_MS) ?? 0);
   return result;
 }
@@ -268,9 +265,10 @@ async function runConfig(n: number): Promise<ConfigResult> {
   const sub = watcher.subscribe("sluice.replication.>", {
     callback: (_err, msg) => {
       if (!counting) return;
+      const body = msg.json<{ entries?: unknown[] }>();
+      if ((body.entries?.length ?? 0) === 0) return; // an idle region's heartbeat
       wire.batches++;
       wire.bytes += msg.data.length + (msg.headers?.toString().length ?? 0) + msg.subject.length;
-      const body = msg.json<{ entries?: unknown[] }>();
       wire.entries += body.entries?.length ?? 0;
     },
   });
@@ -285,6 +283,9 @@ async function runConfig(n: number): Promise<ConfigResult> {
           s.proxies.get("eu")!.cut();
           cutNow.add("eu");
           await waitForReplication([s.servers.get("eu")!.url], "degraded", 30_000);
+          // The linked regions give up eu's last share once they find it silent (docs/regions.md, "A partial cut").
+          const linked = s.regions.filter((r) => r !== "eu").map((r) => s.servers.get(r)!.url);
+          await waitForReplicationState(linked, "eu silent", (x) => x.silentPeers?.eu !== undefined, SILENT_MS + 30_000);
         }
         if (mode === "shared" && p.name.startsWith("90/10, 3")) {
           counting = true;
@@ -302,7 +303,7 @@ async function runConfig(n: number): Promise<ConfigResult> {
         if (p.cut) {
           s.proxies.get("eu")!.heal();
           cutNow.delete("eu");
-          await waitForReplication([...s.servers.values()].map((x) => x.url), "ok", 30_000);
+          await waitForReplicationState([...s.servers.values()].map((x) => x.url), "ok, every region heard from", (x) => x.status === "ok" && x.silentPeers === undefined, 30_000);
         }
       }
     }
@@ -329,7 +330,7 @@ async function main(): Promise<void> {
   for (const n of [2, 3]) configs.push(await runConfig(n));
   console.log(
     renderReport({
-      command: `BENCH_LIMIT=${LIMIT} BENCH_WINDOW_MS=${WINDOW_MS} BENCH_LINK_MS=${LINK_MS} BENCH_JITTER_MS=${JITTER_MS} BENCH_REBALANCE_MS=${REBALANCE_MS} npm run bench:regions`,
+      command: `BENCH_LIMIT=${LIMIT} BENCH_WINDOW_MS=${WINDOW_MS} BENCH_LINK_MS=${LINK_MS} BENCH_JITTER_MS=${JITTER_MS} BENCH_REBALANCE_MS=${REBALANCE_MS} BENCH_SILENT_MS=${SILENT_MS} npm run bench:regions`,
       startedAt,
       loads: [startLoad, load()],
       limit: LIMIT,

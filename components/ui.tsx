@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { ReactNode } from "react";
+import { Fragment, type ReactNode } from "react";
 
 export function PageHeader({ title, description, actions }: { title: string; description?: ReactNode; actions?: ReactNode }) {
   return (
@@ -70,4 +70,22 @@ export function formatTime(date: Date | string | null | undefined): string {
   if (!date) return "—";
   const d = typeof date === "string" ? new Date(date) : date;
   return d.toISOString().replace("T", " ").slice(0, 16) + " UTC";
+}
+
+/**
+ * An actor or account id (`user:product@sluice.test`, `token:ci-deploy`) that may wrap in a narrow
+ * column at its natural joints, after `:` and before `@`, instead of mid-word.
+ */
+export function ActorId({ id }: { id: string }) {
+  const parts = id.split(/(?<=:)|(?=@)/);
+  return (
+    <span className="[overflow-wrap:anywhere]">
+      {parts.map((p, i) => (
+        <Fragment key={i}>
+          {i > 0 && <wbr />}
+          {p}
+        </Fragment>
+      ))}
+    </span>
+  );
 }

@@ -13,7 +13,7 @@ import { createDb } from "../lib/db/client";
 import { drainClosedMinutes } from "../lib/jobs/rollup";
 import { createRedisClient } from "../lib/redis/client";
 import { UsageRecorder } from "../lib/redis/usage";
-import { shot, signIn } from "./fixtures";
+import { expectFits, shot, signIn } from "./fixtures";
 
 const WIDTHS = [1280, 390] as const;
 
@@ -131,8 +131,7 @@ async function docShot(page: Page, name: string): Promise<void> {
 async function bothDocs(page: Page, name: string): Promise<void> {
   for (const width of WIDTHS) {
     await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-    const doc = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, view: window.innerWidth }));
-    expect(doc.scroll, `${name} at ${width} px is wider than the window`).toBeLessThanOrEqual(doc.view + 1);
+    await expectFits(page, `${name} at ${width} px`);
     await docShot(page, `${name}-${width}`);
   }
   await page.setViewportSize({ width: 1280, height: 900 });

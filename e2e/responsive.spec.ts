@@ -4,8 +4,8 @@
  * button that says whether it is open, charts drawn at the width of the screen. Screenshots of each
  * page at both widths go to e2e/screenshots/ (m-<page>.png and <page>-1280.png).
  */
-import { expect, test, type Page } from "@playwright/test";
-import { shot, signIn } from "./fixtures";
+import { expect, test } from "@playwright/test";
+import { expectFits, shot, signIn } from "./fixtures";
 
 const PAGES: [string, string][] = [
   ["/", "overview"],
@@ -28,32 +28,6 @@ const PAGES: [string, string][] = [
   ["/search?q=acme", "search"],
 ];
 
-/** How far the page reaches past the right edge of the window (0 when it fits). */
-async function overflow(page: Page): Promise<{ px: number; culprits: string[] }> {
-  return page.evaluate(() => {
-    const width = document.documentElement.clientWidth;
-    const culprits: string[] = [];
-    for (const el of document.querySelectorAll("body *")) {
-      const r = el.getBoundingClientRect();
-      if (r.right > width + 1 && r.width > 0) {
-        // Inside a box that scrolls sideways, a wide table is fine.
-        let p = el.parentElement;
-        let scrolls = false;
-        while (p && p !== document.body) {
-          const o = getComputedStyle(p).overflowX;
-          if ((o === "auto" || o === "scroll" || o === "hidden") && p.getBoundingClientRect().right <= width + 1) {
-            scrolls = true;
-            break;
-          }
-          p = p.parentElement;
-        }
-        if (!scrolls) culprits.push(`${el.tagName.toLowerCase()}.${String(el.className).slice(0, 60)} right=${Math.round(r.right)}`);
-      }
-    }
-    return { px: Math.max(0, document.documentElement.scrollWidth - width), culprits: culprits.slice(0, 5) };
-  });
-}
-
 test("every page fits a 390 px screen, with the navigation behind a menu button", async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await signIn(page, "admin");
@@ -63,8 +37,7 @@ test("every page fits a 390 px screen, with the navigation behind a menu button"
     const menu = page.getByRole("button", { name: "Menu" });
     await expect(menu).toHaveAttribute("aria-expanded", "false");
     await expect(page.getByRole("navigation", { name: "Main" })).toBeHidden();
-    const o = await overflow(page);
-    expect(o, `${path} is wider than 390 px`).toEqual({ px: 0, culprits: [] });
+    await expectFits(page, `${path} at 390 px`);
     if (path.startsWith("/dashboards")) {
       // Charts use the screen's width, not a sliver of it.
       const widths = await page.locator(".recharts-wrapper").evaluateAll((charts) => charts.map((c) => c.getBoundingClientRect().width));
@@ -96,8 +69,7 @@ test("every page at 1280 px: the sidebar is always there and nothing is cut", as
     await expect(page.getByRole("heading", { level: 1 }).first()).toBeVisible();
     await expect(page.getByRole("button", { name: "Menu" })).toBeHidden();
     await expect(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings" })).toBeVisible();
-    const o = await overflow(page);
-    expect(o, `${path} is wider than 1280 px`).toEqual({ px: 0, culprits: [] });
+    await expectFits(page, `${path} at 1280 px`);
     await shot(page, `${name}-1280`);
   }
 });

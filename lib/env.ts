@@ -94,6 +94,12 @@ const envSchema = z.object({
       .regex(/^(nats|tls):\/\/[^\s,]+(,(nats|tls):\/\/[^\s,]+)*$/, "expected nats://host:port (several: comma-separated)")
       .optional(),
   ),
+  /**
+   * Decision servers with SLUICE_REPLICATION_URL (docs/regions.md, "A partial cut"): another region
+   * from which no batch or heartbeat arrived for longer is silent, and this region enforces each
+   * shared limit minus that region's last share until it is heard from again.
+   */
+  SLUICE_REPLICATION_SILENT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
   /** The worker, with SLUICE_REGIONS: how often the shares of `split` limits are re-balanced from each region's demand. */
   SLUICE_REGION_REBALANCE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(10_000),
   /** Envoy's rate limit service protocol (gRPC, h2c) on this port of DECISION_HOST; 0 turns it off. */

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { BUNDLED_ENTRIES } from "../lib/decision/harness";
 import { bundleServer, packageOf, productionImportProblems, SERVER_ENTRIES, SERVER_OUTDIR } from "./build";
 
 const pkg = JSON.parse(readFileSync(path.join(import.meta.dirname, "../package.json"), "utf8")) as Parameters<typeof productionImportProblems>[1];
@@ -17,6 +18,11 @@ describe("npm run build: the compiled processes", () => {
     expect(productionImportProblems(bundle, pkg)).toEqual([]);
     // The decision server really does reach its packages through node_modules, not a copy of its own.
     expect([...bundle.packages.values()].some((names) => names.has("ioredis"))).toBe(true);
+  });
+
+  it("include every entry the int tests start bundled (lib/decision/harness.ts BUNDLED_ENTRIES), under the same name", () => {
+    const built = Object.fromEntries(Object.entries(SERVER_ENTRIES).map(([name, source]) => [source, `${name}.js`]));
+    for (const [source, file] of Object.entries(BUNDLED_ENTRIES)) expect({ source, file }).toEqual({ source, file: built[source] });
   });
 
   it("name a dev dependency or an undeclared package a compiled file imports", () => {

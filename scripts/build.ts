@@ -58,11 +58,12 @@ export function packageOf(specifier: string): string | null {
 }
 
 /** Bundles SERVER_ENTRIES (a test gives others, and their root); with `write: false` nothing touches the disk. */
-export async function bundleServer(options: { write: boolean; entries?: Record<string, string>; root?: string }): Promise<ServerBundle> {
+export async function bundleServer(options: { write: boolean; entries?: Record<string, string>; root?: string; outdir?: string }): Promise<ServerBundle> {
   const result = await esbuild.build({
     absWorkingDir: options.root ?? ROOT,
     entryPoints: options.entries ?? SERVER_ENTRIES,
-    outdir: SERVER_OUTDIR,
+    // Elsewhere (the int tests' bundle) only at the same depth: ../../prisma must still be the root's.
+    outdir: options.outdir ?? SERVER_OUTDIR,
     bundle: true,
     // Shared code goes to chunks, so an entry's `import.meta.url === argv[1]` check is true in that entry only.
     splitting: true,

@@ -19,6 +19,8 @@ stage preflight; bash scripts/preflight.sh
 export CHROMIUM_PATH="${CHROMIUM_PATH:-$(command -v chromium)}"
 
 stage "typecheck"; npx tsc --noEmit -p .
+# Checked: the browser tests' `next build` need not check again (next.config.ts).
+export SLUICE_TYPECHECKED=1
 stage "lint"; npx eslint . --max-warnings=0
 stage "unit"; npx vitest run --project unit
 stage "integration (real PostgreSQL and Redis)"; npx vitest run --project int

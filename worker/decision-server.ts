@@ -62,6 +62,7 @@ async function main(): Promise<void> {
     host: e.DECISION_HOST,
     region: e.SLUICE_REGION,
     replicationUrl: e.SLUICE_REPLICATION_URL,
+    replicationSilentMs: e.SLUICE_REPLICATION_SILENT_MS,
     grpcPort: e.SLUICE_GRPC_PORT,
     rlsDomain: e.SLUICE_RLS_DOMAIN,
     rlsDescriptorTokens: e.SLUICE_RLS_DESCRIPTOR_TOKENS === "1",

@@ -3,7 +3,7 @@ import { ReplayPanel } from "../justify/replay-panel";
 import { CertificationCell } from "../certify/certification-cell";
 import { diffPolicies, type DiffLine } from "@/lib/policy/policy-diff";
 import { DiscardDraftButton, PublishPanel, RollbackButton } from "@/components/publish-panel";
-import { EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
+import { ActorId, EmptyState, Forbidden, formatTime, PageHeader, Section } from "@/components/ui";
 import { PolicyYamlLinks } from "@/components/policy-yaml-links";
 import { ApplyPolicyFile } from "@/components/apply-policy-file";
 import { can } from "@/lib/auth/permissions";
@@ -185,7 +185,9 @@ export default async function PolicyPage({ searchParams }: { searchParams: Promi
                         {v.checksum.slice(0, 12)}
                       </div>
                     </td>
-                    <td className="break-all">{v.author}</td>
+                    <td className="min-w-44">
+                      <ActorId id={v.author} />
+                    </td>
                     <td className="whitespace-nowrap">{formatTime(v.createdAt)}</td>
                     <td className="text-slate-600">
                       {v.note}

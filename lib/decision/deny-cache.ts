@@ -24,7 +24,9 @@
  * activity on the cap, denied or not, and the other tenants' shares depend on it — answering one
  * locally would change another tenant's decisions. Nor a subject the accuracy meter samples
  * (lib/decision/accuracy.ts): its exact log must see every request. Cleared when a new policy
- * version is loaded.
+ * version, a rollout step or a region's share is loaded; a store answer to a call sent before the
+ * clear is not learnt (its limits may be the other version's: a tenant's v1 denial at 5 of 5, learnt
+ * after the step that moves it to v2's limit of 7, would deny it until the window ends).
  *
  * Other decision servers consuming the same counters only make counters deny more: a cached
  * denial stays a denial the store would give, but its Retry-After or reason can then understate
@@ -46,10 +48,17 @@ interface DeniedEntry {
 export class DenyCache {
   private readonly denied = new Map<string, DeniedEntry>();
   private readonly room = new Map<string, number>();
+  private cleared = 0;
   constructor(private readonly maxEntries = 100_000) {}
 
-  /** Learns from one store decision on `checks` (sent at `sentAtMs`, local clock). */
-  observe(checks: readonly LimitCheck[], decision: StoreDecision, cost: number, sentAtMs: number): void {
+  /** How many times the cache was cleared: read before a store call, passed to observe with its answer. */
+  get epoch(): number {
+    return this.cleared;
+  }
+
+  /** Learns from one store decision on `checks` (sent at `sentAtMs`, local clock, in `epoch`). */
+  observe(checks: readonly LimitCheck[], decision: StoreDecision, cost: number, sentAtMs: number, epoch: number): void {
+    if (epoch !== this.cleared) return;
     const outcomes = decision.outcomes;
     for (let i = 0; i < checks.length; i++) {
       const c = checks[i]!;
@@ -111,6 +120,7 @@ export class DenyCache {
   }
 
   clear(): void {
+    this.cleared++;
     this.denied.clear();
     this.room.clear();
   }

@@ -232,6 +232,7 @@ export class DecisionEngine {
     }
     if (!this.deps.breaker.allow(startedMs)) return this.failurePath(run, "breaker_open", plan.planned);
     let decision;
+    const epoch = this.deps.denyCache?.epoch ?? 0;
     try {
       decision = await this.deps.store.check(plan.checks, { cost: run.cost, dryRun: run.dryRun, reserve: req.reserve === true, timeoutMs: this.budgetFor(run.failureMode) });
     } catch (error) {
@@ -242,7 +243,7 @@ export class DecisionEngine {
     run.storeNowMs = decision.nowMs;
     this.deps.breaker.success(answeredMs);
     this.clock.observe(decision.nowMs, answeredMs);
-    this.deps.denyCache?.observe(plan.checks, decision, run.cost, startedMs);
+    this.deps.denyCache?.observe(plan.checks, decision, run.cost, startedMs, epoch);
 
     // 4. The answer.
     return this.finish(run, answerDecision(run, decision, plan.planned, { reservationId: decision.reservationId, metered: this.deps.accuracySample !== undefined && this.deps.accuracySample > 0 }));

@@ -25,7 +25,26 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** A node process of this repository (tsx's loader, so a signal reaches the process itself), its output collected. */
+/**
+ * The int tests' global setup (test/global-setup.ts) bundles these entries once per run, as
+ * `npm run build` does, into SLUICE_TEST_BUNDLE_DIR: a process then starts on plain node in about a
+ * third of the time tsx's loader takes (it transforms every module at each start). Elsewhere (the
+ * benchmarks, Playwright, a script) they run from source under tsx. scripts/build.test.ts holds
+ * this table to the build's entries.
+ */
+export const BUNDLED_ENTRIES: Readonly<Record<string, string>> = {
+  "worker/decision-server.ts": "decision-server.js",
+  "worker/jobs.ts": "worker.js",
+  "worker/cli.ts": "sluice.js",
+};
+
+/** Node's arguments that run `entry` (a path from the root): the run's bundle when there is one, else the source under tsx. */
+export function entryArgs(entry: string, bundleDir = childEnv().SLUICE_TEST_BUNDLE_DIR): string[] {
+  const bundled = BUNDLED_ENTRIES[entry];
+  return bundleDir && bundled ? [path.join(bundleDir, bundled)] : ["--import", "tsx", path.join(ROOT, entry)];
+}
+
+/** A node process of this repository (node itself, not the tsx CLI, so a signal reaches the process), its output collected. */
 interface SpawnedProcess {
   child: ChildProcess;
   output: () => string;
@@ -34,12 +53,12 @@ interface SpawnedProcess {
 }
 
 /**
- * Spawns `node [preload…] --import tsx <entry>` with `env`, waits until `started(output)` says it is
+ * Spawns `node [preload…] <entry>` (bundled, or under tsx: entryArgs) with `env`, waits until `started(output)` says it is
  * up (throwing `what exited` if it dies first), and SIGKILLs it when it does not come up in 90 s.
  */
 async function spawnProcess(entry: string, env: NodeJS.ProcessEnv, preload: string[], what: string, started: (output: string) => Promise<boolean> | boolean): Promise<SpawnedProcess> {
   let out = "";
-  const child = spawn(process.execPath, [...preload, "--import", "tsx", path.join(ROOT, entry)], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...preload, ...entryArgs(entry, env.SLUICE_TEST_BUNDLE_DIR)], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
   children.add(child);
@@ -90,7 +109,6 @@ export async function spawnDecisionServer(env: Record<string, string>, options: 
   let grpcPort = await freePort();
   while (grpcPort === port) grpcPort = await freePort();
   const grpcPortSetting = env.SLUICE_GRPC_PORT ?? String(grpcPort);
-  // One process (node with tsx's loader), not the tsx CLI: a signal reaches the server itself.
   const skew = options.clockSkewMs ? ["--import", `${pathToFileURL(path.join(ROOT, "lib/decision/testing/skewed-clock.mjs")).href}?skewMs=${options.clockSkewMs}`] : [];
   const url = `http://127.0.0.1:${port}`;
   // The product's defaults (the 25 ms store budget included) unless a test sets its own: a test

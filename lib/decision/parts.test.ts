@@ -68,7 +68,7 @@ describe("deny cache", () => {
   const pass = (remaining: number) => ({ allowed: true, reason: "ok" as const, limit: 5, remaining, resetAtMs: 0, retryAfterMs: 0, delayMs: 0 });
   it("denies the same cost until T, not after; other costs go to the store", () => {
     const c = new DenyCache();
-    c.observe([check("k")], { nowMs: 0, allowed: false, outcomes: [denial(1_000)] }, 2, 9_000);
+    c.observe([check("k")], { nowMs: 0, allowed: false, outcomes: [denial(1_000)] }, 2, 9_000, c.epoch);
     expect(c.decide([check("k")], 2, 9_999)?.outcomes[0]).toMatchObject({ allowed: false, retryAfterMs: 1 });
     expect(c.decide([check("k")], 3, 9_999)).toBeNull();
     expect(c.decide([check("k")], 1, 9_999)).toBeNull();
@@ -76,16 +76,26 @@ describe("deny cache", () => {
   });
   it("answers a request with other counters only when each is known to have room for it", () => {
     const c = new DenyCache();
-    c.observe([check("a"), check("b")], { nowMs: 0, allowed: false, outcomes: [denial(1_000), pass(1)] }, 1, 0);
+    c.observe([check("a"), check("b")], { nowMs: 0, allowed: false, outcomes: [denial(1_000), pass(1)] }, 1, 0, c.epoch);
     expect(c.decide([check("a"), check("b")], 1, 10)).not.toBeNull();
     expect(c.decide([check("a"), check("unseen")], 1, 10)).toBeNull();
     // b was then consumed to 0 by another request: a request on a and b may now be denied by b too.
-    c.observe([check("b")], { nowMs: 0, allowed: true, outcomes: [pass(0)] }, 1, 20);
+    c.observe([check("b")], { nowMs: 0, allowed: true, outcomes: [pass(0)] }, 1, 20, c.epoch);
     expect(c.decide([check("a"), check("b")], 1, 30)).toBeNull();
+  });
+  it("does not learn the answer to a call sent before a clear (a rollout step or a new version)", () => {
+    const c = new DenyCache();
+    const sentIn = c.epoch;
+    // v1's denial (5 of 5) was in flight when the step moved the tenant to v2 (7): the clear came first.
+    c.clear();
+    c.observe([check("k")], { nowMs: 0, allowed: false, outcomes: [denial(60_000)] }, 1, 0, sentIn);
+    expect(c.decide([check("k")], 1, 10)).toBeNull();
+    c.observe([check("k")], { nowMs: 0, allowed: false, outcomes: [denial(60_000)] }, 1, 0, c.epoch);
+    expect(c.decide([check("k")], 1, 10)).not.toBeNull();
   });
   it("is bounded", () => {
     const c = new DenyCache(10);
-    for (let i = 0; i < 100; i++) c.observe([check(`k${i}`)], { nowMs: 0, allowed: false, outcomes: [denial(1e12)] }, 1, 0);
+    for (let i = 0; i < 100; i++) c.observe([check(`k${i}`)], { nowMs: 0, allowed: false, outcomes: [denial(1e12)] }, 1, 0, c.epoch);
     expect(c.size).toBe(10);
   });
 });

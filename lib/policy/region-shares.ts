@@ -181,3 +181,21 @@ export function sharedLimitNames(doc: CompiledPolicy): Map<string, string> {
   for (const g of doc.globalCaps) if (g.regions === "shared") names.set(g.id, `global-${g.operation}`);
   return names;
 }
+
+/**
+ * `regions: shared` with some regions silent (docs/regions.md, "A partial cut"): what the regions
+ * still linked enforce together while the silent ones enforce their last shares on their own —
+ * 1 − the sum of those shares, per limit (a limit a silent region had no measured traffic of: its
+ * `otherwise`), never below `floor` (the least share any region enforces). The silent regions'
+ * shares are those this region measured for them (lib/store/region-share-meter.ts snapshotOf), the
+ * same windows and floor each measured its own with, so the two sides add up to the limit.
+ * No silent region: null (the whole limit).
+ */
+export function sharesLeft(silent: readonly DegradedShares[], floor: number, sinceMs: number): DegradedShares | null {
+  if (silent.length === 0) return null;
+  const clamp = (x: number) => Math.min(1, Math.max(floor, x));
+  const ids = new Set(silent.flatMap((s) => [...s.ratios.keys()]));
+  const ratios = new Map<string, number>();
+  for (const id of ids) ratios.set(id, clamp(1 - silent.reduce((sum, s) => sum + (s.ratios.get(id) ?? s.otherwise), 0)));
+  return { ratios, otherwise: clamp(1 - silent.reduce((sum, s) => sum + s.otherwise, 0)), sinceMs };
+}

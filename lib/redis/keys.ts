@@ -37,6 +37,13 @@ export const keys = {
   keyIndex: (p = redisPrefix()) => `${p}{policy}:keys`,
   /** <p>{policy}:region-shares — the weights of `split` limits per region, JSON (lib/policy/region-shares.ts); the same in every region. Never expires. */
   regionShares: (p = redisPrefix()) => `${p}{policy}:region-shares`,
+  /**
+   * <p>{replication}:heard — hash region → when a batch or heartbeat of that region last arrived in
+   * this region (ms, this Redis's TIME), written by whichever decision process applied it and read
+   * by all of them (lib/store/redis/region-heard.ts): a `shared` limit's linked regions give up the
+   * share of a region silent too long. PEXPIRE 7 days on every write.
+   */
+  regionHeard: (p = redisPrefix()) => `${p}{replication}:heard`,
   /** <p>{policy}:keys:channel — PUBLISHed with a key hash when that key is revoked. */
   keyChannel: (p = redisPrefix()) => `${p}{policy}:keys:channel`,
   /** <p>{t:<tenant>}:c:<limitId>:<subject> — a tenant's counter (lib/policy/counter-keys.ts). */

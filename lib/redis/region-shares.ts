@@ -114,12 +114,12 @@ export class RegionSharesFollower {
     return sharesStatus(this.inForce.shares, this.options.region);
   }
 
-  /** The regions of the shares document (1 without one). */
-  get regionCount(): number {
-    return this.inForce.shares?.regions.length ?? 1;
+  /** The regions of the shares document, or null without one. */
+  get regions(): readonly string[] | null {
+    return this.inForce.shares?.regions ?? null;
   }
 
-  /** The replication link degraded (the shares of `shared` limits to enforce) or healed (null). */
+  /** The shares of `shared` limits to enforce (the replication link degraded, or other regions silent), or null (the whole limits). */
   setDegraded(degraded: DegradedShares | null): void {
     if (degraded === this.inForce.degraded) return;
     this.inForce = { ...this.inForce, degraded };

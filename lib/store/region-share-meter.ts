@@ -10,8 +10,13 @@
  * subject of it). A region's share of a limit is own ÷ (own + the others') over the last complete
  * window: the newest one that ended at least SETTLE_MS ago (what the others admitted in it has
  * arrived by then while the link works); failing that (just after start) the newest that ended, or
- * the current one.
+ * the current one. Measured as of a given time (when another region was last heard from), the
+ * windows are those complete by then.
  * Never below FLOOR_OF_EQUAL of an equal share; a limit with no traffic measured gets the equal share.
+ *
+ * The others' units are also kept per region, so another region's share (its units ÷ all) is
+ * measured the same way (snapshotOf): what the regions still linked give up while it is silent
+ * (lib/store/region-liveness.ts, docs/regions.md "A partial cut").
  */
 import { limitIdOfCounterKey } from "../policy/counter-keys";
 import type { DegradedShares } from "../policy/region-shares";
@@ -31,6 +36,8 @@ interface WindowTally {
   endMs: number;
   own: number;
   others: number;
+  /** The others' units by region (a silent peer's share is its units ÷ all, lib/store/region-liveness.ts). */
+  byRegion: Map<string, number>;
 }
 
 /** The epoch-aligned window a replicated unit was admitted in (its start and end, ms). */
@@ -71,14 +78,17 @@ export class RegionShareMeter {
       let t: WindowTally | undefined;
       for (const w of tallies) if (w.startMs === window.startMs) t = w;
       if (!t) {
-        t = { startMs: window.startMs, endMs: window.endMs, own: 0, others: 0 };
+        t = { startMs: window.startMs, endMs: window.endMs, own: 0, others: 0, byRegion: new Map() };
         tallies.push(t);
         // Oldest first; a window older than the ones kept (a late batch) sorts in and may fall off at once.
         if (tallies.length > 1 && tallies.at(-2)!.startMs > t.startMs) tallies.sort((x, y) => x.startMs - y.startMs);
         if (tallies.length > KEEP_WINDOWS) tallies.shift();
       }
       if (from === null) t.own += e.units;
-      else t.others += e.units;
+      else {
+        t.others += e.units;
+        t.byRegion.set(from, (t.byRegion.get(from) ?? 0) + e.units);
+      }
     }
   }
 
@@ -87,21 +97,48 @@ export class RegionShareMeter {
     return this.regions.size;
   }
 
+  /** The window of `id` a share at `nowMs` is measured in: the newest with traffic that settled, else the newest that ended, else the newest. */
+  private windowAt(id: string, nowMs: number): WindowTally | undefined {
+    const busy = (this.limits.get(id) ?? []).filter((w) => w.own + w.others > 0 && w.startMs < nowMs);
+    return busy.findLast((t) => t.endMs + SETTLE_MS <= nowMs) ?? busy.findLast((t) => t.endMs <= nowMs) ?? busy.at(-1);
+  }
+
   /** This region's measured share of `id` at `nowMs` (unfloored), or null when no traffic of it was seen. */
   measured(id: string, nowMs: number): number | null {
-    const tallies = this.limits.get(id) ?? [];
-    const busy = tallies.filter((w) => w.own + w.others > 0);
-    const w = busy.findLast((t) => t.endMs + SETTLE_MS <= nowMs) ?? busy.findLast((t) => t.endMs <= nowMs) ?? busy.at(-1);
+    const w = this.windowAt(id, nowMs);
     return w ? w.own / (w.own + w.others) : null;
   }
 
-  /** Every measured share, floored, for `regions` regions: what a cut link enforces (lib/policy/region-shares.ts applyDegradedShares). */
-  snapshot(nowMs: number, regions: number): DegradedShares {
+  /** Another region's measured share of `id` (its units ÷ all regions'), as of `asOfMs`, or null when no traffic of it was seen. */
+  measuredOf(region: string, id: string, asOfMs: number): number | null {
+    const w = this.windowAt(id, asOfMs);
+    return w ? (w.byRegion.get(region) ?? 0) / (w.own + w.others) : null;
+  }
+
+  /**
+   * Every measured share, floored, for `regions` regions: what a cut link enforces (lib/policy/region-shares.ts
+   * applyDegradedShares), measured as of `asOfMs` — when another region was last heard from: a link
+   * that went silent before it was found cut carried nothing of the others' since.
+   */
+  snapshot(nowMs: number, regions: number, asOfMs = nowMs): DegradedShares {
+    return this.shares((id) => this.measured(id, asOfMs), nowMs, regions);
+  }
+
+  /**
+   * `region`'s shares as this region measured them, as of `asOfMs` (when it was last heard from:
+   * the windows it had sent all of by then), floored as it floors its own: what it enforces once
+   * its link is cut, and so what the regions still linked give up while it is silent.
+   */
+  snapshotOf(region: string, asOfMs: number, nowMs: number, regions: number): DegradedShares {
+    return this.shares((id) => this.measuredOf(region, id, asOfMs), nowMs, regions);
+  }
+
+  private shares(measure: (id: string) => number | null, nowMs: number, regions: number): DegradedShares {
     const n = Math.max(1, regions);
     const floor = FLOOR_OF_EQUAL / n;
     const ratios = new Map<string, number>();
     for (const id of this.limits.keys()) {
-      const share = this.measured(id, nowMs);
+      const share = measure(id);
       if (share !== null) ratios.set(id, Math.min(1, Math.max(floor, share)));
     }
     return { ratios, otherwise: 1 / n, sinceMs: nowMs };

@@ -15,6 +15,8 @@ export interface DecisionServerOptions {
   region?: string;
   /** SLUICE_REPLICATION_URL (docs/regions.md): NATS JetStream for `shared` limits; needs `region`. Redis mode only. */
   replicationUrl?: string;
+  /** SLUICE_REPLICATION_SILENT_MS (docs/regions.md, "A partial cut"): another region not heard from for longer has its share of shared limits given up. */
+  replicationSilentMs?: number;
   /** The gRPC rate limit service's port on `host` (Envoy RLS, worker/decision/grpc.ts); 0 or absent: not served. */
   grpcPort?: number;
   /** The rate limit service's `domain` of Sluice's own descriptor keys (default `sluice`); every other domain is the policy's `rateLimitService`. */

@@ -18,7 +18,7 @@ import { createRedisEnvoyCounters } from "../../lib/store/redis/envoy";
 import { withReplication } from "../../lib/store/replication";
 import { redisPrefix } from "../../lib/redis/keys";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
-import { sharedLimitNames } from "../../lib/policy/region-shares";
+import { sharedLimitNames, type DegradedShares } from "../../lib/policy/region-shares";
 import type { Backend, BackendContext } from "./backend";
 import type { DecisionServerOptions } from "./options";
 import { type ReplicationLink, startReplication } from "./replication";
@@ -69,20 +69,29 @@ function hasSharedLimits(doc: CompiledPolicy | null): boolean {
   return Object.values(doc.tiers).some((t) => t.limits.some((l) => l.regions === "shared")) || doc.globalCaps.some((g) => g.regions === "shared");
 }
 
+/** Shares by limit name, rounded to 4 places (a limit with no measured share: `otherwise`). */
+function sharesByName(shares: DegradedShares, names: ReadonlyMap<string, string>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [id, name] of names) out[name] = Math.round((shares.ratios.get(id) ?? shares.otherwise) * 10_000) / 10_000;
+  return out;
+}
+
 /**
- * /readyz's `replication` (docs/regions.md): the link's status and lag, and while it is degraded the
- * share of each shared limit this region enforces (`sharesInForce`, by limit name); without SLUICE_REPLICATION_URL,
+ * /readyz's `replication` (docs/regions.md): the link's status and lag; while it is degraded, or
+ * other regions are silent, the share of each shared limit this region enforces (`sharesInForce`, by
+ * limit name); the silent regions (`silentPeers`: for how long, and the shares given up for each);
+ * without SLUICE_REPLICATION_URL,
  * `unconfigured` once the policy has a shared limit (still ready: the limit then counts this
  * region's traffic only, as with a cut link, and taking every server of the region out of
  * rotation for it would turn a looser limit into an outage).
  */
 function replicationReadiness(link: ReplicationLink | null, doc: CompiledPolicy | null): Record<string, unknown> {
   if (link) {
-    const { status, lagMs, degradedShares } = link.status();
-    if (!degradedShares || !doc) return { replication: { status, lagMs } };
-    const sharesInForce: Record<string, number> = {};
-    for (const [id, name] of sharedLimitNames(doc)) sharesInForce[name] = Math.round((degradedShares.ratios.get(id) ?? degradedShares.otherwise) * 10_000) / 10_000;
-    return { replication: { status, lagMs, sharesInForce } };
+    const { status, lagMs, sharesInForce, silentPeers } = link.status();
+    if (!doc) return { replication: { status, lagMs } };
+    const names = sharedLimitNames(doc);
+    const silent = Object.fromEntries(silentPeers.map((p) => [p.region, { silentForMs: p.silentForMs, sharesGivenUp: sharesByName(p.shares, names) }]));
+    return { replication: { status, lagMs, ...(sharesInForce && { sharesInForce: sharesByName(sharesInForce, names) }), ...(silentPeers.length > 0 && { silentPeers: silent }) } };
   }
   if (!hasSharedLimits(doc)) return {};
   return { replication: { status: "unconfigured", lagMs: null, error: "the policy has shared limits but SLUICE_REPLICATION_URL is not set: they count this region's traffic only" } };
@@ -132,7 +141,8 @@ export function redisBackend(ctx: BackendContext): Backend {
         prefix: redisPrefix(),
         log,
         registry: ctx.registry,
-        regionCount: () => shares.regionCount,
+        regions: () => shares.regions,
+        silentMs: options.replicationSilentMs,
         onDegradedShares: (degraded) => shares.setDegraded(degraded),
       })
     : null;

@@ -9,29 +9,20 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
-import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
+import type { SpawnedServer } from "@/lib/decision/harness";
 import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
 import { startOwnNats, type OwnNats } from "@/lib/net/testing/nats-server";
 import { closeRegionClients } from "@/lib/redis/regions";
 import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
 import { publishPolicy } from "@/lib/services/policy/publish-policy";
 import { SETTLE_MS } from "@/lib/store/region-share-meter";
+import { nextWindow, regionPolicy, replicationOf, sendChecks, sleep, spawnRegionServer, waitForReplication } from "@/worker/testing/regions";
 
 const TOKEN = "svc_regions_degrade_0001";
 const KEY = "sk_test_regions_degrade_0001";
 const LIMIT = 100;
 const WINDOW_MS = 4_000;
-const POLICY = `
-version: 1
-operations:
-  - { name: orders, match: ["GET /v1/orders"] }
-tiers:
-  - name: free
-    limits:
-      - { operation: "*", scope: tenant, algorithm: fixed_window, limit: ${LIMIT}, window: 4s, regions: shared }
-tenants:
-  - { slug: acme, name: Acme, tier: free, keys: [{ name: main, key: ${KEY} }] }
-`;
+const POLICY = JSON.stringify(regionPolicy({ key: KEY, limit: LIMIT, windowMs: WINDOW_MS, regions: "shared" }));
 
 type Region = "us" | "eu";
 let fresh: FreshDatabase;
@@ -39,51 +30,11 @@ let nats: OwnNats;
 let euRedis: OwnRedis;
 let us: Redis;
 const servers: Partial<Record<Region, SpawnedServer>> = {};
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Replication {
-  status: string;
-  sharesInForce?: Record<string, number>;
-}
-async function replication(region: Region): Promise<Replication> {
-  return ((await (await fetch(`${servers[region]!.url}/readyz`)).json()) as { replication: Replication }).replication;
-}
-async function waitForStatus(status: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const all = await Promise.all((["us", "eu"] as const).map(replication));
-    if (all.every((r) => r.status === status)) return;
-    if (Date.now() > deadline) throw new Error(`replication did not become ${status}: ${JSON.stringify(all)}`);
-    await sleep(100);
-  }
-}
-
+const url = (r: Region) => servers[r]!.url;
+const replication = (r: Region) => replicationOf(url(r));
+const waitForStatus = (status: string) => waitForReplication([url("us"), url("eu")], status);
 /** `n` checks from one region, 10 at a time; how many were admitted. */
-async function send(region: Region, n: number): Promise<number> {
-  let admitted = 0;
-  let left = n;
-  const one = async () => {
-    while (left > 0) {
-      left--;
-      const res = await fetch(`${servers[region]!.url}/v1/check`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify({ key: KEY, operation: "GET /v1/orders" }),
-        signal: AbortSignal.timeout(5_000),
-      });
-      if (((await res.json()) as { allowed: boolean }).allowed) admitted++;
-    }
-  };
-  await Promise.all(Array.from({ length: 10 }, one));
-  return admitted;
-}
-
-/** Waits for the start of the next window (plus a margin), so everything sent next lands in one window. */
-async function nextWindow(): Promise<number> {
-  const startMs = Date.now() - (Date.now() % WINDOW_MS) + WINDOW_MS;
-  await sleep(startMs - Date.now() + 50);
-  return startMs;
-}
+const send = (r: Region, n: number) => sendChecks({ url: url(r), token: TOKEN, key: KEY }, n);
 
 const shareMetric = async (region: Region) => {
   const text = await (await fetch(`${servers[region]!.url}/metrics`)).text();
@@ -99,11 +50,8 @@ beforeAll(async () => {
   process.env.SLUICE_REGIONS = `us=${testRedisUrl()},eu=${euRedis.url}`;
   await applyPolicyFile(fresh.db, POLICY, { actor: "test:degrade" });
   await publishPolicy({ db: fresh.db, redis: us }, { actor: "test:degrade" });
-  const start = async (region: Region, url: string) => {
-    servers[region] = await spawnDecisionServer(
-      { REDIS_URL: url, SLUICE_REGION: region, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: TOKEN, SLUICE_DENY_CACHE: "0", SLUICE_REPLICATION_URL: nats.url, REDIS_TIMEOUT_MS: "1000" },
-      { waitReady: true },
-    );
+  const start = async (region: Region, redisUrl: string) => {
+    servers[region] = await spawnRegionServer({ region, redisUrl, replicationUrl: nats.url, prefix, token: TOKEN });
   };
   await Promise.all([start("us", testRedisUrl()), start("eu", euRedis.url)]);
   await waitForStatus("ok");
@@ -120,7 +68,7 @@ afterAll(async () => {
 describe("regions: shared with its link cut", () => {
   it("each region enforces its last share (90 % and 10 % of the limit, not the limit each), says so, and gets the whole limit back when the link heals", async () => {
     // While the link works: us carries 90 %, eu 10 % of one window's traffic (under the limit).
-    await nextWindow();
+    await nextWindow(WINDOW_MS);
     expect(await Promise.all([send("us", 45), send("eu", 5)])).toEqual([45, 5]);
     expect(await replication("eu")).toEqual(expect.objectContaining({ status: "ok" }));
     expect(await shareMetric("eu")).toBe(1);
@@ -135,7 +83,7 @@ describe("regions: shared with its link cut", () => {
     expect(await shareMetric("eu")).toBe(0.1);
 
     // Both driven well over the limit in one window: each admits its share of it, 100 in all.
-    await nextWindow();
+    await nextWindow(WINDOW_MS);
     const [usCut, euCut] = await Promise.all([send("us", 150), send("eu", 60)]);
     console.log(`link cut: us admitted ${usCut}, eu ${euCut} of ${LIMIT}`);
     expect(usCut).toBe(90);
@@ -146,7 +94,7 @@ describe("regions: shared with its link cut", () => {
     await waitForStatus("ok");
     expect((await replication("eu")).sharesInForce).toBeUndefined();
     expect(await shareMetric("eu")).toBe(1);
-    await nextWindow();
+    await nextWindow(WINDOW_MS);
     const euHealed = await send("eu", 120);
     console.log(`healed: eu alone admitted ${euHealed} of ${LIMIT}`);
     expect(euHealed).toBe(LIMIT);

@@ -12,13 +12,13 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "@/test/helpers";
-import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
+import type { SpawnedServer } from "@/lib/decision/harness";
 import { compileFixture, writeFixturePolicy } from "@/lib/decision/testing/fixture";
 import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
 import { startLatencyProxy, type LatencyProxy } from "@/lib/net/testing/latency-proxy";
 import { startOwnNats, type OwnNats } from "@/lib/net/testing/nats-server";
 import { sha256Hex } from "@/lib/redis/key-index";
-import { mostInSpan, pace, replicationOf, waitForReplication, type Driven } from "@/worker/testing/regions";
+import { counterOf, driveAt, mostInSpan, regionPolicy, replicationOf, sleep, spawnRegionServer, waitForReplication } from "@/worker/testing/regions";
 
 const TOKEN = "svc_regions_latency_0001";
 const KEY = "sk_test_regions_latency_0001";
@@ -32,12 +32,7 @@ const QUIET = 5;
 /** One-way latency the proxy adds on eu's and ap's links to NATS. */
 const LINK_MS = 100;
 /** The policy, written to every region's Redis as publish writes it (publishing itself is lib/jobs/region-sync.int.test.ts's). */
-const POLICY = compileFixture({
-  version: 1,
-  operations: [{ name: "orders", match: ["GET /v1/orders"] }],
-  tiers: [{ name: "free", limits: [{ operation: "*", scope: "tenant", algorithm: "fixed_window", limit: LIMIT, window: "4s", regions: "shared" }] }],
-  tenants: [{ slug: "acme", name: "Acme", tier: "free", keys: [{ name: "main", key: KEY }] }],
-});
+const POLICY = compileFixture(regionPolicy({ key: KEY, limit: LIMIT, windowMs: WINDOW_MS, regions: "shared" }));
 
 type Region = "us" | "eu" | "ap";
 const REGIONS: readonly Region[] = ["us", "eu", "ap"];
@@ -48,13 +43,7 @@ const proxies: Partial<Record<Region, LatencyProxy>> = {};
 const redis: Partial<Record<Region, Redis>> = {};
 const servers: Partial<Record<Region, SpawnedServer>> = {};
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const target = (r: Region) => ({ url: servers[r]!.url, token: TOKEN, key: KEY });
-
-async function counterOf(region: Region, windowStartMs: number): Promise<number> {
-  const keys = await redis[region]!.keys(`${prefix}{t:acme}:c:*:_:${windowStartMs}`);
-  return keys.length === 0 ? 0 : Number(await redis[region]!.get(keys[0]!));
-}
 
 interface Round {
   demand: Record<string, number>;
@@ -67,21 +56,6 @@ interface Round {
   counters: Record<string, number>;
 }
 
-/** Open loop: `ratePerSec` checks a second against one region until `untilMs`. */
-async function paced(region: Region, ratePerSec: number, untilMs: number): Promise<Driven> {
-  const out: Driven = { admitted: 0, answers: 0, admittedAtMs: [], maxLatencyMs: 0 };
-  await pace(target(region), () => ratePerSec, untilMs, (c) => {
-    out.answers++;
-    out.maxLatencyMs = Math.max(out.maxLatencyMs, c.atMs - c.sentMs);
-    if (c.allowed) {
-      out.admitted++;
-      out.admittedAtMs.push(c.atMs);
-    }
-  });
-  out.admittedAtMs.sort((x, y) => x - y);
-  return out;
-}
-
 /**
  * One window: each region driven at `rates[r]` checks a second from just after its start (a rate,
  * not as fast as the machine allows: ρ × lag must stay below L for the bound to say anything), then
@@ -91,10 +65,10 @@ async function round(rates: Partial<Record<Region, number>>): Promise<Round> {
   const regions = Object.keys(rates) as Region[];
   const startMs = Date.now() - (Date.now() % WINDOW_MS) + WINDOW_MS;
   await sleep(startMs - Date.now() + 100);
-  const results = await Promise.all(regions.map((r) => paced(r, rates[r]!, startMs + DRIVE_MS)));
+  const results = await Promise.all(regions.map((r) => driveAt(target(r), rates[r]!, startMs + DRIVE_MS)));
   expect(Date.now()).toBeLessThan(startMs + WINDOW_MS); // every answer belongs to this window
   const total = results.reduce((n, r) => n + r.admitted, 0);
-  const read = async () => Object.fromEntries(await Promise.all(regions.map(async (r) => [r, await counterOf(r, startMs)] as const)));
+  const read = async () => Object.fromEntries(await Promise.all(regions.map(async (r) => [r, await counterOf(redis[r]!, prefix, startMs)] as const)));
   let counters = await read();
   while (Object.values(counters).some((c) => c !== total) && Date.now() < startMs + WINDOW_MS - 150) {
     await sleep(50);
@@ -139,19 +113,7 @@ beforeAll(async () => {
   await Promise.all(REGIONS.map((r) => writeFixturePolicy(redis[r]!, POLICY, [sha256Hex(TOKEN)])));
   await Promise.all(
     REGIONS.map(async (r) => {
-      servers[r] = await spawnDecisionServer(
-        {
-          REDIS_URL: r === "us" ? testRedisUrl() : own[r]!.url,
-          SLUICE_REGION: r,
-          SLUICE_REDIS_PREFIX: prefix,
-          SLUICE_SERVICE_TOKENS: TOKEN,
-          SLUICE_DENY_CACHE: "0",
-          SLUICE_REPLICATION_URL: r === "us" ? nats.url : proxies[r]!.url("nats"),
-          // A store budget of a second, as in replication.int.test.ts: the test compares what Redis counted.
-          REDIS_TIMEOUT_MS: "1000",
-        },
-        { waitReady: true },
-      );
+      servers[r] = await spawnRegionServer({ region: r, redisUrl: r === "us" ? testRedisUrl() : own[r]!.url, replicationUrl: r === "us" ? nats.url : proxies[r]!.url("nats"), prefix, token: TOKEN });
     }),
   );
   await waitForReplication(REGIONS.map((r) => servers[r]!.url), "ok");

@@ -26,6 +26,7 @@ import { degradedLimit } from "@/lib/policy/region-shares";
 import { closeRegionClients } from "@/lib/redis/regions";
 import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
 import { publishPolicy } from "@/lib/services/policy/publish-policy";
+import { counterOf, drive, mostInSpan, regionPolicy, replicationOf, sleep, spawnRegionServer, waitForReplication } from "@/worker/testing/regions";
 
 const TOKEN = "svc_regions_shared_0001";
 const KEY = "sk_test_regions_shared_0001";
@@ -35,17 +36,7 @@ const WINDOW_MS = 4_000;
 const DRIVE_MS = 2_600;
 /** Concurrent requests each region keeps open during a round. */
 const CONCURRENCY = 10;
-const POLICY = `
-version: 1
-operations:
-  - { name: orders, match: ["GET /v1/orders"] }
-tiers:
-  - name: free
-    limits:
-      - { operation: "*", scope: tenant, algorithm: fixed_window, limit: ${LIMIT}, window: 4s, regions: shared }
-tenants:
-  - { slug: acme, name: Acme, tier: free, keys: [{ name: main, key: ${KEY} }] }
-`;
+const POLICY = JSON.stringify(regionPolicy({ key: KEY, limit: LIMIT, windowMs: WINDOW_MS, regions: "shared" }));
 
 type Region = "us" | "eu" | "ap";
 let fresh: FreshDatabase;
@@ -56,88 +47,13 @@ const redis: Partial<Record<Region, Redis>> = {};
 const servers: Partial<Record<Region, SpawnedServer>> = {};
 
 const execFileAsync = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const target = (r: Region) => ({ url: servers[r]!.url, token: TOKEN, key: KEY });
+const replication = (r: Region) => replicationOf(servers[r]!.url);
+const waitForStatus = (regions: readonly Region[], status: string) => waitForReplication(regions.map((r) => servers[r]!.url), status);
 
 async function startServer(region: Region): Promise<void> {
-  const url = region === "us" ? testRedisUrl() : own[region]!.url;
-  servers[region] = await spawnDecisionServer(
-    // A store budget of a second: on a loaded machine a decision past the default 25 ms would take
-    // the failure mode's path, which Redis never counts, and this test compares what Redis counted.
-    { REDIS_URL: url, SLUICE_REGION: region, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: TOKEN, SLUICE_DENY_CACHE: "0", SLUICE_REPLICATION_URL: nats.url, REDIS_TIMEOUT_MS: "1000" },
-    { waitReady: true },
-  );
-}
-
-interface Replication {
-  status: string;
-  lagMs: number | null;
-  sharesInForce?: Record<string, number>;
-}
-async function replication(region: Region): Promise<Replication> {
-  const body = (await (await fetch(`${servers[region]!.url}/readyz`)).json()) as { replication: Replication };
-  return body.replication;
-}
-async function waitForStatus(regions: readonly Region[], status: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const all = await Promise.all(regions.map(replication));
-    if (all.every((r) => r.status === status)) return;
-    if (Date.now() > deadline) throw new Error(`replication did not become ${status}: ${JSON.stringify(all)}`);
-    await sleep(100);
-  }
-}
-
-interface Driven {
-  admitted: number;
-  answers: number;
-  /** When each admitted answer arrived (ms). */
-  admittedAtMs: number[];
-  /** The slowest answer (ms from sending to arriving). */
-  maxLatencyMs: number;
-}
-
-/** Checks from one region, CONCURRENCY at a time, until `untilMs`. */
-async function drive(region: Region, untilMs: number): Promise<Driven> {
-  const out: Driven = { admitted: 0, answers: 0, admittedAtMs: [], maxLatencyMs: 0 };
-  const loop = async () => {
-    while (Date.now() < untilMs) {
-      const sentMs = Date.now();
-      const res = await fetch(`${servers[region]!.url}/v1/check`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify({ key: KEY, operation: "GET /v1/orders" }),
-        signal: AbortSignal.timeout(5_000),
-      });
-      const a = (await res.json()) as { allowed: boolean };
-      const atMs = Date.now();
-      out.answers++;
-      out.maxLatencyMs = Math.max(out.maxLatencyMs, atMs - sentMs);
-      if (a.allowed) {
-        out.admitted++;
-        out.admittedAtMs.push(atMs);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, loop));
-  out.admittedAtMs.sort((x, y) => x - y);
-  return out;
-}
-
-/** The most of these instants (sorted) inside any span of `spanMs`. */
-function mostInSpan(sortedMs: readonly number[], spanMs: number): number {
-  let most = 0;
-  for (let lo = 0, hi = 0; hi < sortedMs.length; hi++) {
-    while (sortedMs[hi]! - sortedMs[lo]! > spanMs) lo++;
-    most = Math.max(most, hi - lo + 1);
-  }
-  return most;
-}
-
-/** This window's counter in a region's Redis (the only tenant counter of the policy). */
-async function counterOf(region: Region, windowStartMs: number): Promise<number> {
-  const keys = await redis[region]!.keys(`${prefix}{t:acme}:c:*:_:${windowStartMs}`);
-  if (keys.length === 0) return 0;
-  return Number(await redis[region]!.get(keys[0]!));
+  const redisUrl = region === "us" ? testRedisUrl() : own[region]!.url;
+  servers[region] = await spawnRegionServer({ region, redisUrl, replicationUrl: nats.url, prefix, token: TOKEN });
 }
 
 interface Round {
@@ -163,13 +79,13 @@ async function round(regions: readonly Region[]): Promise<Round> {
   const startMs = Date.now() - (Date.now() % WINDOW_MS) + WINDOW_MS;
   await sleep(startMs - Date.now() + 100);
   const began = Date.now();
-  const results = await Promise.all(regions.map((r) => drive(r, startMs + DRIVE_MS)));
+  const results = await Promise.all(regions.map((r) => drive(target(r), startMs + DRIVE_MS, CONCURRENCY)));
   const ended = Date.now();
   // Every answer came back inside the window (else its admission could belong to the next one).
   expect(ended).toBeLessThan(startMs + WINDOW_MS);
   const perRegion = Object.fromEntries(regions.map((r, i) => [r, results[i]!.admitted]));
   const total = results.reduce((n, r) => n + r.admitted, 0);
-  const readCounters = async () => Object.fromEntries(await Promise.all(regions.map(async (r) => [r, await counterOf(r, startMs)] as const)));
+  const readCounters = async () => Object.fromEntries(await Promise.all(regions.map(async (r) => [r, await counterOf(redis[r]!, prefix, startMs)] as const)));
   let counters = await readCounters();
   while (Object.values(counters).some((c) => c !== total) && Date.now() < startMs + WINDOW_MS - 150) {
     await sleep(50);

@@ -22,16 +22,27 @@
  *   of a batch in its region (store clock) to its INCRBY here (Redis TIME). A batch that arrives
  *   after every window of it ended (JetStream redelivering, after a cut, what it stored before)
  *   counts nothing and is not a lag of live traffic: its units are counted as late instead.
+ * - Peers (a partial cut, lib/store/region-liveness.ts): a batch, or every heartbeatMs without one a
+ *   heartbeat (a batch with no entries), tells the other regions this one is alive; whichever process
+ *   applies another region's message records its arrival in this region's Redis
+ *   (lib/store/redis/region-heard.ts), and every tickMs each process reads when every region was last
+ *   heard from. While the link is `ok` and a region is silent longer than silentMs, this region
+ *   enforces each shared limit minus that region's last share (which it enforces on its own once
+ *   cut); heard from again, the whole limit. Like a degraded share, a change of the policy in force,
+ *   never work per decision.
  */
 import { randomBytes } from "node:crypto";
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { Counter, Gauge, type Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import type { RedisClient } from "../../lib/redis/client";
+import { createHeardLedger } from "../../lib/store/redis/region-heard";
 import { createReplicationApplier } from "../../lib/store/redis/replication-apply";
+import { PeerLiveness, type SilentPeer } from "../../lib/store/region-liveness";
 import type { DegradedShares } from "../../lib/policy/region-shares";
 import { RegionShareMeter } from "../../lib/store/region-share-meter";
 import { decodeReplication, encodeReplication, type OutboxBatch, replicationMessageSchema, ReplicationOutbox } from "../../lib/store/replication";
+import { RecentMax, registerReplicationMetrics } from "./replication-metrics";
 
 export const REPLICATION_STREAM = "SLUICE_REPLICATION";
 const SUBJECT = "sluice.replication";
@@ -54,6 +65,12 @@ const MAX_PINGS_OUT = 2;
 /** The stream keeps a message this long: longer than any outage a window could still care about is pointless. */
 const STREAM_MAX_AGE_MS = 3_600_000;
 const nanos = (ms: number) => ms * 1_000_000;
+/** SLUICE_REPLICATION_SILENT_MS's default: a silent peer is given up about when a silent link of this region's own is found cut (PING_INTERVAL_MS × MAX_PINGS_OUT). */
+export const SILENT_MS = 10_000;
+/** An idle region's heartbeat: five within the silence allowed, so a slow link or a busy process does not make it look silent. */
+export const heartbeatMsOf = (silentMs: number) => Math.max(200, Math.floor(silentMs / 5));
+/** How often a process reads when each region was last heard from: ten times within the silence allowed, at most once a second. */
+export const peerTickMsOf = (silentMs: number) => Math.min(1_000, Math.max(100, Math.floor(silentMs / 10)));
 
 export type ReplicationState = "connecting" | "ok" | "degraded";
 export interface ReplicationStatus {
@@ -63,8 +80,12 @@ export interface ReplicationStatus {
   droppedUnits: number;
   /** Units from other regions that arrived here after their window had ended (not counted). */
   lateUnits: number;
-  /** While degraded: the share of each shared limit this region enforces (null otherwise). */
-  degradedShares: DegradedShares | null;
+  /** The share of each shared limit this region enforces: while degraded its own last share, while other regions are silent 1 − theirs; null: the whole limit. */
+  sharesInForce: DegradedShares | null;
+  /** While the link is `ok`: the other regions silent longer than silentMs, each with the shares given up for it. */
+  silentPeers: SilentPeer[];
+  /** Per other region heard from, how long since its last batch or heartbeat arrived here (ms, as of the last look). */
+  peerSilenceMs: ReadonlyMap<string, number>;
 }
 
 export interface ReplicationLink {
@@ -81,9 +102,11 @@ export interface ReplicationOptions {
   prefix: string;
   log: (message: string) => void;
   registry: Registry;
-  /** The regions of the deployment as this server knows them (the shares document's); at least the ones seen in batches, plus this one. */
-  regionCount: () => number;
-  /** The link degraded (the shares to enforce) or healed (null): the backend applies them to the policy. */
+  /** The regions of the deployment as this server knows them (the shares document's), or null without one. */
+  regions: () => readonly string[] | null;
+  /** SLUICE_REPLICATION_SILENT_MS: another region not heard from for longer is given up (default SILENT_MS). */
+  silentMs?: number;
+  /** The shares to enforce changed (the link degraded, other regions fell silent or came back; null: the whole limit): the backend applies them to the policy. */
   onDegradedShares: (shares: DegradedShares | null) => void;
 }
 
@@ -92,28 +115,6 @@ interface Queued {
   payload: Uint8Array;
   expireAtMs: number;
   units: number;
-}
-
-/** The largest lag of the last 10–20 s: two 10 s buckets. */
-class RecentMax {
-  private current = { startMs: 0, max: -1 };
-  private previous = -1;
-  private last: number | null = null;
-  add(lagMs: number, nowMs: number): void {
-    this.roll(nowMs);
-    this.current.max = Math.max(this.current.max, lagMs);
-    this.last = lagMs;
-  }
-  value(nowMs: number): number | null {
-    this.roll(nowMs);
-    const max = Math.max(this.current.max, this.previous);
-    return max >= 0 ? max : this.last;
-  }
-  private roll(nowMs: number): void {
-    if (nowMs - this.current.startMs < 10_000) return;
-    this.previous = nowMs - this.current.startMs < 20_000 ? this.current.max : -1;
-    this.current = { startMs: nowMs, max: -1 };
-  }
 }
 
 export function startReplication(options: ReplicationOptions): ReplicationLink {
@@ -132,24 +133,84 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
   let lateUnits = 0;
   const meter = new RegionShareMeter();
   let degradedShares: DegradedShares | null = null;
+  const silentMs = options.silentMs ?? SILENT_MS;
+  const peers = new PeerLiveness({ self: region, silentMs, meter });
+  const ledger = createHeardLedger(options.redis, options.prefix);
+  /** Regions whose messages this process applied since its last look (written to the ledger then). */
+  const heard = new Set<string>();
+  let linkedSinceMs: number | null = null;
+  let lastPublishMs = 0;
+  /** When anything of another region last arrived in this region (this process's clock): what a cut link's share is measured as of. */
+  let lastHeardMs = 0;
+  let handed: DegradedShares | null = null;
+
+  /** Degraded: this region's own last shares; linked: what silent peers leave (null: the whole limit). Handed to the backend on a change only. */
+  function handShares(): void {
+    const next = state === "degraded" ? degradedShares : peers.sharesLeft;
+    if (next === handed) return;
+    handed = next;
+    options.onDegradedShares(next);
+  }
 
   /**
    * Every change of state goes through here: going degraded freezes this region's last measured
    * shares (what it measures after the cut would be its own traffic only) and hands them to the
-   * backend; going `ok` lifts them.
+   * backend; going `ok` lifts them. Either way no peer is judged silent until it has had
+   * silentMs to be heard from over the link as it is now.
    */
   function become(next: ReplicationState): void {
     if (next === state) return;
     state = next;
+    peers.reset();
+    linkedSinceMs = next === "ok" ? Date.now() : null;
     if (next === "degraded") {
+      const regionCount = Math.max(options.regions()?.length ?? 1, meter.otherRegions + 1);
+      // As of the last arrival: a link that went silent (a partition) before its pings found it cut
+      // brought nothing of the others' since, and a window measured after it would look like all ours.
       const nowMs = Date.now();
-      degradedShares = meter.snapshot(nowMs, Math.max(options.regionCount(), meter.otherRegions + 1));
-      options.onDegradedShares(degradedShares);
-    } else if (next === "ok" && degradedShares !== null) {
-      degradedShares = null;
-      options.onDegradedShares(null);
-    }
+      degradedShares = meter.snapshot(nowMs, regionCount, lastHeardMs > 0 ? Math.min(nowMs, lastHeardMs) : nowMs);
+    } else if (next === "ok") degradedShares = null;
+    handShares();
   }
+
+  /** Every peerTickMs: records the regions this process heard from, reads when each was last heard from, and gives up (or takes back) silent regions' shares. */
+  async function lookAtPeers(): Promise<void> {
+    const names = [...heard];
+    heard.clear();
+    const read = await ledger(names).catch(() => null);
+    if (read === null) {
+      for (const r of names) heard.add(r); // Redis away: written on a later look
+      return;
+    }
+    const newest = Math.max(0, ...[...read.heardMs].filter(([r]) => r !== region).map(([, ms]) => ms));
+    if (newest > 0) lastHeardMs = Math.max(lastHeardMs, Date.now() - Math.max(0, read.nowMs - newest));
+    const linkedForMs = state === "ok" && linkedSinceMs !== null ? Date.now() - linkedSinceMs : null;
+    const changed = peers.observe({ nowMs: read.nowMs, heardMs: read.heardMs, linkedForMs, regions: options.regions() });
+    if (!changed) return;
+    const silent = peers.silentPeers.map((p) => p.region);
+    log(silent.length > 0 ? `replication: no batch or heartbeat from ${silent.join(", ")} for over ${silentMs} ms: shared limits enforce the limit minus their last share` : "replication: every region heard from again: shared limits count every region's traffic");
+    handShares();
+  }
+
+  /** An idle region's heartbeat: a batch with no entries, so the other regions know it is alive (and old servers apply it as an empty batch). */
+  function heartbeat(): void {
+    const conn = nc;
+    if (conn === null || state !== "ok" || inFlight > 0 || Date.now() - lastPublishMs < heartbeatMsOf(silentMs)) return;
+    lastPublishMs = Date.now();
+    const payload = new TextEncoder().encode(JSON.stringify(encodeReplication(region, { firstAdmitMs: lastPublishMs, entries: [] })));
+    jetstream(conn).publish(`${SUBJECT}.${region}`, payload, { msgID: `${idBase}-${++seq}`, timeout: PUBLISH_TIMEOUT_MS }).catch(() => undefined);
+  }
+  let peerTimer: NodeJS.Timeout | null = null;
+  const scheduleLook = () => {
+    peerTimer = setTimeout(() => {
+      heartbeat();
+      void lookAtPeers().finally(() => {
+        if (!closed) scheduleLook();
+      });
+    }, peerTickMsOf(silentMs));
+    peerTimer.unref();
+  };
+  scheduleLook();
 
   const outbox = new ReplicationOutbox({
     maxEntries: MAX_ENTRIES,
@@ -193,6 +254,7 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
       // Only garbage collection (the applying region judges on its own Redis TIME): every window of it ended.
       if (b.expireAtMs <= Date.now()) continue;
       inFlight++;
+      lastPublishMs = Date.now();
       js.publish(`${SUBJECT}.${region}`, b.payload, { msgID: b.id, timeout: PUBLISH_TIMEOUT_MS }).then(
         () => {
           inFlight--;
@@ -226,6 +288,8 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
       m.ack();
       return;
     }
+    heard.add(message.region);
+    lastHeardMs = Date.now();
     const entries = decodeReplication(message).filter((e) => e.key.startsWith(`${options.prefix}{`));
     try {
       const applied = await apply(entries);
@@ -301,7 +365,15 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
   }
   void run();
 
-  const status = (): ReplicationStatus => ({ status: state, lagMs: lag.value(Date.now()), droppedUnits: outbox.droppedUnits + queueDropped, lateUnits, degradedShares });
+  const status = (): ReplicationStatus => ({
+    status: state,
+    lagMs: lag.value(Date.now()),
+    droppedUnits: outbox.droppedUnits + queueDropped,
+    lateUnits,
+    sharesInForce: handed,
+    silentPeers: peers.silentPeers,
+    peerSilenceMs: peers.silenceMs,
+  });
   registerReplicationMetrics(options.registry, status);
 
   return {
@@ -314,45 +386,8 @@ export function startReplication(options: ReplicationOptions): ReplicationLink {
       const deadline = Date.now() + 1_000;
       while ((inFlight > 0 || (queue.length > 0 && state === "ok")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       if (flushTimer) clearTimeout(flushTimer);
+      if (peerTimer) clearTimeout(peerTimer);
       await nc?.drain().catch(() => undefined);
     },
   };
-}
-
-/** A counter that follows a running total kept elsewhere (read when /metrics is). */
-function totalCounter(registry: Registry, name: string, help: string, total: () => number): void {
-  let reported = 0;
-  new Counter({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      const now = total();
-      if (now > reported) this.inc(now - reported);
-      reported = now;
-    },
-  });
-}
-
-/** sluice_replication_lag_seconds, _dropped_total, _late_total and _connected, read when /metrics is. */
-function registerReplicationMetrics(registry: Registry, status: () => ReplicationStatus): void {
-  new Gauge({
-    name: "sluice_replication_lag_seconds",
-    help: "Shared limits (regions: shared): the largest lag of the last 10-20 s, from an admission in another region to its count here.",
-    registers: [registry],
-    collect() {
-      const lagMs = status().lagMs;
-      if (lagMs !== null) this.set(lagMs / 1000);
-    },
-  });
-  totalCounter(registry, "sluice_replication_dropped_total", "Shared limits: units admitted here that were never sent to the other regions (the buffer was full while NATS was slow or unreachable).", () => status().droppedUnits);
-  totalCounter(registry, "sluice_replication_late_total", "Shared limits: units from other regions that arrived after their window had ended here (not counted).", () => status().lateUnits);
-  new Gauge({
-    name: "sluice_replication_connected",
-    help: "Shared limits: 1 while the link to NATS JetStream works, 0 while this region enforces its last share of them (sluice_region_share_ratio).",
-    registers: [registry],
-    collect() {
-      this.set(status().status === "ok" ? 1 : 0);
-    },
-  });
 }

@@ -1,8 +1,15 @@
 /**
- * Driving decision servers of several regions, for the region tests and `npm run bench:regions`
- * (docs/regions.md): checks against one server, closed-loop (N clients at once) or open-loop (a
- * rate), the replication status of /readyz, and the most admissions inside any span of time.
+ * Starting and driving decision servers of several regions, for the region tests and `npm run
+ * bench:regions` (docs/regions.md): the tests' policy, a region's decision server, checks against
+ * one server (a number of them, closed-loop N clients at once, or open-loop at a rate), a window's
+ * counter in a region's Redis, the replication status of /readyz, and the most admissions inside
+ * any span of time.
  */
+import type { Redis } from "ioredis";
+import { spawnDecisionServer, type SpawnedServer } from "../../lib/decision/harness";
+import type { PolicyFileInput } from "../../lib/policy/policy-file";
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What one check said, and when it was sent and answered (Date.now() ms). */
 export interface Checked {
@@ -26,6 +33,65 @@ export interface CheckTarget {
 
 export const ORDERS = "GET /v1/orders";
 
+/**
+ * The region tests' policy: one tenant, `acme`, with one key, and one fixed_window limit of `limit`
+ * per `windowMs` on every operation, `regions` as given. A policy file object: compileFixture takes
+ * it, and applyPolicyFile takes it as JSON (a subset of YAML).
+ */
+export function regionPolicy(o: { key: string; limit: number; windowMs: number; regions: "local" | "split" | "shared" }): PolicyFileInput {
+  return {
+    version: 1,
+    operations: [{ name: "orders", match: [ORDERS] }],
+    tiers: [{ name: "free", limits: [{ operation: "*", scope: "tenant", algorithm: "fixed_window", limit: o.limit, window: `${o.windowMs / 1000}s`, regions: o.regions }] }],
+    tenants: [{ slug: "acme", name: "Acme", tier: "free", keys: [{ name: "main", key: o.key }] }],
+  };
+}
+
+/** The tenant counter of regionPolicy's limit for one window, in one region's Redis (0 when absent). */
+export async function counterOf(redis: Redis, prefix: string, windowStartMs: number): Promise<number> {
+  const keys = await redis.keys(`${prefix}{t:acme}:c:*:_:${windowStartMs}`);
+  return keys.length === 0 ? 0 : Number(await redis.get(keys[0]!));
+}
+
+/** Waits for the start of the next window of `windowMs` plus `marginMs`, and returns that start. */
+export async function nextWindow(windowMs: number, marginMs = 50): Promise<number> {
+  const startMs = Date.now() - (Date.now() % windowMs) + windowMs;
+  await sleep(startMs - Date.now() + marginMs);
+  return startMs;
+}
+
+export interface RegionServerOptions {
+  region: string;
+  redisUrl: string;
+  /** SLUICE_REPLICATION_URL (NATS, or a latency proxy in front of it); absent: none. */
+  replicationUrl?: string;
+  prefix: string;
+  token: string;
+  env?: Record<string, string>;
+}
+
+/**
+ * One region's decision server, ready: its Redis, its region, the deny cache off (every check
+ * reaches Redis) and a store budget of a second (on a loaded machine a decision past the default
+ * 25 ms would take the failure mode's path, which Redis never counts, and the region tests compare
+ * what Redis counted).
+ */
+export function spawnRegionServer(o: RegionServerOptions): Promise<SpawnedServer> {
+  return spawnDecisionServer(
+    {
+      REDIS_URL: o.redisUrl,
+      SLUICE_REGION: o.region,
+      SLUICE_REDIS_PREFIX: o.prefix,
+      SLUICE_SERVICE_TOKENS: o.token,
+      SLUICE_DENY_CACHE: "0",
+      REDIS_TIMEOUT_MS: "1000",
+      ...(o.replicationUrl && { SLUICE_REPLICATION_URL: o.replicationUrl }),
+      ...o.env,
+    },
+    { waitReady: true },
+  );
+}
+
 export async function checkOnce(t: CheckTarget, timeoutMs = 5_000): Promise<Checked> {
   const sentMs = Date.now();
   const res = await fetch(`${t.url}/v1/check`, {
@@ -46,6 +112,20 @@ export interface Driven {
   admittedAtMs: number[];
   /** The slowest answer (ms from sending to arriving). */
   maxLatencyMs: number;
+}
+
+/** `n` checks against one server, `concurrency` at a time; how many were admitted. */
+export async function sendChecks(t: CheckTarget, n: number, concurrency = 10): Promise<number> {
+  let admitted = 0;
+  let left = n;
+  const one = async () => {
+    while (left > 0) {
+      left--;
+      if ((await checkOnce(t)).allowed) admitted++;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, one));
+  return admitted;
 }
 
 /** Checks against one server, `concurrency` at a time, until `untilMs`. */
@@ -96,6 +176,21 @@ export async function pace(t: CheckTarget, ratePerSec: () => number, untilMs: nu
   return stats;
 }
 
+/** Open loop at a fixed `ratePerSec` against one server until `untilMs`, tallied as `drive` tallies. */
+export async function driveAt(t: CheckTarget, ratePerSec: number, untilMs: number): Promise<Driven> {
+  const out: Driven = { admitted: 0, answers: 0, admittedAtMs: [], maxLatencyMs: 0 };
+  await pace(t, () => ratePerSec, untilMs, (c) => {
+    out.answers++;
+    out.maxLatencyMs = Math.max(out.maxLatencyMs, c.atMs - c.sentMs);
+    if (c.allowed) {
+      out.admitted++;
+      out.admittedAtMs.push(c.atMs);
+    }
+  });
+  out.admittedAtMs.sort((x, y) => x - y);
+  return out;
+}
+
 /** The most of these instants (sorted) inside any span of `spanMs`. */
 export function mostInSpan(sortedMs: readonly number[], spanMs: number): number {
   let most = 0;
@@ -106,9 +201,14 @@ export function mostInSpan(sortedMs: readonly number[], spanMs: number): number 
   return most;
 }
 
+/** /readyz's `replication` (worker/decision/redis-backend.ts). */
 export interface Replication {
   status: string;
   lagMs: number | null;
+  /** While degraded or other regions are silent: the share of each shared limit enforced, by name. */
+  sharesInForce?: Record<string, number>;
+  /** Other regions silent too long, with the shares given up for each. */
+  silentPeers?: Record<string, { silentForMs: number; sharesGivenUp: Record<string, number> }>;
 }
 
 export async function replicationOf(url: string): Promise<Replication> {
@@ -117,13 +217,18 @@ export async function replicationOf(url: string): Promise<Replication> {
   return body.replication;
 }
 
-/** Waits until every server's /readyz says this replication status. */
-export async function waitForReplication(urls: readonly string[], status: string, timeoutMs = 15_000): Promise<void> {
+/** Waits until every server's /readyz replication satisfies `ok`; throws naming `what` after `timeoutMs`. */
+export async function waitForReplicationState(urls: readonly string[], what: string, ok: (r: Replication) => boolean, timeoutMs = 15_000): Promise<Replication[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const all = await Promise.all(urls.map(replicationOf));
-    if (all.every((r) => r.status === status)) return;
-    if (Date.now() > deadline) throw new Error(`replication did not become ${status}: ${JSON.stringify(all)}`);
-    await new Promise((r) => setTimeout(r, 100));
+    if (all.every(ok)) return all;
+    if (Date.now() > deadline) throw new Error(`replication did not become ${what}: ${JSON.stringify(all)}`);
+    await sleep(100);
   }
+}
+
+/** Waits until every server's /readyz says this replication status. */
+export async function waitForReplication(urls: readonly string[], status: string, timeoutMs = 15_000): Promise<void> {
+  await waitForReplicationState(urls, status, (r) => r.status === status, timeoutMs);
 }

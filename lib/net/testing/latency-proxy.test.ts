@@ -1,7 +1,8 @@
 /**
  * The latency proxy of the region tests and bench:regions (lib/net/testing/latency-proxy.ts), on a
  * loopback echo server: a round trip through it takes twice the latency, chunks keep their order,
- * a cut resets open connections and refuses new ones, and heal lets them through again.
+ * a cut resets open connections and refuses new ones, a stall keeps them open and silent, and heal
+ * lets them through again.
  */
 import { createServer, Socket, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -105,5 +106,30 @@ describe("the latency proxy", () => {
     const { echoed } = await roundTrip(again, "back");
     expect(echoed).toBe("back");
     again.destroy();
+  });
+
+  it("stall() keeps connections open but silent; heal() resets them and lets new ones through", async () => {
+    const s = await connect(proxy.port);
+    await roundTrip(s, "x");
+    proxy.stall();
+    const ended = endsWithin(s, 2_000);
+    let got = "";
+    s.on("data", (d: Buffer) => (got += d.toString()));
+    s.write("lost");
+    const late = await connect(proxy.port); // accepted, and silent too
+    late.on("error", () => undefined); // reset by heal()
+    late.on("data", (d: Buffer) => (got += d.toString()));
+    late.write("lost too");
+    await new Promise((r) => setTimeout(r, 400));
+    expect(got).toBe("");
+    expect(proxy.connections()).toBeGreaterThanOrEqual(2);
+
+    proxy.heal();
+    expect(await ended).toBe("closed");
+    const again = await connect(proxy.port);
+    const { echoed } = await roundTrip(again, "back");
+    expect(echoed).toBe("back");
+    again.destroy();
+    late.destroy();
   });
 });

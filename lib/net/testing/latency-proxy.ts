@@ -2,7 +2,10 @@
  * A TCP proxy that makes a loopback link behave like one across regions, for tests and benchmarks
  * (docs/regions.md#what-is-measured): every chunk, in each direction, is delivered `latencyMs`
  * (plus up to `jitterMs`, uniformly) after it arrived, in order. `cut()` drops every open connection
- * and refuses new ones (each is reset as soon as it is accepted); `heal()` lets them through again.
+ * and refuses new ones (each is reset as soon as it is accepted); `stall()` is a silent partition:
+ * connections stay open and new ones are accepted, but nothing gets through either way; `heal()`
+ * lets them through again (ending a stall by resetting the stalled connections: what they lost
+ * mid-stream would garble any protocol, so their clients reconnect).
  * Listens on 127.0.0.1 on a free port; `close()` stops it. Not for production: no backpressure (a
  * slow reader makes the proxy buffer), which is what a test of a few thousand messages needs.
  */
@@ -27,6 +30,8 @@ export interface LatencyProxy {
   setLatency(latencyMs: number, jitterMs?: number): void;
   /** Drops every open connection (reset) and refuses new ones until heal(). */
   cut(): void;
+  /** Keeps every connection open but delivers nothing either way, new connections too, until heal(): a partition that sends no reset. */
+  stall(): void;
   heal(): void;
   /** Connections open now (both sides connected). */
   connections(): number;
@@ -37,7 +42,7 @@ export interface LatencyProxy {
  * One direction of a connection: chunks delivered at arrival + delay, never before the previous one.
  * One queue and one timer per direction (timers of different durations may fire out of order).
  */
-function delayedPipe(from: Socket, to: Socket, delayOf: () => number): void {
+function delayedPipe(from: Socket, to: Socket, delayOf: () => number, stalled: () => boolean): void {
   const queue: { dueMs: number; chunk: Buffer | null }[] = [];
   let timer: NodeJS.Timeout | null = null;
   const flush = () => {
@@ -55,7 +60,9 @@ function delayedPipe(from: Socket, to: Socket, delayOf: () => number): void {
     queue.push({ dueMs: Math.max(Date.now() + delayOf(), last), chunk });
     if (timer === null) timer = setTimeout(flush, queue[0]!.dueMs - Date.now());
   };
-  from.on("data", (chunk: Buffer) => push(chunk));
+  from.on("data", (chunk: Buffer) => {
+    if (!stalled()) push(chunk);
+  });
   // The end (FIN) follows the last chunk, delayed as the chunks are.
   from.on("end", () => push(null));
 }
@@ -64,6 +71,7 @@ export async function startLatencyProxy(options: LatencyProxyOptions): Promise<L
   let latencyMs = options.latencyMs;
   let jitterMs = options.jitterMs ?? 0;
   let isCut = false;
+  let isStalled = false;
   const open = new Set<Socket>();
   const delayOf = () => latencyMs + (jitterMs > 0 ? Math.random() * jitterMs : 0);
 
@@ -87,8 +95,9 @@ export async function startLatencyProxy(options: LatencyProxyOptions): Promise<L
     const dropLater = () => setTimeout(drop, latencyMs + jitterMs + 10);
     client.on("close", dropLater);
     upstream.on("close", dropLater);
-    delayedPipe(client, upstream, delayOf);
-    delayedPipe(upstream, client, delayOf);
+    const stalled = () => isStalled;
+    delayedPipe(client, upstream, delayOf, stalled);
+    delayedPipe(upstream, client, delayOf, stalled);
     upstream.connect(options.targetPort, options.targetHost ?? "127.0.0.1");
   });
   const port = await freePort();
@@ -109,8 +118,16 @@ export async function startLatencyProxy(options: LatencyProxyOptions): Promise<L
       for (const s of open) s.resetAndDestroy();
       open.clear();
     },
+    stall() {
+      isStalled = true;
+    },
     heal() {
+      if (isStalled) {
+        for (const s of open) s.resetAndDestroy();
+        open.clear();
+      }
       isCut = false;
+      isStalled = false;
     },
     connections: () => open.size / 2,
     async close() {

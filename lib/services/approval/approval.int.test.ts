@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import type { Redis } from "ioredis";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { freshStoresPerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { guardRollout } from "@/lib/jobs/rollout-guard";
 import { keys } from "@/lib/redis/keys";
@@ -24,7 +24,6 @@ const SRE_LEAD = "user:lead@example.com";
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 11, 8, 10, 0, 10);
 
-let fresh: FreshDatabase;
 let db: PrismaClient;
 let redis: Redis;
 
@@ -37,16 +36,8 @@ async function rejects(p: Promise<unknown>): Promise<ServiceError> {
   return error as ServiceError;
 }
 
-beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}apr:`;
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
-});
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
-});
+const stores = freshStoresPerFile("apr");
+beforeAll(() => ({ db, redis } = stores));
 beforeEach(async () => {
   await db.approvalRequest.deleteMany();
   await db.rollout.deleteMany();

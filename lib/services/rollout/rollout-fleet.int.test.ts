@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { freshDatabase, testRedisPrefix, testRedisUrl, until, type FreshDatabase } from "@/test/helpers";
 import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
 import { cohortMembers } from "@/lib/policy/rollout";
 import { applyPolicyFile } from "../policy/apply-policy-file";
@@ -92,14 +92,6 @@ async function round(into: Map<string, number[]>): Promise<void> {
   }
 }
 
-async function until(cond: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await cond())) {
-    if (performance.now() > deadline) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 it("the cohort at 10% is 10% ± 2 of 1,000 tenants, answered alike by 3 decision servers, and no tenant flaps through a step change", async () => {
   const started = await startRollout({ db: fresh.db, redis }, { steps: ["10%:1h", "25%:1h", "100%"] }, { actor });
   if (started.status !== "started") throw new Error(`expected a started rollout, got ${started.status}`);
@@ -111,7 +103,7 @@ it("the cohort at 10% is 10% ± 2 of 1,000 tenants, answered alike by 3 decision
   expect(at10.size).toBeLessThanOrEqual(120);
   // Every server has the routing once it answers a cohort tenant with v2.
   const first10 = [...at10].sort()[0]!;
-  await until(async () => (await Promise.all(servers.map((s) => versionOf(s, first10)))).every((v) => v === 2));
+  await until("every server to answer the first cohort tenant with v2", async () => (await Promise.all(servers.map((s) => versionOf(s, first10)))).every((v) => v === 2));
 
   const step1 = new Map<string, number[]>();
   await round(step1);
@@ -127,7 +119,7 @@ it("the cohort at 10% is 10% ± 2 of 1,000 tenants, answered alike by 3 decision
   await round(through);
   expect(await promoted).toMatchObject({ step: 1, cohort: { tenants: at25.size } });
   const firstAdded = [...at25].filter((t) => !at10.has(t)).sort()[0]!;
-  await until(async () => (await Promise.all(servers.map((s) => versionOf(s, firstAdded)))).every((v) => v === 2));
+  await until("every server to answer the first tenant the step adds with v2", async () => (await Promise.all(servers.map((s) => versionOf(s, firstAdded)))).every((v) => v === 2));
   await round(through);
   for (const tenant of TENANTS) {
     for (let i = 0; i < servers.length; i++) {

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import type { Redis } from "ioredis";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { freshStoresPerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { guardRollout, newestDrainedMinute } from "@/lib/jobs/rollout-guard";
 import { keys } from "@/lib/redis/keys";
@@ -27,7 +27,6 @@ const actor = "test:rollout";
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 11, 7, 10, 0, 10);
 
-let fresh: FreshDatabase;
 let db: PrismaClient;
 let redis: Redis;
 
@@ -56,16 +55,8 @@ async function usage(minuteMs: number, rows: { tenant: string; operation?: strin
   );
 }
 
-beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}ro:`;
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
-});
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
-});
+const stores = freshStoresPerFile("ro");
+beforeAll(() => ({ db, redis } = stores));
 beforeEach(async () => {
   await db.rollout.deleteMany();
   await db.alertEvent.deleteMany();
