@@ -200,26 +200,36 @@ async function answered(call: () => Promise<ClientView>): Promise<ClientView> {
   return view;
 }
 
-/** A request Sluice admits: the app's answer reaches the client, with the RateLimit headers unless the answer came late. */
-function expectPassed(view: ClientView, remaining: number, checkHeaders: (v: ClientView) => void = () => undefined): boolean {
+/**
+ * A request Sluice admits: the app's answer reaches the client, with the RateLimit headers unless
+ * the answer came late, or was degraded: past the product's 25 ms store budget on a loaded machine,
+ * Sluice passes it on the operation's failure mode (open) without counting it, and an RLS answer
+ * has no field to say so, only no headers.
+ */
+function expectPassed(view: ClientView, remaining: number, checkHeaders: (v: ClientView) => void = () => undefined): "on_time" | "late" | "degraded" {
   expect(view.status).toBe(200);
   expect(view.upstream).toBeDefined();
-  if (late(view)) return false;
+  if (late(view)) return "late";
   expect(view.rlsError).toBeUndefined();
+  if (view.headers["ratelimit-remaining"] === undefined && view.headers["x-ratelimit-remaining"] === undefined) return "degraded";
   expect(view.headers["ratelimit-remaining"]).toBe(String(remaining));
   checkHeaders(view);
-  return true;
+  return "on_time";
 }
 
-/** 5 requests reach the app with the RateLimit headers counting down, the 6th is Envoy's 429 with Sluice's headers. */
+/** 5 counted requests reach the app with the RateLimit headers counting down, the next is Envoy's 429 with Sluice's headers. */
 async function fiveThenDenied(model: EnvoyModel, key: string, request: (key: string) => ClientRequest = orders) {
+  let counted = 0;
   let onTime = 0;
-  for (let i = 0; i < 5; i++) {
-    const passed = expectPassed(await throughEnvoy(model, request(key)), 4 - i, (view) => {
-      expect(view.headers["x-ratelimit-remaining"]).toBe(String(4 - i));
+  for (let sent = 0; counted < 5; sent++) {
+    expect(sent, "more than 5 of 10 passes were degraded").toBeLessThan(10);
+    const remaining = 4 - counted;
+    const passed = expectPassed(await throughEnvoy(model, request(key)), remaining, (view) => {
+      expect(view.headers["x-ratelimit-remaining"]).toBe(String(remaining));
       expect(view.headers["x-ratelimit-limit"]).toMatch(/^5, 5;w=3600;name="free-[a-z-]+-api_key"$/);
     });
-    if (passed) onTime++;
+    if (passed !== "degraded") counted++;
+    if (passed === "on_time") onTime++;
   }
   expect(onTime).toBeGreaterThan(0);
   const denied = await answered(() => throughEnvoy(model, request(key)));
@@ -273,7 +283,7 @@ describe("examples/gateways/envoy-rls.yaml through a model of Envoy's ratelimit 
     const first = await throughEnvoy(envoyModel(), exportCall);
     expect(first.descriptors[0]!.hits_addend).toEqual({ value: 10 });
     const onTime = [expectPassed(first, 10), expectPassed(await throughEnvoy(envoyModel(), exportCall), 0)];
-    expect(onTime).toContain(true);
+    expect(onTime).toContain("on_time");
     expect((await answered(() => throughEnvoy(envoyModel(), exportCall))).status).toBe(429);
   });
 

@@ -46,6 +46,21 @@ let db: PrismaClient;
 
 const sluice = (url: string, ...args: string[]) => runSluice({ DATABASE_URL: url }, args, { timeoutMs: 400_000 });
 
+/**
+ * `sluice certify --json`, once more when the first run verified less than all: certify says
+ * not_verified (never pass or fail) for a requirement whose answers were degraded, the machine
+ * having stalled past the product's 25 ms store budget. A loaded CI machine (the other int worker
+ * spawning servers) has done that; the second run is held to the same assertions.
+ */
+async function certifyJson(url: string, ...args: string[]): Promise<{ r: Awaited<ReturnType<typeof sluice>>; report: CertificationReport & { id: string } }> {
+  for (let attempt = 1; ; attempt++) {
+    const r = await sluice(url, "certify", "--json", ...args);
+    const report = JSON.parse(r.stdout) as CertificationReport & { id: string };
+    if (attempt === 1 && report.results.some((x) => x.status === "not_verified")) continue;
+    return { r, report };
+  }
+}
+
 beforeAll(async () => {
   [demo, broken] = await Promise.all([freshDatabase(), freshDatabase()]);
   db = createDb(demo.url);
@@ -64,8 +79,7 @@ afterAll(async () => {
 
 describe("sluice certify", () => {
   it("passes on the demo policy: exit 0, progress on the terminal, the report stored with the version", async () => {
-    const r = await sluice(demo.url, "certify", "--json");
-    const report = JSON.parse(r.stdout) as CertificationReport & { id: string };
+    const { r, report } = await certifyJson(demo.url);
     const failing = report.results.filter((x) => x.status !== "pass");
     expect(failing, JSON.stringify(failing, null, 1)).toEqual([]);
     expect(r.code).toBe(0);
@@ -83,7 +97,9 @@ describe("sluice certify", () => {
   }, 420_000);
 
   it("fails on a policy broken on purpose, exit 1, naming each requirement it breaks and where it is stated", async () => {
-    const r = await sluice(broken.url, "certify", "--instances", "1");
+    let r = await sluice(broken.url, "certify", "--instances", "1");
+    // As certifyJson: once more when the machine stalled and left something not verified.
+    if (/, [1-9]\d* not verified/.test(r.stdout)) r = await sluice(broken.url, "certify", "--instances", "1");
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^FAIL {2}boundaryBurst \(burst at a window edge\) — basic-api_key: expected no burst: at most 21 units \(1\.05× the limit\) across an edge, measured 40 units \(2\.00× the limit\); required by requirements\.limits\[0\]$/m);
     expect(r.stdout).toMatch(/^FAIL {2}failureMode \(failure mode when Redis is down\) — pay: expected fails closed, measured declared open; with Redis down: 200, degraded: true; required by requirements\.operations\[0\]$/m);

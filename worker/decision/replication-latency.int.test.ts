@@ -9,16 +9,10 @@
  * plus the slowest answer (the test sees a commit only when its answer arrives); and every region's
  * counter of the window ends up holding every region's admissions.
  */
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "@/test/helpers";
-import type { SpawnedServer } from "@/lib/decision/harness";
-import { compileFixture, writeFixturePolicy } from "@/lib/decision/testing/fixture";
-import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
-import { startLatencyProxy, type LatencyProxy } from "@/lib/net/testing/latency-proxy";
-import { startOwnNats, type OwnNats } from "@/lib/net/testing/nats-server";
-import { sha256Hex } from "@/lib/redis/key-index";
-import { counterOf, driveAt, mostInSpan, regionPolicy, replicationOf, sleep, spawnRegionServer, waitForReplication } from "@/worker/testing/regions";
+import { compileFixture } from "@/lib/decision/testing/fixture";
+import { counterOf, driveAt, mostInSpan, type Region, regionPolicy, replicationOf, sleep, startThreeRegions, THREE_REGIONS as REGIONS, type ThreeRegions } from "@/worker/testing/regions";
 
 const TOKEN = "svc_regions_latency_0001";
 const KEY = "sk_test_regions_latency_0001";
@@ -34,16 +28,10 @@ const LINK_MS = 100;
 /** The policy, written to every region's Redis as publish writes it (publishing itself is lib/jobs/region-sync.int.test.ts's). */
 const POLICY = compileFixture(regionPolicy({ key: KEY, limit: LIMIT, windowMs: WINDOW_MS, regions: "shared" }));
 
-type Region = "us" | "eu" | "ap";
-const REGIONS: readonly Region[] = ["us", "eu", "ap"];
 let prefix: string;
-let nats: OwnNats;
-const own: Partial<Record<Region, OwnRedis>> = {};
-const proxies: Partial<Record<Region, LatencyProxy>> = {};
-const redis: Partial<Record<Region, Redis>> = {};
-const servers: Partial<Record<Region, SpawnedServer>> = {};
+let fleet: ThreeRegions;
 
-const target = (r: Region) => ({ url: servers[r]!.url, token: TOKEN, key: KEY });
+const target = (r: Region) => ({ url: fleet.url(r), token: TOKEN, key: KEY });
 
 interface Round {
   demand: Record<string, number>;
@@ -68,13 +56,13 @@ async function round(rates: Partial<Record<Region, number>>): Promise<Round> {
   const results = await Promise.all(regions.map((r) => driveAt(target(r), rates[r]!, startMs + DRIVE_MS)));
   expect(Date.now()).toBeLessThan(startMs + WINDOW_MS); // every answer belongs to this window
   const total = results.reduce((n, r) => n + r.admitted, 0);
-  const read = async () => Object.fromEntries(await Promise.all(regions.map(async (r) => [r, await counterOf(redis[r]!, prefix, startMs)] as const)));
+  const read = async () => Object.fromEntries(await Promise.all(regions.map(async (r) => [r, await counterOf(fleet.redis[r], prefix, startMs)] as const)));
   let counters = await read();
   while (Object.values(counters).some((c) => c !== total) && Date.now() < startMs + WINDOW_MS - 150) {
     await sleep(50);
     counters = await read();
   }
-  const lagMs = Math.max(...(await Promise.all(regions.map((r) => replicationOf(servers[r]!.url)))).map((l) => l.lagMs ?? 0));
+  const lagMs = Math.max(...(await Promise.all(regions.map((r) => replicationOf(fleet.url(r))))).map((l) => l.lagMs ?? 0));
   const spanMs = lagMs + Math.max(...results.map((r) => r.maxLatencyMs));
   const admittedInLag = Math.max(...results.map((r) => mostInSpan(r.admittedAtMs, spanMs)));
   const epsilon = Math.min(regions.length - 1, ((regions.length - 1) * admittedInLag) / LIMIT);
@@ -105,24 +93,10 @@ function expectBound(r: Round): void {
 beforeAll(async () => {
   prefix = `${testRedisPrefix()}latency:`;
   process.env.SLUICE_REDIS_PREFIX = prefix;
-  [nats, own.eu, own.ap] = await Promise.all([startOwnNats(), startOwnRedis(), startOwnRedis()]);
-  for (const r of ["eu", "ap"] as const) proxies[r] = await startLatencyProxy({ targetPort: nats.port, latencyMs: LINK_MS });
-  redis.us = new Redis(testRedisUrl());
-  redis.eu = new Redis(own.eu.url);
-  redis.ap = new Redis(own.ap.url);
-  await Promise.all(REGIONS.map((r) => writeFixturePolicy(redis[r]!, POLICY, [sha256Hex(TOKEN)])));
-  await Promise.all(
-    REGIONS.map(async (r) => {
-      servers[r] = await spawnRegionServer({ region: r, redisUrl: r === "us" ? testRedisUrl() : own[r]!.url, replicationUrl: r === "us" ? nats.url : proxies[r]!.url("nats"), prefix, token: TOKEN });
-    }),
-  );
-  await waitForReplication(REGIONS.map((r) => servers[r]!.url), "ok");
+  fleet = await startThreeRegions({ homeRedisUrl: testRedisUrl(), prefix, token: TOKEN, policy: POLICY, linkMs: LINK_MS });
 }, 120_000);
 afterAll(async () => {
-  await Promise.all(Object.values(servers).map((s) => s?.stop()));
-  for (const r of Object.values(redis)) r?.disconnect();
-  await Promise.all(Object.values(proxies).map((p) => p?.close()));
-  await Promise.all([nats?.stop(), own.eu?.stop(), own.ap?.stop()]);
+  await fleet?.stop();
 });
 
 describe(`regions: shared with ${LINK_MS} ms on the links to NATS`, () => {

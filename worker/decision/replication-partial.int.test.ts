@@ -15,16 +15,10 @@
  * left (eu 1 − 0.6); once the pings do find it cut, eu degrades to its share measured as of when it
  * last heard from the others — not over the windows after, which hold its own traffic only.
  */
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "@/test/helpers";
-import type { SpawnedServer } from "@/lib/decision/harness";
-import { compileFixture, writeFixturePolicy } from "@/lib/decision/testing/fixture";
-import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
-import { startLatencyProxy, type LatencyProxy } from "@/lib/net/testing/latency-proxy";
-import { startOwnNats, type OwnNats } from "@/lib/net/testing/nats-server";
+import { compileFixture } from "@/lib/decision/testing/fixture";
 import { degradedLimit } from "@/lib/policy/region-shares";
-import { sha256Hex } from "@/lib/redis/key-index";
 import { seedRegionShares } from "@/lib/redis/region-shares";
 import { SETTLE_MS } from "@/lib/store/region-share-meter";
 import {
@@ -36,10 +30,13 @@ import {
   replicationOf,
   sendChecks,
   sleep,
-  spawnRegionServer,
+  startThreeRegions,
+  THREE_REGIONS as REGIONS,
   waitForReplication,
   waitForReplicationState,
   type Driven,
+  type Region,
+  type ThreeRegions,
 } from "@/worker/testing/regions";
 
 const TOKEN = "svc_regions_partial_0001";
@@ -52,15 +49,9 @@ const LINK_MS = 25;
 const SILENT_MS = 3_000;
 const POLICY = compileFixture(regionPolicy({ key: KEY, limit: LIMIT, windowMs: WINDOW_MS, regions: "shared" }));
 
-type Region = "us" | "eu" | "ap";
-const REGIONS: readonly Region[] = ["us", "eu", "ap"];
 let prefix: string;
-let nats: OwnNats;
-const own: Partial<Record<Region, OwnRedis>> = {};
-const proxies: Partial<Record<"eu" | "ap", LatencyProxy>> = {};
-const redis: Partial<Record<Region, Redis>> = {};
-const servers: Partial<Record<Region, SpawnedServer>> = {};
-const url = (r: Region) => servers[r]!.url;
+let fleet: ThreeRegions;
+const url = (r: Region) => fleet.url(r);
 const target = (r: Region) => ({ url: url(r), token: TOKEN, key: KEY });
 const metrics = async (r: Region) => (await fetch(`${url(r)}/metrics`)).text();
 
@@ -79,7 +70,7 @@ async function round(rates: Partial<Record<Region, number>>, linked: readonly Re
   const results: Driven[] = await Promise.all(regions.map((r) => driveAt(target(r), rates[r]!, startMs + DRIVE_MS)));
   expect(Date.now()).toBeLessThan(startMs + WINDOW_MS); // every answer belongs to this window
   await sleep(Math.max(0, startMs + WINDOW_MS - 400 - Date.now())); // the last batches arrive
-  const counters = Object.fromEntries(await Promise.all(REGIONS.map(async (r) => [r, await counterOf(redis[r]!, prefix, startMs)] as const)));
+  const counters = Object.fromEntries(await Promise.all(REGIONS.map(async (r) => [r, await counterOf(fleet.redis[r], prefix, startMs)] as const)));
   const lagMs = Math.max(...(await Promise.all(linked.map((r) => replicationOf(url(r))))).map((l) => l.lagMs ?? 0));
   const spanMs = lagMs + Math.max(...results.map((r) => r.maxLatencyMs));
   const admittedInLag = Math.max(0, ...regions.map((r, i) => (linked.includes(r) ? mostInSpan(results[i]!.admittedAtMs, spanMs) : 0)));
@@ -90,36 +81,19 @@ async function round(rates: Partial<Record<Region, number>>, linked: readonly Re
 beforeAll(async () => {
   prefix = `${testRedisPrefix()}partial:`;
   process.env.SLUICE_REDIS_PREFIX = prefix;
-  [nats, own.eu, own.ap] = await Promise.all([startOwnNats(), startOwnRedis(), startOwnRedis()]);
-  for (const r of ["eu", "ap"] as const) proxies[r] = await startLatencyProxy({ targetPort: nats.port, latencyMs: LINK_MS });
-  redis.us = new Redis(testRedisUrl());
-  redis.eu = new Redis(own.eu.url);
-  redis.ap = new Redis(own.ap.url);
-  const redisUrl = (r: Region) => (r === "us" ? testRedisUrl() : own[r]!.url);
-  // The policy and the shares document (the deployment's three regions) as a publish writes them.
-  await Promise.all(REGIONS.map(async (r) => {
-    await writeFixturePolicy(redis[r]!, POLICY, [sha256Hex(TOKEN)]);
-    await seedRegionShares(redis[r]!, REGIONS, Date.now());
-  }));
-  await Promise.all(
-    REGIONS.map(async (r) => {
-      servers[r] = await spawnRegionServer({
-        region: r,
-        redisUrl: redisUrl(r),
-        replicationUrl: r === "us" ? nats.url : proxies[r]!.url("nats"),
-        prefix,
-        token: TOKEN,
-        env: { SLUICE_REPLICATION_SILENT_MS: String(SILENT_MS) },
-      });
-    }),
-  );
-  await waitForReplication(REGIONS.map(url), "ok");
+  // With the policy, the shares document (the deployment's three regions) as a publish writes it.
+  fleet = await startThreeRegions({
+    homeRedisUrl: testRedisUrl(),
+    prefix,
+    token: TOKEN,
+    policy: POLICY,
+    linkMs: LINK_MS,
+    env: { SLUICE_REPLICATION_SILENT_MS: String(SILENT_MS) },
+    seed: (redis) => seedRegionShares(redis, REGIONS, Date.now()),
+  });
 }, 120_000);
 afterAll(async () => {
-  await Promise.all(Object.values(servers).map((s) => s?.stop()));
-  for (const r of Object.values(redis)) r?.disconnect();
-  await Promise.all(Object.values(proxies).map((p) => p?.close()));
-  await Promise.all([nats?.stop(), own.eu?.stop(), own.ap?.stop()]);
+  await fleet?.stop();
 });
 
 describe("regions: shared with one region's link cut and the others linked", () => {
@@ -129,7 +103,7 @@ describe("regions: shared with one region's link cut and the others linked", () 
     expect(await Promise.all([sendChecks(target("us"), 40), sendChecks(target("eu"), 40), sendChecks(target("ap"), 20)])).toEqual([40, 40, 20]);
     // That window settled, and a heartbeat of eu's heard after it (one every SILENT_MS ÷ 5 when idle): eu's link alone is cut.
     await sleep(measuredStart + WINDOW_MS + SETTLE_MS + SILENT_MS / 5 + 600 - Date.now());
-    proxies.eu!.cut();
+    fleet.proxies.eu.cut();
     await waitForReplication([url("eu")], "degraded");
     expect((await replicationOf(url("eu"))).sharesInForce).toEqual({ "free-tenant": 0.4 });
     // us and ap find eu silent after SILENT_MS (on the old code they never do: the round below still shows what they admit).
@@ -164,7 +138,7 @@ describe("regions: shared with one region's link cut and the others linked", () 
     // Healed (in a window of its own: what eu admitted while cut and still holds to send is of an ended window, never applied),
     // nobody silent, nothing but the whole limit in force, in every region.
     await nextWindow(WINDOW_MS);
-    proxies.eu!.heal();
+    fleet.proxies.eu.heal();
     await waitForReplicationState(REGIONS.map(url), "ok with every region heard from", (r) => r.status === "ok" && r.sharesInForce === undefined && r.silentPeers === undefined, 20_000);
     for (const r of REGIONS) expect(await metrics(r)).toMatch(/^sluice_region_share_ratio\{(?=[^}]*limit="free-tenant")[^}]*\} 1$/m);
     // us and ap together count against the whole limit again (more than the 60 left to them while eu was silent)…
@@ -184,7 +158,7 @@ describe("regions: shared with one region's link cut and the others linked", () 
     const measuredStart = await nextWindow(WINDOW_MS);
     expect(await Promise.all([sendChecks(target("us"), 40), sendChecks(target("eu"), 40), sendChecks(target("ap"), 20)])).toEqual([40, 40, 20]);
     await sleep(measuredStart + WINDOW_MS + SETTLE_MS + SILENT_MS / 5 + 600 - Date.now());
-    proxies.eu!.stall();
+    fleet.proxies.eu.stall();
     // eu alone in the next window: after the stall it sees nothing of the others, so that window, once
     // complete, looks like all eu's — what a share measured "now" when its pings find the link cut would take.
     await nextWindow(WINDOW_MS);
@@ -214,7 +188,7 @@ describe("regions: shared with one region's link cut and the others linked", () 
     expect(degraded.sharesInForce).toEqual({ "free-tenant": 0.4 });
     expect(degraded.silentPeers).toBeUndefined();
 
-    proxies.eu!.heal();
+    fleet.proxies.eu.heal();
     await waitForReplicationState(REGIONS.map(url), "ok with every region heard from", (r) => r.status === "ok" && r.sharesInForce === undefined && r.silentPeers === undefined, 20_000);
   }, 120_000);
 });

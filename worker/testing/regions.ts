@@ -3,11 +3,16 @@
  * bench:regions` (docs/regions.md): the tests' policy, a region's decision server, checks against
  * one server (a number of them, closed-loop N clients at once, or open-loop at a rate), a window's
  * counter in a region's Redis, the replication status of /readyz, and the most admissions inside
- * any span of time.
+ * any span of time; and three regions at once (startThreeRegions).
  */
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
 import { spawnDecisionServer, type SpawnedServer } from "../../lib/decision/harness";
+import { type CompiledFixture, writeFixturePolicy } from "../../lib/decision/testing/fixture";
+import { startOwnRedis } from "../../lib/net/redis-server";
+import { startLatencyProxy, type LatencyProxy } from "../../lib/net/testing/latency-proxy";
+import { startOwnNats, type OwnNats } from "../../lib/net/testing/nats-server";
 import type { PolicyFileInput } from "../../lib/policy/policy-file";
+import { sha256Hex } from "../../lib/redis/key-index";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -231,4 +236,64 @@ export async function waitForReplicationState(urls: readonly string[], what: str
 /** Waits until every server's /readyz says this replication status. */
 export async function waitForReplication(urls: readonly string[], status: string, timeoutMs = 15_000): Promise<void> {
   await waitForReplicationState(urls, status, (r) => r.status === status, timeoutMs);
+}
+
+export type Region = "us" | "eu" | "ap";
+export const THREE_REGIONS: readonly Region[] = ["us", "eu", "ap"];
+
+/** Three regions on one machine: us on the run's Redis and NATS itself, eu and ap each on a Redis of its own and behind a latency proxy to NATS. */
+export interface ThreeRegions {
+  nats: OwnNats;
+  proxies: Record<"eu" | "ap", LatencyProxy>;
+  redis: Record<Region, Redis>;
+  servers: Record<Region, SpawnedServer>;
+  url(r: Region): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts three regions with `policy` (and the service token) in every region's Redis as a publish
+ * writes it, then (after `seed`, for what else a publish writes) a decision server per region,
+ * and waits until every one's replication is ok. `stop()` takes all of it down.
+ */
+export async function startThreeRegions(o: {
+  homeRedisUrl: string;
+  prefix: string;
+  token: string;
+  policy: CompiledFixture;
+  linkMs: number;
+  env?: Record<string, string>;
+  seed?: (redis: Redis) => Promise<void>;
+}): Promise<ThreeRegions> {
+  const [nats, eu, ap] = await Promise.all([startOwnNats(), startOwnRedis(), startOwnRedis()]);
+  const proxies = { eu: await startLatencyProxy({ targetPort: nats.port, latencyMs: o.linkMs }), ap: await startLatencyProxy({ targetPort: nats.port, latencyMs: o.linkMs }) };
+  const redisUrl: Record<Region, string> = { us: o.homeRedisUrl, eu: eu.url, ap: ap.url };
+  const redis = { us: new Redis(redisUrl.us), eu: new Redis(redisUrl.eu), ap: new Redis(redisUrl.ap) };
+  await Promise.all(
+    THREE_REGIONS.map(async (r) => {
+      await writeFixturePolicy(redis[r], o.policy, [sha256Hex(o.token)]);
+      await o.seed?.(redis[r]);
+    }),
+  );
+  const started = await Promise.all(
+    THREE_REGIONS.map((r) =>
+      spawnRegionServer({ region: r, redisUrl: redisUrl[r], replicationUrl: r === "us" ? nats.url : proxies[r].url("nats"), prefix: o.prefix, token: o.token, env: o.env }),
+    ),
+  );
+  const servers = { us: started[0]!, eu: started[1]!, ap: started[2]! };
+  const url = (r: Region) => servers[r].url;
+  await waitForReplication(THREE_REGIONS.map(url), "ok");
+  return {
+    nats,
+    proxies,
+    redis,
+    servers,
+    url,
+    async stop() {
+      await Promise.all(Object.values(servers).map((s) => s.stop()));
+      for (const c of Object.values(redis)) c.disconnect();
+      await Promise.all(Object.values(proxies).map((p) => p.close()));
+      await Promise.all([nats.stop(), eu.stop(), ap.stop()]);
+    },
+  };
 }
