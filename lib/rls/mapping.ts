@@ -34,6 +34,11 @@ import type { RlsDescriptorStatus, RlsHeader, RlsRateLimit, RlsRequestMessage, R
 /** The descriptor entry keys Sluice reads; every other key is ignored. */
 export const RLS_ENTRY_KEYS = ["api_key", "tenant", "remote_address", "masked_remote_address", "operation", "method", "path"] as const;
 type EntryKey = (typeof RLS_ENTRY_KEYS)[number];
+/**
+ * Each key's place in RLS_ENTRY_KEYS. The decoder gives these keys as the same constant strings
+ * (lib/rls/decode.ts), so a lookup hashes nothing new.
+ */
+const ENTRY_SLOTS: ReadonlyMap<string, number> = new Map(RLS_ENTRY_KEYS.map((k, i) => [k, i]));
 
 export const MAX_DESCRIPTORS = MAX_BATCH;
 export const MAX_ENTRIES = 32;
@@ -140,57 +145,21 @@ export function planRateLimit(message: RlsRequestMessage, options: { domain: str
     const entries = d.entries ?? [];
     if (entries.length === 0) return fail(`descriptors[${i}].entries`, "expected at least 1 entry");
     if (entries.length > MAX_ENTRIES) return fail(`descriptors[${i}].entries`, `at most ${MAX_ENTRIES} entries`);
-    // The entries Sluice reads, each at most once; field paths are written only for an error.
-    let apiKey: string | undefined;
-    let tenant: string | undefined;
-    let remoteAddress: string | undefined;
-    let maskedRemoteAddress: string | undefined;
-    let operationEntry: string | undefined;
-    let method: string | undefined;
-    let path: string | undefined;
+    // The entries Sluice reads, each at most once, by their place in RLS_ENTRY_KEYS; field paths
+    // are written only for an error.
+    const seen = new Array<string | undefined>(RLS_ENTRY_KEYS.length);
     for (let j = 0; j < entries.length; j++) {
       const key = entries[j]!.key ?? "";
       const value = entries[j]!.value ?? "";
-      let twice = false;
-      switch (key) {
-        case "":
-          return fail(`descriptors[${i}].entries[${j}].key`, "expected a non-empty key");
-        case "api_key":
-          twice = apiKey !== undefined;
-          apiKey = value;
-          break;
-        case "tenant":
-          twice = tenant !== undefined;
-          tenant = value;
-          break;
-        case "remote_address":
-          twice = remoteAddress !== undefined;
-          remoteAddress = value;
-          break;
-        case "masked_remote_address":
-          twice = maskedRemoteAddress !== undefined;
-          maskedRemoteAddress = value;
-          break;
-        case "operation":
-          twice = operationEntry !== undefined;
-          operationEntry = value;
-          break;
-        case "method":
-          twice = method !== undefined;
-          method = value;
-          break;
-        case "path":
-          twice = path !== undefined;
-          path = value;
-          break;
-        default:
-          // Every other key is ignored (RLS_ENTRY_KEYS are the ones read).
-          continue;
-      }
-      if (twice) return fail(`descriptors[${i}].entries[${j}].key`, `${shown(key)} appears twice in one descriptor`);
+      if (key === "") return fail(`descriptors[${i}].entries[${j}].key`, "expected a non-empty key");
+      const slot = ENTRY_SLOTS.get(key);
+      if (slot === undefined) continue;
+      if (seen[slot] !== undefined) return fail(`descriptors[${i}].entries[${j}].key`, `${shown(key)} appears twice in one descriptor`);
+      seen[slot] = value;
       const invalid = invalidValue(key as EntryKey, value);
       if (invalid !== null) return fail(`descriptors[${i}].entries[${j}].value`, invalid);
     }
+    const [apiKey, tenant, remoteAddress, maskedRemoteAddress, operationEntry, method, path] = seen;
 
     const at = `descriptors[${i}]`;
     if (apiKey !== undefined && tenant !== undefined) return fail(at, "give api_key or tenant, not both");

@@ -34,9 +34,11 @@ import type { Logger } from "../../lib/log";
 import { errorMessage } from "../../lib/log";
 import { DEFAULT_GRPC_LIMITS, GrpcSweeper, type GrpcLimits, type TimedCall, type TimedSession } from "../../lib/net/grpc-limits";
 import { MessageGather, type MessageGatherOptions } from "./grpc-message";
+import { deadlineOf, encodeGrpcMessage, isGrpcProto } from "./grpc-headers";
 import { GrpcError, GrpcStatus, type GrpcStatusCode } from "./grpc-status";
 
 export { GRPC_STATUS_NAMES, GrpcError, GrpcStatus, type GrpcStatusCode } from "./grpc-status";
+export { encodeGrpcMessage } from "./grpc-headers";
 export { DEFAULT_GRPC_LIMITS, type GrpcLimits } from "../../lib/net/grpc-limits";
 
 export interface UnaryCall {
@@ -90,8 +92,6 @@ const RESPONSE_HEADERS = Object.freeze({ ":status": 200, "content-type": "applic
 /** One options object for every answer: node:http2 copies it. */
 const WAIT_FOR_TRAILERS = Object.freeze({ waitForTrailers: true });
 const OK_TRAILERS = Object.freeze({ "grpc-status": "0" });
-const TIMEOUT_UNITS_MS: Readonly<Record<string, number>> = { H: 3_600_000, M: 60_000, S: 1_000, m: 1, u: 0.001, n: 0.000_001 };
-const TIMEOUT = /^(\d{1,8})([HMSmun])$/;
 /** The IncomingCall of an admitted stream, so its listeners can be shared functions (below). */
 const CALL = Symbol("sluice.grpcCall");
 type CallStream = http2.ServerHttp2Stream & { [CALL]?: IncomingCallLike };
@@ -118,22 +118,6 @@ interface IncomingCallLike {
   onData(chunk: Buffer): void;
   onEnd(): void;
   onClose(): void;
-}
-
-/** `grpc-message` is percent-encoded UTF-8: every byte outside printable ASCII, and `%`. */
-export function encodeGrpcMessage(text: string): string {
-  let plain = true;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x25) {
-      plain = false;
-      break;
-    }
-  }
-  if (plain) return text;
-  let out = "";
-  for (const b of Buffer.from(text, "utf8")) out += b < 0x20 || b > 0x7e || b === 0x25 ? `%${b.toString(16).toUpperCase().padStart(2, "0")}` : String.fromCharCode(b);
-  return out;
 }
 
 /** A status without a message: HTTP 200, grpc-status and grpc-message in the only HEADERS frame. */
@@ -163,23 +147,6 @@ function onCallClose(this: CallStream): void {
 }
 function onWantTrailers(this: CallStream): void {
   this.sendTrailers(this[CALL]?.trailers ?? OK_TRAILERS);
-}
-
-/** The call's deadline (performance.now() time), Infinity without one; null for a malformed header. */
-function deadlineOf(header: string | string[] | undefined): number | null {
-  if (header === undefined) return Infinity;
-  const m = TIMEOUT.exec(String(header).trim());
-  if (!m) return null;
-  return performance.now() + Number(m[1]) * TIMEOUT_UNITS_MS[m[2]!]!;
-}
-
-/** The content types of gRPC with protobuf messages (PROTOCOL-HTTP2.md: `application/grpc` [`+proto`]), parameters aside. */
-function isGrpcProto(contentType: string | undefined): boolean {
-  if (contentType === "application/grpc") return true;
-  if (typeof contentType !== "string") return false;
-  const semicolon = contentType.indexOf(";");
-  const type = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
-  return type === "application/grpc" || type === "application/grpc+proto";
 }
 
 /** A connection's share of the limits. */
