@@ -19,6 +19,7 @@ function setup(options: { denyCache?: boolean; instances?: number; timeoutMs?: n
   const store = new CountingStore(createMemoryStore({ clock }));
   const breaker = new CircuitBreaker();
   const usage = new UsageRecorder(null);
+  const denyCache = options.denyCache === false ? null : new DenyCache();
   const engine = new DecisionEngine({
     policy: () => fixture.doc,
     keyIndex: {
@@ -30,12 +31,12 @@ function setup(options: { denyCache?: boolean; instances?: number; timeoutMs?: n
     instances: options.instances ?? 1,
     storeTimeoutMs: options.timeoutMs ?? 25,
     breaker,
-    denyCache: options.denyCache === false ? null : new DenyCache(),
+    denyCache,
     usage,
     metrics: null,
     now: clock,
   });
-  return { engine, store, breaker, usage, advance: (ms: number) => (nowMs += ms) };
+  return { engine, store, breaker, usage, denyCache, advance: (ms: number) => (nowMs += ms) };
 }
 
 describe("decision engine (memory store)", () => {
@@ -190,6 +191,26 @@ describe("deny cache", () => {
     expect(s.store.calls).toBe(calls);
     s.advance(1);
     expect((await s.engine.decide({ key: FIXTURE_KEYS.acme, operation: "x" })).allowed).toBe(true);
+    expect(s.store.calls).toBe(calls + 1);
+  });
+
+  it("does not learn a denial whose store call was in flight when the cache was cleared (a rollout step, a new version)", async () => {
+    const s = setup();
+    for (let i = 0; i < 5; i++) await s.engine.decide({ key: FIXTURE_KEYS.acme, operation: "x" });
+    // The 6th is denied by the store; a clear lands while its call is in flight.
+    const check = s.store.check.bind(s.store);
+    s.store.check = (checks, options) => {
+      s.denyCache!.clear();
+      return check(checks, options);
+    };
+    expect((await s.engine.decide({ key: FIXTURE_KEYS.acme, operation: "x" })).allowed).toBe(false);
+    s.store.check = check;
+    // So the next one goes to the store (under the new version's limits), not to the cache.
+    const calls = s.store.calls;
+    expect((await s.engine.decide({ key: FIXTURE_KEYS.acme, operation: "x" })).allowed).toBe(false);
+    expect(s.store.calls).toBe(calls + 1);
+    // Learnt from that answer, the one after comes from the cache again.
+    expect((await s.engine.decide({ key: FIXTURE_KEYS.acme, operation: "x" })).allowed).toBe(false);
     expect(s.store.calls).toBe(calls + 1);
   });
 
