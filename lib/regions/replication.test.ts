@@ -1,11 +1,11 @@
 /**
- * The decision-path half of `regions: shared` (lib/store/replication.ts): which window a unit
+ * The decision-path half of `regions: shared` (lib/regions/replication.ts): which window a unit
  * belongs to, the outbox's coalescing and its bound, and which decisions add to it.
  */
 import { describe, expect, it } from "vitest";
-import { createMemoryStore } from "./memory";
+import { createMemoryStore } from "../store/memory";
 import { decodeReplication, encodeReplication, replicatedWindow, replicationMessageSchema, ReplicationOutbox, withReplication } from "./replication";
-import type { LimitCheck } from "./types";
+import type { LimitCheck } from "../store/types";
 
 const check = (over: Partial<LimitCheck> = {}): LimitCheck => ({
   key: "sl:{t:acme}:c:free-tenant:_",

@@ -1,5 +1,5 @@
 /**
- * What a cut link falls back to (lib/store/region-share-meter.ts, lib/policy/region-shares.ts
+ * What a cut link falls back to (lib/regions/region-share-meter.ts, lib/policy/region-shares.ts
  * applyDegradedShares): a region's share of a shared limit, measured from what it sent and what the
  * others' batches brought, per limit and window, floored; and the policy enforced with it.
  */
@@ -9,7 +9,7 @@ import { counterKeys, limitIdOfCounterKey } from "../policy/counter-keys";
 import { applyDegradedShares, degradedLimit, sharedLimitNames } from "../policy/region-shares";
 import { FLOOR_OF_EQUAL, RegionShareMeter, SETTLE_MS, windowOfUnits } from "./region-share-meter";
 import { replicatedWindow, type ReplicatedUnits } from "./replication";
-import type { LimitCheck } from "./types";
+import type { LimitCheck } from "../store/types";
 
 const ID = "0123456789abcdef";
 const CAP = "fedcba9876543210";

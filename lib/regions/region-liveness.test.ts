@@ -1,5 +1,5 @@
 /**
- * A partial cut (lib/store/region-liveness.ts, lib/policy/region-shares.ts sharesLeft): a region the
+ * A partial cut (lib/regions/region-liveness.ts, lib/policy/region-shares.ts sharesLeft): a region the
  * others stop hearing from is given up at the share it takes with it, measured as of when it was
  * last heard from; the regions still linked enforce the rest; heard from again, the whole limit.
  */
@@ -9,7 +9,7 @@ import { degradedLimit, sharesLeft } from "../policy/region-shares";
 import { PeerLiveness, type PeerLook } from "./region-liveness";
 import { FLOOR_OF_EQUAL, RegionShareMeter, SETTLE_MS } from "./region-share-meter";
 import { replicatedWindow, type ReplicatedUnits } from "./replication";
-import type { LimitCheck } from "./types";
+import type { LimitCheck } from "../store/types";
 
 const ID = "0123456789abcdef";
 const OTHER = "aaaaaaaaaaaaaaaa";

@@ -1,15 +1,15 @@
 /**
  * `regions: shared` against a real Redis and the real DECIDE, on Redis server time: the window
- * lib/store/replication.ts names for a unit is exactly the counter the Lua twins wrote, and units
+ * lib/regions/replication.ts names for a unit is exactly the counter the Lua twins wrote, and units
  * applied there by another region are counted by this region's next decisions.
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "@/test/helpers";
-import { replicatedWindow } from "../replication";
-import type { LimitCheck } from "../types";
-import { createRedisStore } from "./index";
+import { replicatedWindow } from "./replication";
+import type { LimitCheck } from "../store/types";
+import { createRedisStore } from "../store/redis/index";
 import { createReplicationApplier } from "./replication-apply";
 
 const prefix = `${testRedisPrefix()}repl${randomBytes(3).toString("hex")}:`;

@@ -1,13 +1,13 @@
 /**
  * Test and benchmark support: spawn real decision server processes (throwaway redis-servers are
- * lib/net/redis-server.ts). Not used on the decision path.
+ * lib/processes/redis-server.ts). Not used on the decision path.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { childEnv } from "../env";
 import { freePort } from "../net/ports";
-import { DECISION_NODE_FLAGS } from "./process-flags";
+import { DECISION_NODE_FLAGS } from "../decision/process-flags";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 /** Every child this process spawned, killed on exit so a crashed or timed-out test leaks nothing. */
