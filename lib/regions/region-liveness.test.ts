@@ -10,22 +10,11 @@ import { PeerLiveness, type PeerLook } from "./region-liveness";
 import { FLOOR_OF_EQUAL, RegionShareMeter, SETTLE_MS } from "./region-share-meter";
 import { replicatedWindow, type ReplicatedUnits } from "./replication";
 import type { LimitCheck } from "../store/types";
+import { replicatedCheck } from "./testing/checks";
 
 const ID = "0123456789abcdef";
 const OTHER = "aaaaaaaaaaaaaaaa";
-const check = (id = ID): LimitCheck => ({
-  key: counterKeys.counter("acme", id, "_", "sl:"),
-  kind: "limit",
-  algorithm: "fixed_window",
-  limit: 100,
-  windowMs: 4_000,
-  burst: 100,
-  precision: 1,
-  mode: "reject",
-  maxDelayMs: 0,
-  leaseTtlMs: 0,
-  replicate: true,
-});
+const check = (id = ID): LimitCheck => replicatedCheck(counterKeys.counter("acme", id, "_", "sl:"));
 const units = (nowMs: number, n: number, id = ID): ReplicatedUnits => ({ ...replicatedWindow(check(id), nowMs)!, units: n });
 const REGIONS = ["us", "eu", "ap"];
 

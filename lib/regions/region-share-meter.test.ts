@@ -10,23 +10,11 @@ import { applyDegradedShares, degradedLimit, sharedLimitNames } from "../policy/
 import { FLOOR_OF_EQUAL, RegionShareMeter, SETTLE_MS, windowOfUnits } from "./region-share-meter";
 import { replicatedWindow, type ReplicatedUnits } from "./replication";
 import type { LimitCheck } from "../store/types";
+import { replicatedCheck } from "./testing/checks";
 
 const ID = "0123456789abcdef";
 const CAP = "fedcba9876543210";
-const check = (over: Partial<LimitCheck> = {}): LimitCheck => ({
-  key: counterKeys.counter("acme", ID, "_", "sl:"),
-  kind: "limit",
-  algorithm: "fixed_window",
-  limit: 100,
-  windowMs: 4_000,
-  burst: 100,
-  precision: 1,
-  mode: "reject",
-  maxDelayMs: 0,
-  leaseTtlMs: 0,
-  replicate: true,
-  ...over,
-});
+const check = (over: Partial<LimitCheck> = {}): LimitCheck => replicatedCheck(counterKeys.counter("acme", ID, "_", "sl:"), over);
 /** `units` admitted at `nowMs` for `c`, as a batch carries them. */
 const units = (nowMs: number, n: number, c: LimitCheck = check()): ReplicatedUnits => ({ ...replicatedWindow(c, nowMs)!, units: n });
 
