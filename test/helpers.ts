@@ -73,6 +73,23 @@ export async function freshDatabase(options: { migrate?: boolean } = {}): Promis
 }
 
 /**
+ * A database of the calling test file's own: registers a beforeAll that creates it and an afterAll
+ * that drops it. Call it at the top level; read `db` inside hooks and tests.
+ */
+export function freshDatabasePerFile(): { db: PrismaClient } {
+  const stores = {} as { db: PrismaClient };
+  let fresh: FreshDatabase | undefined;
+  beforeAll(async () => {
+    fresh = await freshDatabase();
+    stores.db = fresh.db;
+  });
+  afterAll(async () => {
+    await fresh?.drop();
+  });
+  return stores;
+}
+
+/**
  * A database and a Redis client of the calling test file's own: registers a beforeAll that creates
  * them (with `namespace`, the file's own Redis key prefix inside the run's) and an afterAll that
  * closes them. Call it at the top level; read `db` and `redis` inside hooks and tests.

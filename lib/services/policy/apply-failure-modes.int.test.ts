@@ -1,18 +1,15 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshStoresPerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { CompiledPolicy } from "@/lib/policy/compiled";
-import { readCurrentPolicy } from "@/lib/redis/policy";
 import { applyPolicyFile } from "./apply-policy-file";
 import { applyFailureModes } from "./apply-failure-modes";
 import { ServiceError } from "../errors";
 import { compileDraft, publishPolicy } from "./publish-policy";
 import { setTenantTier } from "./set-tenant-tier";
+import { clearPolicy, DEMO, livePolicy } from "./testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 const actor = "test:failure-modes";
 const sre = { actor: "user:sre@example.com", role: "sre" } as const;
 const product = { actor: "user:pm@example.com", role: "product" } as const;
@@ -22,25 +19,14 @@ let db: PrismaClient;
 let redis: Redis;
 beforeAll(() => ({ db, redis } = stores));
 beforeEach(async () => {
-  await db.auditEntry.deleteMany();
-  await db.policyVersion.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
-  await db.globalCap.deleteMany();
+  await clearPolicy(db);
   await applyPolicyFile(db, DEMO, { actor });
 });
-
-async function live(): Promise<CompiledPolicy> {
-  const current = await readCurrentPolicy(redis);
-  if (current.status !== "ok") throw new Error(`no live policy: ${current.status}`);
-  return current.policy;
-}
 
 describe("applyFailureModes", () => {
   it("an SRE's change goes live as a version that changes only failure modes; the product team's draft changes stay in the draft", async () => {
     await publishPolicy({ db, redis }, { actor });
-    const before = await live();
+    const before = await livePolicy(redis);
     await setTenantTier(db, { tenant: "wonka", tier: "pro" }, product);
 
     const result = await applyFailureModes(
@@ -49,7 +35,7 @@ describe("applyFailureModes", () => {
       sre,
     );
     expect(result).toMatchObject({ status: "published", version: 2, previousVersion: 1 });
-    const after = await live();
+    const after = await livePolicy(redis);
     expect(after.version).toBe(2);
     // Only failure modes differ: the default, search (now following it), export, and every operation that follows the default.
     const strip = (d: CompiledPolicy) => ({ ...d, version: 0, checksum: "", createdAt: "", defaults: null, operations: Object.values(d.operations).map((o) => ({ ...o, failureMode: null })) });

@@ -1,20 +1,19 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { freshDatabase, type FreshDatabase } from "@/test/helpers";
+import { freshDatabasePerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { planIsEmpty } from "@/lib/policy/plan";
 import { applyPolicyFile, planPolicyFile } from "./apply-policy-file";
 import { ServiceError } from "../errors";
 import { exportPolicyFile } from "./export-policy-file";
 import { hashSecret } from "../access/secrets";
+import { clearPolicy, DEMO } from "./testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 const actor = "test:apply";
 
-let fresh: FreshDatabase;
+const stores = freshDatabasePerFile();
 let db: PrismaClient;
+beforeAll(() => ({ db } = stores));
 
 async function counts() {
   const [operations, tiers, limits, quotas, caps, tenants, overrides, keys, audit, settings] = await Promise.all([
@@ -24,23 +23,7 @@ async function counts() {
   return { operations, tiers, limits, quotas, caps, tenants, overrides, keys, audit, settings };
 }
 
-async function wipe() {
-  await db.auditEntry.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
-  await db.globalCap.deleteMany();
-  await db.policySettings.deleteMany();
-}
-
-beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-afterAll(async () => {
-  await fresh?.drop();
-});
-beforeEach(wipe);
+beforeEach(() => clearPolicy(db));
 
 describe("applyPolicyFile", () => {
   it("creates the whole demo policy, with an audit entry per change, and stores keys only as hashes", async () => {

@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshStoresPerFile } from "@/test/helpers";
@@ -16,8 +14,8 @@ import { rollbackPolicy } from "./rollback-policy";
 import { saveTier } from "./save-tier";
 import { setTenantTier } from "./set-tenant-tier";
 import { upsertTenantOverride } from "./upsert-tenant-override";
+import { clearPolicy, DEMO } from "./testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 const actor = "test:discard";
 const product = { actor: "user:pm@example.com", role: "product" } as const;
 
@@ -26,12 +24,7 @@ let db: PrismaClient;
 let redis: Redis;
 beforeAll(() => ({ db, redis } = stores));
 beforeEach(async () => {
-  await db.auditEntry.deleteMany();
-  await db.policyVersion.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
-  await db.globalCap.deleteMany();
+  await clearPolicy(db);
   await applyPolicyFile(db, DEMO, { actor });
 });
 

@@ -1,8 +1,6 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { freshDatabase, type FreshDatabase } from "@/test/helpers";
+import { freshDatabasePerFile } from "@/test/helpers";
 import { readDraftSpec } from "@/lib/db/ui-draft";
 import { actionFailure, ServiceError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
@@ -16,29 +14,18 @@ import { saveTier } from "./save-tier";
 import { setTenantStatus } from "./set-tenant-status";
 import { setTenantTier } from "./set-tenant-tier";
 import { upsertTenantOverride } from "./upsert-tenant-override";
+import { clearPolicy, DEMO } from "./testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 const pm = { actor: "user:pm@example.com", role: "product" } as const;
 
-let fresh: FreshDatabase;
+const stores = freshDatabasePerFile();
 let db: PrismaClient;
+beforeAll(() => ({ db } = stores));
 
 async function reset() {
-  await db.auditEntry.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
-  await db.globalCap.deleteMany();
+  await clearPolicy(db);
   await applyPolicyFile(db, DEMO, { actor: "test" });
 }
-
-beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-afterAll(async () => {
-  await fresh?.drop();
-});
 
 const tierOf = (spec: PolicySpec, name: string) => spec.tiers.find((t) => t.name === name)!;
 const tenantOf = (spec: PolicySpec, slug: string) => spec.tenants.find((t) => t.slug === slug)!;

@@ -2,30 +2,21 @@
  * The Policy page's "Policy as YAML" (#29): the draft and the live version export apart; the live
  * file is what was published, whatever the draft has become since.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { freshDatabase, type FreshDatabase } from "@/test/helpers";
+import { freshDatabasePerFile } from "@/test/helpers";
 import type { PrismaClient } from "../../generated/prisma/client";
 import { applyPolicyFile } from "./apply-policy-file";
 import { exportLivePolicyFile, exportPolicyFile } from "./export-policy-file";
 import { publishPolicy } from "./publish-policy";
 import { setTenantStatus } from "./set-tenant-status";
+import { DEMO } from "./testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 const actor = "test:export";
 
-let fresh: FreshDatabase;
+const stores = freshDatabasePerFile();
 let db: PrismaClient;
-
-beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-}, 120_000);
-afterAll(async () => {
-  await fresh?.drop();
-});
+beforeAll(() => ({ db } = stores));
 
 const statusOf = (yaml: string, slug: string) => (parse(yaml) as { tenants: { slug: string; status?: string }[] }).tenants.find((t) => t.slug === slug)?.status ?? "active";
 

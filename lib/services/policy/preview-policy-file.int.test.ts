@@ -1,32 +1,20 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { freshDatabase, type FreshDatabase } from "@/test/helpers";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { freshDatabasePerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { applyPolicyFile } from "./apply-policy-file";
 import { ServiceError } from "../errors";
 import { exportPolicyObject } from "./export-policy-file";
 import { applyPolicyFileText, previewPolicyFile } from "./preview-policy-file";
+import { clearPolicy, DEMO } from "./testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 const FREE_API_KEY = `{ operation: "*", scope: api_key, algorithm: sliding_window_counter, limit: 100, window: 1m }`;
 const product = { actor: "user:pm@example.com", role: "product" } as const;
 
-let fresh: FreshDatabase;
+const stores = freshDatabasePerFile();
 let db: PrismaClient;
-
-beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-afterAll(async () => {
-  await fresh?.drop();
-});
+beforeAll(() => ({ db } = stores));
 beforeEach(async () => {
-  await db.auditEntry.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
+  await clearPolicy(db);
   await applyPolicyFile(db, DEMO, { actor: "test" });
   await db.auditEntry.deleteMany();
 });

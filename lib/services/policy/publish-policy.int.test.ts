@@ -1,8 +1,6 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { freshStoresPerFile, testRedisUrl } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { compilePolicy, finalizePolicy } from "@/lib/policy/compile";
 import { keys, PUBLISHED_MARKER } from "@/lib/redis/keys";
@@ -18,36 +16,23 @@ import { publishPolicy } from "./publish-policy";
 import { revokeApiKey } from "../access/revoke-api-key";
 import { rollbackPolicy } from "./rollback-policy";
 import { hashSecret } from "../access/secrets";
+import { clearPolicy, DEMO } from "./testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 const actor = "test:publish";
 const editor = { actor, role: "admin" } as const;
 
-let fresh: FreshDatabase;
+const stores = freshStoresPerFile("pub");
 let db: PrismaClient;
 let redis: Redis;
 let sub: Redis;
 
-beforeAll(async () => {
-  // This file's own namespace inside the run's prefix (teardown deletes `<run prefix>*`).
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}pub:`;
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
+beforeAll(() => {
+  ({ db, redis } = stores);
   sub = new Redis(testRedisUrl());
 });
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
-  sub?.disconnect();
-});
+afterAll(() => sub?.disconnect());
 beforeEach(async () => {
-  await db.auditEntry.deleteMany();
-  await db.policyVersion.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
-  await db.globalCap.deleteMany();
+  await clearPolicy(db);
   await db.apiToken.deleteMany();
   const stale = await redis.keys(`${process.env.SLUICE_REDIS_PREFIX}*`);
   if (stale.length) await redis.del(...stale);

@@ -13,6 +13,7 @@ import { changedFields } from "@/lib/policy/plan";
 import { applyPolicyFile } from "./apply-policy-file";
 import { exportPolicyFile } from "./export-policy-file";
 import { publishPolicy } from "./publish-policy";
+import { clearPolicy } from "./testing/policy-rows";
 
 const actor = "test:region-modes";
 const policy = (regions: string) => `
@@ -33,13 +34,7 @@ const stores = freshStoresPerFile("rmodes");
 let db: PrismaClient;
 let redis: Redis;
 beforeAll(() => ({ db, redis } = stores));
-beforeEach(async () => {
-  await db.policyVersion.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
-  await db.globalCap.deleteMany();
-});
+beforeEach(() => clearPolicy(db));
 
 describe("regions through apply, export and publish", () => {
   it("apply names the changed field, export writes it back, re-applying the export changes nothing, publish carries it", async () => {

@@ -1,16 +1,15 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { freshDatabase, type FreshDatabase } from "@/test/helpers";
+import { freshDatabasePerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { parseCompiledPolicy } from "@/lib/policy/compiled-schema";
 import { applyPolicyFile, planPolicyFile } from "./apply-policy-file";
 import { ServiceError } from "../errors";
 import { exportPolicyFile } from "./export-policy-file";
 import { publishPolicy } from "./publish-policy";
+import { clearPolicy, DEMO as DEMO_TEXT } from "./testing/policy-rows";
 
-const DEMO = parse(readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8")) as Record<string, unknown>;
+const DEMO = parse(DEMO_TEXT) as Record<string, unknown>;
 const actor = "test:requirements";
 const REQUIREMENTS = {
   accuracy: "4%",
@@ -19,25 +18,10 @@ const REQUIREMENTS = {
   limits: [{ tier: "free", operation: "*", scope: "api_key", accuracy: "2%" }],
 };
 
-let fresh: FreshDatabase;
+const stores = freshDatabasePerFile();
 let db: PrismaClient;
-
-beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-afterAll(async () => {
-  await fresh?.drop();
-});
-beforeEach(async () => {
-  await db.auditEntry.deleteMany();
-  await db.policyVersion.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
-  await db.globalCap.deleteMany();
-  await db.policySettings.deleteMany();
-});
+beforeAll(() => ({ db } = stores));
+beforeEach(() => clearPolicy(db));
 
 describe("the requirements block through apply, export and publish", () => {
   it("is stored by apply, exported as written, and an exported file plans no change", async () => {

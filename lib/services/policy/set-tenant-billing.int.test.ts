@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -7,7 +5,6 @@ import { freshStoresPerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { parseCompiledPolicy } from "@/lib/policy/compiled-schema";
 import { planIsEmpty } from "@/lib/policy/plan";
-import { readCurrentPolicy } from "@/lib/redis/policy";
 import { applyPolicyFile } from "./apply-policy-file";
 import { discardDraft } from "./discard-draft";
 import { ServiceError } from "../errors";
@@ -16,8 +13,8 @@ import { publishPolicy } from "./publish-policy";
 import { rollbackPolicy } from "./rollback-policy";
 import { setTenantBilling, setTenantThresholds } from "./set-tenant-billing";
 import { setTenantTier } from "./set-tenant-tier";
+import { clearPolicy, DEMO, livePolicy } from "./testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 const actor = "test:billing";
 const editor = { actor, role: "admin" } as const;
 
@@ -26,20 +23,7 @@ let db: PrismaClient;
 let redis: Redis;
 beforeAll(() => ({ db, redis } = stores));
 
-async function liveDoc() {
-  const r = await readCurrentPolicy(redis);
-  if (r.status !== "ok") throw new Error(`no live policy: ${r.status}`);
-  return r.policy;
-}
-beforeEach(async () => {
-  await db.auditEntry.deleteMany();
-  await db.policyVersion.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
-  await db.globalCap.deleteMany();
-  await db.policySettings.deleteMany();
-});
+beforeEach(() => clearPolicy(db));
 
 /** The demo policy with acme anchored on the 15th in Los Angeles (the anchor unquoted, as the issue writes it). */
 const anchored = DEMO.replace("    tier: free\n", "    tier: free\n    billing: { anchor: 2026-03-15, timeZone: America/Los_Angeles }\n    thresholds: [50, 100]\n");
@@ -84,7 +68,7 @@ describe("a tenant's billing in the draft", () => {
     const t1 = Date.UTC(2026, 4, 20, 20, 45, 10);
     const v2 = await publishPolicy({ db, redis }, { actor, nowMs: t1 });
     expect(v2.status).toBe("published");
-    const live = await liveDoc();
+    const live = await livePolicy(redis);
     expect(live.tenants.acme).toMatchObject({ billing: { anchor: "2026-03-15", timeZone: "America/Los_Angeles" }, billingChange: { atMs: t1, previous: null }, thresholds: [90] });
     // Nothing changed since: publishing again is "unchanged" (the stamps carry, the checksum holds).
     expect((await publishPolicy({ db, redis }, { actor, nowMs: t1 + 60_000 })).status).toBe("unchanged");
@@ -93,7 +77,7 @@ describe("a tenant's billing in the draft", () => {
     await setTenantTier(db, { tenant: "acme", tier: "pro" }, editor);
     const t2 = t1 + 86_400_000;
     await publishPolicy({ db, redis }, { actor, nowMs: t2 });
-    const v3 = await liveDoc();
+    const v3 = await livePolicy(redis);
     expect(v3.tenants.acme?.planChange).toMatchObject({ atMs: t2, fromTier: "free", rule: "full" });
     expect(v3.tenants.acme?.billingChange).toEqual({ atMs: t1, previous: null });
 

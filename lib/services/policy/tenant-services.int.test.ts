@@ -1,7 +1,5 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { freshDatabase, type FreshDatabase } from "@/test/helpers";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { freshDatabasePerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { applyPolicyFile } from "./apply-policy-file";
 import { createTenant } from "./create-tenant";
@@ -11,26 +9,16 @@ import { exportPolicyObject } from "./export-policy-file";
 import { setTenantStatus } from "./set-tenant-status";
 import { setTenantTier } from "./set-tenant-tier";
 import { upsertTenantOverride } from "./upsert-tenant-override";
+import { clearPolicy, DEMO } from "./testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 const actor = "test:tenants";
 const editor = { actor, role: "admin" } as const;
 
-let fresh: FreshDatabase;
+const stores = freshDatabasePerFile();
 let db: PrismaClient;
-
-beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-afterAll(async () => {
-  await fresh?.drop();
-});
+beforeAll(() => ({ db } = stores));
 beforeEach(async () => {
-  await db.auditEntry.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
+  await clearPolicy(db);
   await applyPolicyFile(db, DEMO, { actor });
   await db.auditEntry.deleteMany();
 });

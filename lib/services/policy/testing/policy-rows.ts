@@ -1,0 +1,27 @@
+/** What the policy services' integration tests start from: the demo policy file and an empty draft. */
+import { readFileSync } from "node:fs";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import type { CompiledPolicy } from "@/lib/policy/compiled";
+import { readCurrentPolicy, type RedisLike } from "@/lib/redis/policy";
+import { DEMO_POLICY_PATH } from "../seed-demo";
+
+/** examples/demo-policy.yaml as text. */
+export const DEMO = readFileSync(DEMO_POLICY_PATH, "utf8");
+
+/** Deletes the draft, every published version and the audit trail (children before parents). */
+export async function clearPolicy(db: PrismaClient): Promise<void> {
+  await db.auditEntry.deleteMany();
+  await db.policyVersion.deleteMany();
+  await db.tenant.deleteMany();
+  await db.tier.deleteMany();
+  await db.operation.deleteMany();
+  await db.globalCap.deleteMany();
+  await db.policySettings.deleteMany();
+}
+
+/** The version the decision servers read from Redis; throws when none is published. */
+export async function livePolicy(redis: RedisLike): Promise<CompiledPolicy> {
+  const current = await readCurrentPolicy(redis);
+  if (current.status !== "ok") throw new Error(`no live policy: ${current.status}`);
+  return current.policy;
+}
