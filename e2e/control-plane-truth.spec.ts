@@ -6,14 +6,13 @@
  * alert rules edited on Dashboards. At 1280 and 390 px, with screenshots.
  */
 import { createHash } from "node:crypto";
-import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { E2E } from "../playwright.config";
 import { createDb } from "../lib/db/client";
 import { drainClosedMinutes } from "../lib/jobs/rollup";
 import { createRedisClient } from "../lib/redis/client";
 import { UsageRecorder } from "../lib/redis/usage";
-import { expectFits, shot, signIn } from "./fixtures";
+import { docShot, expectFits, shot, signIn } from "./fixtures";
 
 const WIDTHS = [1280, 390] as const;
 
@@ -122,11 +121,6 @@ test("a whole key pasted into search is looked up exactly (#29 extra)", async ({
   await page.goto("/search?q=sk_test_acme_ci_9999");
   await expect(page.getByTestId("search-exact")).toContainText("No API key is exactly this value");
 });
-
-/** A full-page screenshot for the docs: docs/screenshots/<name>.png. */
-async function docShot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.resolve(import.meta.dirname, `../docs/screenshots/${name}.png`), fullPage: true });
-}
 
 async function bothDocs(page: Page, name: string): Promise<void> {
   for (const width of WIDTHS) {

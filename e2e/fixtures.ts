@@ -1,4 +1,5 @@
 /** Seeded accounts (e2e/global-setup.ts) and small helpers shared by the specs. */
+import path from "node:path";
 import { expect, type Page } from "@playwright/test";
 
 export const PASSWORD = "e2e-password-123";
@@ -19,6 +20,11 @@ export async function signIn(page: Page, role: keyof typeof USERS, password = PA
 
 export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: `e2e/screenshots/${name}.png`, fullPage: true });
+}
+
+/** A full-page screenshot for the docs: docs/screenshots/<name>.png. */
+export async function docShot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.resolve(import.meta.dirname, `../docs/screenshots/${name}.png`), fullPage: true });
 }
 
 /** How far the page reaches past the right edge of the window (0 when it fits), and what reaches. */

@@ -8,14 +8,13 @@
  * Screenshots: docs/screenshots/journey-billing-<width>.png, journey-admin-<width>.png.
  */
 import { readFileSync } from "node:fs";
-import path from "node:path";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { E2E } from "../playwright.config";
 import { createDb } from "../lib/db/client";
 import { spawnDecisionServer } from "../lib/processes/harness";
 import { drainClosedMinutes } from "../lib/jobs/rollup";
 import { createRedisClient } from "../lib/redis/client";
-import { signIn } from "./fixtures";
+import { docShot, signIn } from "./fixtures";
 
 const TOKEN = "svc_e2e_journeys_0001";
 const KEY = "sk_test_globex_ci_0001";
@@ -27,10 +26,6 @@ const globexUsed = { before: 0, after: 0 };
 async function globexMonthUsed(db: ReturnType<typeof createDb>): Promise<number> {
   const rows = await db.quotaUsage.findMany({ where: { tenant: "globex", period: new Date().toISOString().slice(0, 7) } });
   return rows.reduce((s, r) => s + Number(r.used), 0);
-}
-
-async function docShot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.resolve(import.meta.dirname, `../docs/screenshots/${name}.png`), fullPage: true });
 }
 
 test.describe.configure({ mode: "serial" });

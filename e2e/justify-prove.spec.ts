@@ -5,8 +5,6 @@
  * certification report stored with a version, and the accuracy meter's panel on the dashboards.
  * Screenshots at 1280 and 390 px go to docs/screenshots/.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { E2E } from "../playwright.config";
 import { createDb } from "../lib/db/client";
@@ -14,37 +12,20 @@ import { saveCertificationReport } from "../lib/db/certify-repo";
 import { insertRollupRows, rollupRows } from "../lib/jobs/rollup";
 import { createRedisClient } from "../lib/redis/client";
 import { sha256Hex } from "../lib/redis/key-index";
-import { LATENCY_BUCKETS_MS, type UsageMinute } from "../lib/redis/usage-format";
+import type { UsageMinute } from "../lib/redis/usage-format";
 import { applyPolicyFile } from "../lib/services/policy/apply-policy-file";
 import { formatReportHtml, type CertificationReport } from "../lib/services/certify/report";
 import { nfrRowsOf } from "../lib/services/justify/nfr";
 import { publishPolicy } from "../lib/services/policy/publish-policy";
 import { readPublishedVersion } from "../lib/services/policy/published-version";
 import { replayDraft } from "../lib/services/justify/replay-draft";
+import { allowedMinute, JUSTIFY_DRAFT } from "../lib/services/justify/testing/recorded-usage";
+import { DEMO } from "../lib/services/policy/testing/policy-rows";
 import { signIn } from "./fixtures";
 
 const MIN = 60_000;
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../examples/demo-policy.yaml"), "utf8");
-/** The draft under test: pro's per-key limit 1000 → 10 a minute, free's month quota 10,000 → 1,000. */
-const DRAFT = DEMO.replace(
-  '{ operation: "*", scope: api_key, algorithm: sliding_window_counter, limit: 1000, window: 1m, precision: 6 }',
-  '{ operation: "*", scope: api_key, algorithm: sliding_window_counter, limit: 10, window: 1m, precision: 6 }',
-).replace('{ operation: "*", period: month, limit: 10000, overage: block }', '{ operation: "*", period: month, limit: 1000, overage: block }');
 const GLOBEX_CI = sha256Hex("sk_test_globex_ci_0001").slice(0, 12);
 const ACME_CI = sha256Hex("sk_test_acme_ci_0001").slice(0, 12);
-
-function minute(minuteStartMs: number, decisions: { tenant: string; tier: string; operation: string; keyPrefix: string; count: number }[]): UsageMinute {
-  return {
-    minuteStartMs,
-    decisions: decisions.map((d) => ({ tenant: d.tenant, tier: d.tier, operation: d.operation, outcome: "allowed", count: d.count })),
-    keys: decisions.map((d) => ({ tenant: d.tenant, keyPrefix: d.keyPrefix, outcome: "allowed", count: d.count })),
-    latency: { allowed: new Array<number>(LATENCY_BUCKETS_MS.length + 1).fill(0), denied: new Array<number>(LATENCY_BUCKETS_MS.length + 1).fill(0) },
-    errors: { redis_error: 0, redis_timeout: 0, breaker_open: 0 },
-    quotaDenials: [],
-    limitDenials: [],
-    accuracy: [],
-  };
-}
 
 async function screenshots(page: Page, name: string) {
   await page.setViewportSize({ width: 1280, height: 900 });
@@ -65,7 +46,7 @@ test.beforeAll(async () => {
     // Live: the demo policy (other specs may have published changes); draft: the change under test.
     await applyPolicyFile(db, DEMO, { actor: "e2e-justify" });
     liveVersion = (await publishPolicy({ db, redis }, { actor: "e2e-justify", note: "demo policy for justify" })).version;
-    await applyPolicyFile(db, DRAFT, { actor: "e2e-justify" });
+    await applyPolicyFile(db, JUSTIFY_DRAFT, { actor: "e2e-justify" });
     nowMs = Date.now();
     // Playwright runs beforeAll again in a new worker after a failed test: seed once per run.
     if ((await db.certificationReport.count({ where: { version: liveVersion } })) > 0) return;
@@ -75,13 +56,13 @@ test.beforeAll(async () => {
     const start = Math.floor((nowMs - 3 * 3_600_000) / MIN) * MIN;
     const minutes: UsageMinute[] = [];
     for (let m = 0; m < 60; m++) {
-      minutes.push(minute(start + m * MIN, [
+      minutes.push(allowedMinute(start + m * MIN, [
             { tenant: "globex", tier: "pro", operation: "orders-read", keyPrefix: GLOBEX_CI, count: 30 },
             { tenant: "acme", tier: "free", operation: "orders-read", keyPrefix: ACME_CI, count: 2 },
           ]),
       );
     }
-    minutes.push(minute(
+    minutes.push(allowedMinute(
           // after the first whole hour of minute rows: the advisor reads hour rows before it
           start + 90 * MIN,
           [10, 20, 30, 40].map((count, i) => ({ tenant: "umbrella", tier: "enterprise", operation: "catalog", keyPrefix: `e2eadv00000${i}`, count })),
@@ -89,7 +70,7 @@ test.beforeAll(async () => {
     );
     // The accuracy meter: this minute, free's per-key counter admitted 130 sampled requests where
     // the exact log admitted 120 (8.3% apart, over the default 5% tolerance).
-    const meter = minute(Math.floor(nowMs / MIN) * MIN, []);
+    const meter = allowedMinute(Math.floor(nowMs / MIN) * MIN, []);
     meter.accuracy = [
       { tier: "free", limit: "free-api_key", what: "sampled", count: 200 },
       { tier: "free", limit: "free-api_key", what: "limit", count: 130 },

@@ -8,15 +8,14 @@
  * Usage is recorded through the decision servers' recorder and drained by the worker's rollup.
  * Screenshots: docs/screenshots/numbers-billing-<width>.png, numbers-dashboards-<width>.png.
  */
-import path from "node:path";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { E2E } from "../playwright.config";
 import { createDb } from "../lib/db/client";
 import { recordJobRun } from "../lib/db/job-runs";
 import { drainClosedMinutes } from "../lib/jobs/rollup";
 import { createRedisClient } from "../lib/redis/client";
 import { UsageRecorder } from "../lib/redis/usage";
-import { signIn } from "./fixtures";
+import { docShot, signIn } from "./fixtures";
 
 const WIDTHS = [1280, 390] as const;
 const MONTH = new Date().toISOString().slice(0, 7);
@@ -26,10 +25,6 @@ const MONTH = new Date().toISOString().slice(0, 7);
  * of exactly this minute holds these decisions and no others. It stays in the current UTC month.
  */
 const SEEDED_MINUTE_MS = Math.max(Math.floor(Date.now() / 60_000) * 60_000 - 50 * 60_000, Date.parse(`${MONTH}-01T00:00:00Z`));
-
-async function docShot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.resolve(import.meta.dirname, `../docs/screenshots/${name}.png`), fullPage: true });
-}
 
 test.describe.configure({ mode: "serial" });
 

@@ -5,23 +5,18 @@
  * and stops working when it expires. Also the tenant page's billing section, at both widths.
  * Screenshots: docs/screenshots/portal-<width>.png, tenant-billing-<width>.png.
  */
-import path from "node:path";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { E2E } from "../playwright.config";
 import { createDb } from "../lib/db/client";
 import { usageReadPlan } from "../lib/policy/tenant-usage-answer";
 import { createRedisClient } from "../lib/redis/client";
 import { readLivePolicy } from "../lib/services/policy/draft-view";
 import { createPortalLink } from "../lib/services/billing/portal-link";
-import { signIn } from "./fixtures";
+import { docShot, signIn } from "./fixtures";
 
 const WIDTHS = [1280, 390] as const;
 /** The control plane's secret (playwright.config.ts): links signed here verify there. */
 const SECRET = "e2e-only-secret-not-for-production-0123456789";
-
-async function docShot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.resolve(import.meta.dirname, `../docs/screenshots/${name}.png`), fullPage: true });
-}
 
 const db = createDb(E2E.databaseUrl);
 let link = "";

@@ -4,15 +4,13 @@
  * advisor form's validation against the live version, and certification reports read back per
  * version and per requirement.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "@/test/helpers";
 import { createDb } from "@/lib/db/client";
 import { saveCertificationReport } from "@/lib/db/certify-repo";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { insertRollupRows, rollupRows } from "@/lib/jobs/rollup";
-import { LATENCY_BUCKETS_MS, type UsageMinute } from "@/lib/redis/usage-format";
+import type { UsageMinute } from "@/lib/redis/usage-format";
 import { applyPolicyFile } from "../policy/apply-policy-file";
 import { certificationsOf, readCertification } from "./certification-view";
 import { formatReportHtml, type CertificationReport, type RequirementResult } from "../certify/report";
@@ -20,42 +18,26 @@ import { ServiceError } from "../errors";
 import { adviseFromForm, readJustifyContext } from "./justify-context";
 import { publishPolicy } from "../policy/publish-policy";
 import { replayDraft } from "./replay-draft";
+import { DEMO } from "../policy/testing/policy-rows";
+import { allowedMinute, JUSTIFY_DRAFT } from "./testing/recorded-usage";
 
 const NOW = Date.UTC(2026, 11, 3, 12, 0, 0);
 const MIN = 60_000;
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
-const DRAFT = DEMO.replace(
-  '{ operation: "*", scope: api_key, algorithm: sliding_window_counter, limit: 1000, window: 1m, precision: 6 }',
-  '{ operation: "*", scope: api_key, algorithm: sliding_window_counter, limit: 10, window: 1m, precision: 6 }',
-).replace('{ operation: "*", period: month, limit: 10000, overage: block }', '{ operation: "*", period: month, limit: 1000, overage: block }');
 const actor = "test:justify-ui";
 
 let fresh: FreshDatabase;
 let db: PrismaClient;
-
-function minute(minuteStartMs: number, decisions: { tenant: string; tier: string; operation: string; keyPrefix: string; count: number }[]): UsageMinute {
-  return {
-    minuteStartMs,
-    decisions: decisions.map((d) => ({ tenant: d.tenant, tier: d.tier, operation: d.operation, outcome: "allowed", count: d.count })),
-    keys: decisions.map((d) => ({ tenant: d.tenant, keyPrefix: d.keyPrefix, outcome: "allowed", count: d.count })),
-    latency: { allowed: new Array<number>(LATENCY_BUCKETS_MS.length + 1).fill(0), denied: new Array<number>(LATENCY_BUCKETS_MS.length + 1).fill(0) },
-    errors: { redis_error: 0, redis_timeout: 0, breaker_open: 0 },
-    quotaDenials: [],
-    limitDenials: [],
-    accuracy: [],
-  };
-}
 
 beforeAll(async () => {
   fresh = await freshDatabase();
   db = createDb(fresh.url);
   await applyPolicyFile(db, DEMO, { actor });
   await publishPolicy({ db, redis: null }, { actor });
-  await applyPolicyFile(db, DRAFT, { actor });
+  await applyPolicyFile(db, JUSTIFY_DRAFT, { actor });
   // One hour, 3 h to 2 h before NOW: globex's key 30 orders-read a minute, acme's 2 a minute.
   const minutes: UsageMinute[] = [];
   for (let m = 0; m < 60; m++) {
-    minutes.push(minute(NOW - 3 * 3_600_000 + m * MIN, [
+    minutes.push(allowedMinute(NOW - 3 * 3_600_000 + m * MIN, [
           { tenant: "globex", tier: "pro", operation: "orders-read", keyPrefix: "91obe0c10000", count: 30 },
           { tenant: "acme", tier: "free", operation: "orders-read", keyPrefix: "acme0c100000", count: 2 },
         ]),

@@ -1,31 +1,23 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { keys } from "@/lib/redis/keys";
 import { createApiToken } from "@/lib/services/access/create-api-token";
+import { DEMO } from "@/lib/services/policy/testing/policy-rows";
 import { POST as apply } from "./apply/route";
 import { GET as exportPolicy } from "./export/route";
 import { POST as publish } from "./publish/route";
 import { POST as rollback } from "./rollback/route";
+import { policyRequest as req } from "./testing/request";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../../examples/demo-policy.yaml"), "utf8");
 /** The demo without its operations' own failure modes (which only admin and sre may set). */
 const PRODUCT_DEMO = DEMO.replace(/\n\s+failureMode: (local|closed)/g, "");
-const BASE = "http://localhost:3000/api/v1/policy";
 
 let fresh: FreshDatabase;
 let db: PrismaClient;
 let redis: Redis;
 const tokens: Record<string, string> = {};
-
-function req(pathAndQuery: string, init: RequestInit & { token?: string | null } = {}): Request {
-  const headers = new Headers(init.headers);
-  if (init.token) headers.set("authorization", `Bearer ${init.token}`);
-  return new Request(`${BASE}${pathAndQuery}`, { method: init.method ?? "POST", body: init.body, headers });
-}
 
 beforeAll(async () => {
   process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}api:`;

@@ -1,8 +1,8 @@
 /** What the policy services' integration tests start from: the demo policy file and an empty draft. */
 import { readFileSync } from "node:fs";
-import type { PrismaClient } from "@/lib/generated/prisma/client";
-import type { CompiledPolicy } from "@/lib/policy/compiled";
-import { readCurrentPolicy, type RedisLike } from "@/lib/redis/policy";
+import type { PrismaClient } from "../../../generated/prisma/client";
+import type { CompiledPolicy } from "../../../policy/compiled";
+import { readCurrentPolicy, type RedisLike } from "../../../redis/policy";
 import { DEMO_POLICY_PATH } from "../seed-demo";
 
 /** examples/demo-policy.yaml as text. */

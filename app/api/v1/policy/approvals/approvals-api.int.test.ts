@@ -1,32 +1,25 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { readCurrentVersion } from "@/lib/redis/policy";
 import { createApiToken } from "@/lib/services/access/create-api-token";
+import { DEMO } from "@/lib/services/policy/testing/policy-rows";
 import { POST as apply } from "../apply/route";
 import { POST as publish } from "../publish/route";
 import { GET as list } from "./route";
 import { POST as approve } from "./[id]/approve/route";
 import { POST as reject } from "./[id]/reject/route";
+import { policyRequest as req } from "../testing/request";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../../../examples/demo-policy.yaml"), "utf8");
 const RULED = `${DEMO}\napproval:\n  beyondPercent: 20\n`;
 const CUT = RULED.replace("scope: api_key, algorithm: sliding_window_counter, limit: 100, window: 1m", "scope: api_key, algorithm: sliding_window_counter, limit: 50, window: 1m");
-const BASE = "http://localhost:3000/api/v1/policy";
 
 let fresh: FreshDatabase;
 let db: PrismaClient;
 let redis: Redis;
 const tokens: Record<string, string> = {};
 
-function req(pathAndQuery: string, init: RequestInit & { token?: string | null } = {}): Request {
-  const headers = new Headers(init.headers);
-  if (init.token) headers.set("authorization", `Bearer ${init.token}`);
-  return new Request(`${BASE}${pathAndQuery}`, { method: init.method ?? "POST", body: init.body, headers });
-}
 const params = (id: string) => ({ params: Promise.resolve({ id }) });
 const yaml = { "content-type": "application/yaml" };
 
