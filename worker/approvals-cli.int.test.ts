@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,11 +6,11 @@ import { runSluice } from "./testing/sluice-cli";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { publishPolicy } from "@/lib/services/policy/publish-policy";
+import { cutFreeKeyLimit, DEMO } from "@/lib/services/policy/testing/policy-rows";
 import { Redis } from "ioredis";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
-const RULED = `${readFileSync(path.join(ROOT, "examples/demo-policy.yaml"), "utf8")}\napproval:\n  beyondPercent: 20\n`;
-const CUT = RULED.replace("sliding_window_counter, limit: 100, window: 1m", "sliding_window_counter, limit: 50, window: 1m");
+const RULED = `${DEMO}\napproval:\n  beyondPercent: 20\n`;
+const CUT = cutFreeKeyLimit(RULED);
 const PREFIX = `${testRedisPrefix()}aprcli:`;
 
 let fresh: FreshDatabase;

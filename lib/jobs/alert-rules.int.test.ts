@@ -5,7 +5,7 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { testRedisPrefix, freshStoresPerFile } from "../../test/helpers";
 import type { Db } from "../db/client";
 import { readAlertRules, saveAlertRule } from "../services/observe/alert-rules";
-import { ServiceError } from "../services/errors";
+import { serviceError } from "../services/testing/service-error";
 import { evaluateAlerts } from "./alerts";
 import { drainClosedMinutes } from "./rollup";
 import { emptyExpected, writeDecisions, type Decision } from "./testing/fixtures";
@@ -43,11 +43,6 @@ async function denyShareFires(nowMs: number): Promise<boolean> {
   return opened.some((a) => a.kind === "deny_share" && a.subject === "tenant:acme");
 }
 
-async function failure(p: Promise<unknown>): Promise<ServiceError> {
-  const error = await p.catch((e: unknown) => e);
-  expect(error).toBeInstanceOf(ServiceError);
-  return error as ServiceError;
-}
 beforeEach(async () => {
   await db.alertEvent.deleteMany();
   await db.alertRule.deleteMany();
@@ -113,7 +108,7 @@ describe("editable alert rules, used by the worker's alert job", () => {
 
   it("refuses bad rules naming the field, and roles that may not act on alerts; a refusal saves nothing", async () => {
     const bad = async (input: Record<string, unknown>, field: string, message: RegExp) => {
-      const error = await failure(saveAlertRule(db, { kind: "deny_share", thresholdPercent: 10, windowMinutes: 5, webhookUrl: "", ...input }, sre, { allowPrivateWebhooks: false }));
+      const error = await serviceError(saveAlertRule(db, { kind: "deny_share", thresholdPercent: 10, windowMinutes: 5, webhookUrl: "", ...input }, sre, { allowPrivateWebhooks: false }));
       expect(error).toMatchObject({ code: "invalid_request", field });
       expect(error.message).toMatch(message);
     };
@@ -125,7 +120,7 @@ describe("editable alert rules, used by the worker's alert job", () => {
     await bad({ webhookUrl: "hooks dot example" }, "webhookUrl", /expected a URL/);
     await bad({ webhookUrl: "http://127.0.0.1:9/x" }, "webhookUrl", /https/);
     await bad({ kind: "latency" }, "kind", /deny_share, quota or redis_errors/);
-    expect(await failure(saveAlertRule(db, { kind: "quota", thresholdPercent: 90, windowMinutes: null, webhookUrl: "" }, { actor: "user:pm@example.com", role: "product" }, LOCAL))).toMatchObject({ code: "forbidden" });
+    expect(await serviceError(saveAlertRule(db, { kind: "quota", thresholdPercent: 90, windowMinutes: null, webhookUrl: "" }, { actor: "user:pm@example.com", role: "product" }, LOCAL))).toMatchObject({ code: "forbidden" });
     expect(await db.alertRule.count()).toBe(0);
     expect(await db.auditEntry.count()).toBe(0);
     // The defaults stand.

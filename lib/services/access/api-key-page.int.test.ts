@@ -12,7 +12,7 @@ import { UsageRecorder } from "@/lib/redis/usage";
 import { apiKeyPage } from "./api-key-page";
 import { applyPolicyFile } from "../policy/apply-policy-file";
 import { createApiKey } from "./create-api-key";
-import { ServiceError } from "../errors";
+import { serviceError } from "../testing/service-error";
 import { revokeApiKey } from "./revoke-api-key";
 import { rotateApiKey } from "./rotate-api-key";
 import { hashSecret } from "./secrets";
@@ -37,12 +37,6 @@ beforeEach(async () => {
 
 async function indexed(key: string): Promise<string | null> {
   return redis.hget(keys.keyIndex(), hashSecret(key));
-}
-
-async function failure(p: Promise<unknown>): Promise<ServiceError> {
-  const error = await p.catch((e: unknown) => e);
-  expect(error).toBeInstanceOf(ServiceError);
-  return error as ServiceError;
 }
 
 describe("rotating an API key", () => {
@@ -85,14 +79,14 @@ describe("rotating an API key", () => {
 
   it("refuses, naming the field, a bad overlap, another tenant's key, a revoked key and a key already rotated", async () => {
     const old = await createApiKey({ db, redis }, { tenant: "acme", name: "rot-web" }, editor);
-    expect(await failure(rotateApiKey({ db, redis }, { tenant: "acme", keyId: old.id, overlapMinutes: -5 }, editor))).toMatchObject({ code: "invalid_request", field: "overlapMinutes" });
-    expect(await failure(rotateApiKey({ db, redis }, { tenant: "acme", keyId: old.id, overlapMinutes: 50_000 }, editor))).toMatchObject({ field: "overlapMinutes", message: expect.stringContaining("at most 30 days") });
-    expect(await failure(rotateApiKey({ db, redis }, { tenant: "globex", keyId: old.id, overlapMinutes: 60 }, editor))).toMatchObject({ code: "not_found", field: "keyId" });
+    expect(await serviceError(rotateApiKey({ db, redis }, { tenant: "acme", keyId: old.id, overlapMinutes: -5 }, editor))).toMatchObject({ code: "invalid_request", field: "overlapMinutes" });
+    expect(await serviceError(rotateApiKey({ db, redis }, { tenant: "acme", keyId: old.id, overlapMinutes: 50_000 }, editor))).toMatchObject({ field: "overlapMinutes", message: expect.stringContaining("at most 30 days") });
+    expect(await serviceError(rotateApiKey({ db, redis }, { tenant: "globex", keyId: old.id, overlapMinutes: 60 }, editor))).toMatchObject({ code: "not_found", field: "keyId" });
     await rotateApiKey({ db, redis }, { tenant: "acme", keyId: old.id, overlapMinutes: 60 }, editor, NOW);
-    expect(await failure(rotateApiKey({ db, redis }, { tenant: "acme", keyId: old.id, overlapMinutes: 60 }, editor, NOW))).toMatchObject({ code: "conflict", message: expect.stringContaining("already rotated") });
+    expect(await serviceError(rotateApiKey({ db, redis }, { tenant: "acme", keyId: old.id, overlapMinutes: 60 }, editor, NOW))).toMatchObject({ code: "conflict", message: expect.stringContaining("already rotated") });
     const other = await createApiKey({ db, redis }, { tenant: "acme", name: "rot-gone" }, editor);
     await revokeApiKey({ db, redis }, { tenant: "acme", name: "rot-gone" }, editor);
-    expect(await failure(rotateApiKey({ db, redis }, { tenant: "acme", keyId: other.id, overlapMinutes: 60 }, editor))).toMatchObject({ code: "conflict", field: "keyId" });
+    expect(await serviceError(rotateApiKey({ db, redis }, { tenant: "acme", keyId: other.id, overlapMinutes: 60 }, editor))).toMatchObject({ code: "conflict", field: "keyId" });
     // Nothing of the refused attempts was written: one rotation, its key, and the keys made here.
     expect(await db.apiKey.count({ where: { tenant: { slug: "acme" }, name: { startsWith: "rot-web-r" } } })).toBe(1);
   });

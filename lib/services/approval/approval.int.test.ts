@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import type { Redis } from "ioredis";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshStoresPerFile } from "@/test/helpers";
@@ -8,17 +6,16 @@ import { guardRollout } from "@/lib/jobs/rollout-guard";
 import { keys } from "@/lib/redis/keys";
 import { readCurrentVersion } from "@/lib/redis/policy";
 import { applyPolicyFile } from "../policy/apply-policy-file";
-import { ServiceError } from "../errors";
+import { serviceError } from "../testing/service-error";
 import { publishPolicy } from "../policy/publish-policy";
 import { changeRollout, rolloutStatus } from "../rollout/control-rollout";
 import { startRollout } from "../rollout/start-rollout";
 import { approveRequest, listApprovals, rejectRequest } from "./decide-approval";
+import { cutFreeKeyLimit, DEMO } from "../policy/testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 /** The demo under a rule: a change reaching more than 20% of tenants needs a second person. */
 const RULED = `${DEMO}\napproval:\n  beyondPercent: 20\n`;
-/** The free tier's per-key limit cut from 100 to 50 a minute: 5 of the 12 tenants (42%). */
-const CUT = RULED.replace("scope: api_key, algorithm: sliding_window_counter, limit: 100, window: 1m", "scope: api_key, algorithm: sliding_window_counter, limit: 50, window: 1m");
+const CUT = cutFreeKeyLimit(RULED);
 const PM = "user:pm@example.com";
 const SRE_LEAD = "user:lead@example.com";
 const MIN = 60_000;
@@ -26,15 +23,6 @@ const T0 = Date.UTC(2026, 11, 8, 10, 0, 10);
 
 let db: PrismaClient;
 let redis: Redis;
-
-async function rejects(p: Promise<unknown>): Promise<ServiceError> {
-  const error = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ServiceError);
-  return error as ServiceError;
-}
 
 const stores = freshStoresPerFile("apr");
 beforeAll(() => ({ db, redis } = stores));
@@ -63,7 +51,7 @@ describe("a publish beyond the approval rule's blast radius", () => {
     // Asking again does not queue a second request.
     expect((await publishPolicy({ db, redis }, { actor: PM, role: "product", nowMs: T0 + 1 })).approval!.id).toBe(asked.approval!.id);
 
-    const own = await rejects(approveRequest({ db, redis }, asked.approval!.id, { actor: PM, nowMs: T0 + MIN }));
+    const own = await serviceError(approveRequest({ db, redis }, asked.approval!.id, { actor: PM, nowMs: T0 + MIN }));
     expect(own.code).toBe("forbidden");
     expect(own.message).toBe(`${PM} requested ${asked.approval!.id} and cannot approve it: another user with publish rights must (the author of a change never approves it)`);
     expect(await db.policyVersion.count()).toBe(1);
@@ -80,15 +68,15 @@ describe("a publish beyond the approval rule's blast radius", () => {
     const approval = await db.auditEntry.findFirstOrThrow({ where: { action: "approval.approve" } });
     expect(approval.actor).toBe(SRE_LEAD);
     expect(JSON.stringify(approval.before)).toContain("sliding_window_counter 100 per 1m → sliding_window_counter 50 per 1m");
-    expect((await rejects(approveRequest({ db, redis }, asked.approval!.id, { actor: SRE_LEAD }))).message).toMatch(/is already approved \(by user:lead@example.com\)/);
+    expect((await serviceError(approveRequest({ db, redis }, asked.approval!.id, { actor: SRE_LEAD }))).message).toMatch(/is already approved \(by user:lead@example.com\)/);
   });
 
   it("publishes nothing when rejected, and the rejection is audited with the reason", async () => {
     const asked = await publishPolicy({ db, redis }, { actor: PM, role: "product", nowMs: T0 });
-    expect((await rejects(rejectRequest({ db }, asked.approval!.id, { actor: SRE_LEAD, reason: "  " }))).field).toBe("reason");
+    expect((await serviceError(rejectRequest({ db }, asked.approval!.id, { actor: SRE_LEAD, reason: "  " }))).field).toBe("reason");
     const rejected = await rejectRequest({ db }, asked.approval!.id, { actor: SRE_LEAD, reason: "free users would churn", nowMs: T0 + MIN });
     expect(rejected.approval).toMatchObject({ state: "rejected", decidedBy: SRE_LEAD, decisionReason: "free users would churn" });
-    expect((await rejects(approveRequest({ db, redis }, asked.approval!.id, { actor: SRE_LEAD }))).code).toBe("conflict");
+    expect((await serviceError(approveRequest({ db, redis }, asked.approval!.id, { actor: SRE_LEAD }))).code).toBe("conflict");
     expect(await db.policyVersion.count()).toBe(1);
     expect(await readCurrentVersion(redis)).toBe(1);
     expect(await db.auditEntry.count({ where: { action: "approval.reject", actor: SRE_LEAD } })).toBe(1);
@@ -98,7 +86,7 @@ describe("a publish beyond the approval rule's blast radius", () => {
   it("refuses to approve a request whose draft changed since, publishing nothing", async () => {
     const asked = await publishPolicy({ db, redis }, { actor: PM, role: "product", nowMs: T0 });
     await applyPolicyFile(db, CUT.replace("limit: 50, window: 1m", "limit: 10, window: 1m"), { actor: PM });
-    const stale = await rejects(approveRequest({ db, redis }, asked.approval!.id, { actor: SRE_LEAD, nowMs: T0 + MIN }));
+    const stale = await serviceError(approveRequest({ db, redis }, asked.approval!.id, { actor: SRE_LEAD, nowMs: T0 + MIN }));
     expect(stale).toMatchObject({ code: "conflict", field: "approval" });
     expect(stale.message).toContain("approved a different draft");
     expect(await db.policyVersion.count()).toBe(1);
@@ -141,7 +129,7 @@ describe("a guarded rollout under the approval rule", () => {
     const requestId = status.approval!.id;
     // A promote by someone else is the same request, not a second one.
     expect((await changeRollout({ db, redis }, "promote", { actor: SRE_LEAD, role: "product", nowMs: T0 + 63 * MIN })).approval!.id).toBe(requestId);
-    expect((await rejects(approveRequest({ db, redis }, requestId, { actor: PM, nowMs: T0 + 64 * MIN }))).code).toBe("forbidden");
+    expect((await serviceError(approveRequest({ db, redis }, requestId, { actor: PM, nowMs: T0 + 64 * MIN }))).code).toBe("forbidden");
     expect(await db.policyVersion.count()).toBe(1);
     const done = await approveRequest({ db, redis }, requestId, { actor: SRE_LEAD, nowMs: T0 + 65 * MIN });
     expect(done).toMatchObject({ version: 2, rollout: id, approval: { state: "approved" } });
@@ -156,7 +144,7 @@ describe("a guarded rollout under the approval rule", () => {
     expect(waiting).toMatchObject({ kind: "rollout-step", state: "pending" });
     await changeRollout({ db, redis }, "abort", { actor: PM, nowMs: T0 + 3 * MIN });
     expect(await db.approvalRequest.findUniqueOrThrow({ where: { id: waiting.id } })).toMatchObject({ state: "superseded" });
-    expect((await rejects(approveRequest({ db, redis }, waiting.id, { actor: SRE_LEAD }))).message).toContain("is already superseded");
+    expect((await serviceError(approveRequest({ db, redis }, waiting.id, { actor: SRE_LEAD }))).message).toContain("is already superseded");
   });
 
   it("asks before its start when the first step is already beyond the radius, and approving starts it", async () => {

@@ -2,7 +2,7 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabasePerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { applyPolicyFile } from "./apply-policy-file";
-import { ServiceError } from "../errors";
+import { serviceError } from "../testing/service-error";
 import { exportPolicyObject } from "./export-policy-file";
 import { applyPolicyFileText, previewPolicyFile } from "./preview-policy-file";
 import { clearPolicy, DEMO } from "./testing/policy-rows";
@@ -18,12 +18,6 @@ beforeEach(async () => {
   await applyPolicyFile(db, DEMO, { actor: "test" });
   await db.auditEntry.deleteMany();
 });
-
-async function failure(p: Promise<unknown>): Promise<ServiceError> {
-  const error = await p.catch((e: unknown) => e);
-  expect(error).toBeInstanceOf(ServiceError);
-  return error as ServiceError;
-}
 
 describe("applying a policy file from the Policy page", () => {
   it("the dry run lists each change with its fields and writes nothing; the apply then writes exactly that", async () => {
@@ -45,10 +39,10 @@ describe("applying a policy file from the Policy page", () => {
 
   it("a file with a bad field is refused naming its path, and an empty one naming the file", async () => {
     const bad = DEMO.replace(FREE_API_KEY, FREE_API_KEY.replace("limit: 100", "limit: -5"));
-    const error = await failure(previewPolicyFile(db, bad, product));
+    const error = await serviceError(previewPolicyFile(db, bad, product));
     expect(error.code).toBe("invalid_policy");
     expect(error.issues.map((i) => i.path)).toContain("tiers[0].limits[0].limit");
-    expect(await failure(previewPolicyFile(db, "  \n", product))).toMatchObject({ code: "invalid_request", field: "file" });
+    expect(await serviceError(previewPolicyFile(db, "  \n", product))).toMatchObject({ code: "invalid_request", field: "file" });
   });
 
   it("a change the role may not make is named in the dry run, and the apply is refused", async () => {
@@ -56,7 +50,7 @@ describe("applying a policy file from the Policy page", () => {
     const preview = await previewPolicyFile(db, file, product);
     expect(preview.lines).toHaveLength(1);
     expect(preview.refused).toEqual([expect.objectContaining({ field: expect.stringContaining("failureMode"), action: "failure_mode.set" })]);
-    expect(await failure(applyPolicyFileText(db, file, product))).toMatchObject({ code: "forbidden" });
+    expect(await serviceError(applyPolicyFileText(db, file, product))).toMatchObject({ code: "forbidden" });
     expect(await db.auditEntry.count()).toBe(0);
   });
 });

@@ -5,8 +5,6 @@
  * missed one (down, restarted empty, holding an older step's routing or an ended rollout's) is
  * rewritten by the worker's guard on its next pass.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
@@ -20,9 +18,9 @@ import { applyPolicyFile } from "../policy/apply-policy-file";
 import { publishPolicy } from "../policy/publish-policy";
 import { changeRollout } from "./control-rollout";
 import { startRollout } from "./start-rollout";
+import { cutFreeKeyLimit, DEMO } from "../policy/testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
-const CUT = DEMO.replace("scope: api_key, algorithm: sliding_window_counter, limit: 100, window: 1m", "scope: api_key, algorithm: sliding_window_counter, limit: 50, window: 1m");
+const CUT = cutFreeKeyLimit(DEMO);
 const actor = "test:rollout-regions";
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 11, 7, 10, 0, 10);

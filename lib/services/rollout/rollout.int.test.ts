@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import type { Redis } from "ioredis";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshStoresPerFile } from "@/test/helpers";
@@ -10,7 +8,7 @@ import { readCurrentVersion } from "@/lib/redis/policy";
 import { readRolloutRouting } from "@/lib/redis/rollout";
 import { applyPolicyFile } from "../policy/apply-policy-file";
 import { discardDraft } from "../policy/discard-draft";
-import { ServiceError } from "../errors";
+import { serviceError } from "../testing/service-error";
 import { publishPolicy } from "../policy/publish-policy";
 import { rollbackPolicy } from "../policy/rollback-policy";
 import { changeRollout, rolloutStatus } from "./control-rollout";
@@ -19,10 +17,10 @@ import { writeRecordedMinute, type MinuteDecisions } from "@/lib/jobs/testing/re
 import { loadDashboard } from "../observe/usage-dashboard";
 import { latestRolloutCharts } from "./rollout-charts";
 import { startRollout as startOrRequest } from "./start-rollout";
+import { cutFreeKeyLimit, DEMO } from "../policy/testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 /** The draft change rolled out: the free tier's per-key limit cut from 100 to 50 a minute. */
-const CUT = DEMO.replace("scope: api_key, algorithm: sliding_window_counter, limit: 100, window: 1m", "scope: api_key, algorithm: sliding_window_counter, limit: 50, window: 1m");
+const CUT = cutFreeKeyLimit(DEMO);
 const actor = "test:rollout";
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 11, 7, 10, 0, 10);
@@ -35,15 +33,6 @@ async function startRollout(...args: Parameters<typeof startOrRequest>) {
   const started = await startOrRequest(...args);
   if (started.status !== "started") throw new Error(`expected a started rollout, got ${started.status}`);
   return started.rollout;
-}
-
-async function rejects(p: Promise<unknown>): Promise<ServiceError> {
-  const error = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ServiceError);
-  return error as ServiceError;
 }
 
 /** A minute of decisions as the decision servers record them and the rollup writes them; `denied` are 429s (rate limited). */
@@ -86,10 +75,10 @@ describe("starting a rollout", () => {
   });
 
   it("refuses bad input naming the part, and publishes nothing", async () => {
-    expect((await rejects(startRollout({ db, redis }, { canaries: ["acme", "nobody"], steps: ["100%"] }, { actor, nowMs: T0 }))).message).toBe('canaries[1]: no tenant "nobody" in the draft');
-    expect((await rejects(startRollout({ db, redis }, { steps: ["10%:1h", "50%:2h"] }, { actor, nowMs: T0 }))).message).toBe("steps[1]: the last step must be 100%, got 50%");
-    expect((await rejects(startRollout({ db, redis }, { steps: ["10%:1h", "5%:1h", "100%"] }, { actor, nowMs: T0 }))).field).toBe("steps[1]");
-    expect((await rejects(startRollout({ db, redis }, { steps: ["10%:a while", "100%"] }, { actor, nowMs: T0 }))).message).toContain("steps[0]: bake time");
+    expect((await serviceError(startRollout({ db, redis }, { canaries: ["acme", "nobody"], steps: ["100%"] }, { actor, nowMs: T0 }))).message).toBe('canaries[1]: no tenant "nobody" in the draft');
+    expect((await serviceError(startRollout({ db, redis }, { steps: ["10%:1h", "50%:2h"] }, { actor, nowMs: T0 }))).message).toBe("steps[1]: the last step must be 100%, got 50%");
+    expect((await serviceError(startRollout({ db, redis }, { steps: ["10%:1h", "5%:1h", "100%"] }, { actor, nowMs: T0 }))).field).toBe("steps[1]");
+    expect((await serviceError(startRollout({ db, redis }, { steps: ["10%:a while", "100%"] }, { actor, nowMs: T0 }))).message).toContain("steps[0]: bake time");
     expect(await db.rollout.count()).toBe(0);
     expect((await readRolloutRouting(redis)).status).toBe("none");
     expect(await redis.exists(keys.policyVersion(2))).toBe(0);
@@ -97,10 +86,10 @@ describe("starting a rollout", () => {
 
   it("refuses a second rollout, and a publish, rollback or discard while one runs", async () => {
     const first = await startRollout({ db, redis }, { steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
-    expect((await rejects(startRollout({ db, redis }, { steps: ["100%"] }, { actor, nowMs: T0 }))).message).toContain(`rollout ${first.id} is running (step 1 of 2: 10% for 1h)`);
-    expect((await rejects(publishPolicy({ db, redis }, { actor }))).message).toContain(`no publish to everyone while rollout ${first.id} is running`);
-    expect((await rejects(rollbackPolicy({ db, redis }, { actor, toVersion: 1 }))).code).toBe("conflict");
-    expect((await rejects(discardDraft(db, { actor, role: "admin" }))).message).toContain("no discard of the draft while rollout");
+    expect((await serviceError(startRollout({ db, redis }, { steps: ["100%"] }, { actor, nowMs: T0 }))).message).toContain(`rollout ${first.id} is running (step 1 of 2: 10% for 1h)`);
+    expect((await serviceError(publishPolicy({ db, redis }, { actor }))).message).toContain(`no publish to everyone while rollout ${first.id} is running`);
+    expect((await serviceError(rollbackPolicy({ db, redis }, { actor, toVersion: 1 }))).code).toBe("conflict");
+    expect((await serviceError(discardDraft(db, { actor, role: "admin" }))).message).toContain("no discard of the draft while rollout");
     expect(await db.policyVersion.count()).toBe(1);
   });
 });
@@ -121,14 +110,14 @@ describe("moving a rollout by hand", () => {
     const v2 = await db.policyVersion.findUniqueOrThrow({ where: { version: 2 } });
     expect(JSON.stringify(v2.document)).toContain('"limit":50');
     expect(await db.auditEntry.count({ where: { action: "policy.publish", entityId: "2" } })).toBe(1);
-    expect((await rejects(changeRollout({ db, redis }, "promote", { actor }))).message).toMatch(/no rollout is running to promote \(the last one, ro_\w+, is completed\)/);
+    expect((await serviceError(changeRollout({ db, redis }, "promote", { actor }))).message).toMatch(/no rollout is running to promote \(the last one, ro_\w+, is completed\)/);
   });
 
   it("pause keeps the cohort on v2; abort sends everyone back to v1 and leaves the draft", async () => {
     await startRollout({ db, redis }, { steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
     expect(await changeRollout({ db, redis }, "pause", { actor, nowMs: T0 + MIN })).toMatchObject({ state: "paused", reason: `paused by ${actor}` });
     expect((await readRolloutRouting(redis)).status).toBe("ok");
-    expect((await rejects(changeRollout({ db, redis }, "pause", { actor }))).message).toContain("already paused");
+    expect((await serviceError(changeRollout({ db, redis }, "pause", { actor }))).message).toContain("already paused");
     const aborted = await changeRollout({ db, redis }, "abort", { actor, reason: "wrong tier", nowMs: T0 + 2 * MIN });
     expect(aborted).toMatchObject({ state: "aborted", reason: "wrong tier" });
     expect((await readRolloutRouting(redis)).status).toBe("none");

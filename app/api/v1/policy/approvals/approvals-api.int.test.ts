@@ -4,7 +4,7 @@ import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { readCurrentVersion } from "@/lib/redis/policy";
 import { createApiToken } from "@/lib/services/access/create-api-token";
-import { DEMO } from "@/lib/services/policy/testing/policy-rows";
+import { cutFreeKeyLimit, DEMO } from "@/lib/services/policy/testing/policy-rows";
 import { POST as apply } from "../apply/route";
 import { POST as publish } from "../publish/route";
 import { GET as list } from "./route";
@@ -13,7 +13,7 @@ import { POST as reject } from "./[id]/reject/route";
 import { policyRequest as req } from "../testing/request";
 
 const RULED = `${DEMO}\napproval:\n  beyondPercent: 20\n`;
-const CUT = RULED.replace("scope: api_key, algorithm: sliding_window_counter, limit: 100, window: 1m", "scope: api_key, algorithm: sliding_window_counter, limit: 50, window: 1m");
+const CUT = cutFreeKeyLimit(RULED);
 
 let fresh: FreshDatabase;
 let db: PrismaClient;
