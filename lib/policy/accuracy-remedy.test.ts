@@ -1,19 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { accuracyRemedy, admitted } from "./accuracy-remedy";
-
-/** A seeded Poisson stream like certify's (xorshift32), `rate` per ms for `durationMs`. */
-function poisson(rate: number, durationMs: number, seed: number): number[] {
-  let x = seed >>> 0 || 1;
-  const random = () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return ((x >>> 0) + 0.5) / 4_294_967_296;
-  };
-  const out: number[] = [];
-  for (let t = -Math.log(random()) / rate; t < durationMs; t += -Math.log(random()) / rate) out.push(t);
-  return out;
-}
+import { poisson } from "./poisson";
 
 describe("the remedy a failed accuracy requirement names (#29.8)", () => {
   // The issue's case: a sliding window counter of 7 per 20 s, held to 5%, at 1.6× the limit.

@@ -5,6 +5,7 @@
  * from the servers' answers.
  */
 import { accuracyRemedy } from "../../policy/accuracy-remedy";
+import { poisson } from "../../policy/poisson";
 import { percentiles } from "../justify/advisor";
 import { edgeBurstRequests, probeLimit, type ProbedRow, type ProbeResult } from "../justify/limit-probe";
 import { type Answer, checkBatch, checkOne, type Endpoint, metricValue, readMetrics, sendAt, sendBatch, sleep } from "./decision-client";
@@ -112,20 +113,6 @@ export async function edge(e: Endpoint, plan: CertificationPlan, cell: Cell): Pr
     return { ...base, measured: `${ratio(admittedUnits)}, but the burst after the edge was answered ${lateMs} ms after it: too late to tell an edge burst from the window sliding`, status: "not_verified" };
   }
   return { ...base, measured: ratio(admittedUnits), status: "fail" };
-}
-
-/** Poisson arrivals at `rate` per ms for `durationMs` (a seeded generator: the same run every time). */
-function poisson(rate: number, durationMs: number, seed: number): number[] {
-  let x = seed >>> 0 || 1;
-  const random = () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return ((x >>> 0) + 0.5) / 4_294_967_296;
-  };
-  const out: number[] = [];
-  for (let t = -Math.log(random()) / rate; t < durationMs; t += -Math.log(random()) / rate) out.push(t);
-  return out;
 }
 
 /** Half the limit, evenly spaced, for four windows: not one request may be denied. */

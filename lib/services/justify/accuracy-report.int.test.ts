@@ -2,8 +2,8 @@
  * The accuracy meter's counts in the rollups, read back per limit against the live policy's
  * tolerance, and the alert that fires when a limit's admissions diverge from the exact log by more.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, type FreshDatabase } from "@/test/helpers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { freshDatabasePerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { compileFixture } from "@/lib/decision/testing/fixture";
 import { evaluateAlerts } from "@/lib/jobs/alerts";
@@ -11,12 +11,11 @@ import { accuracyByLimit } from "./accuracy-report";
 
 const NOW = Date.UTC(2026, 11, 3, 12, 0, 30);
 const MIN = 60_000;
-let fresh: FreshDatabase;
+const stores = freshDatabasePerFile();
 let db: PrismaClient;
 
 beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
+  ({ db } = stores);
   const { doc } = compileFixture({
     version: 1,
     operations: [],
@@ -53,10 +52,6 @@ beforeAll(async () => {
   }
   await db.usageRollup.createMany({ data: rows });
 });
-afterAll(async () => {
-  await fresh?.drop();
-});
-
 describe("approximation vs exact log", () => {
   it("sums the meter's counts per limit beside the live policy's tolerance", async () => {
     const rows = await accuracyByLimit(db, { fromMs: NOW - 3_600_000, toMs: NOW, granularity: "minute" });

@@ -4,18 +4,17 @@
  * proposed limit would have denied.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, type FreshDatabase } from "@/test/helpers";
+import { freshDatabase, freshDatabasePerFile, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { adviseLimit, percentiles } from "./advisor";
 
 const NOW = Date.UTC(2026, 11, 3, 12, 0, 0);
 const MIN = 60_000;
-let fresh: FreshDatabase;
+const stores = freshDatabasePerFile();
 let db: PrismaClient;
 
 beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
+  ({ db } = stores);
   const rows: { granularity: string; bucketStart: Date; tenant: string; tier: string; operation: string; outcome: string; keyPrefix: string; count: bigint }[] = [];
   const row = (granularity: string, atMs: number, tenant: string, keyPrefix: string, count: number, outcome = "allowed") =>
     rows.push({ granularity, bucketStart: new Date(atMs), tenant, tier: "t", operation: keyPrefix === "" ? "read" : "", outcome, keyPrefix, count: BigInt(count) });
@@ -45,10 +44,6 @@ beforeAll(async () => {
   rows[rows.length - 1]!.tier = "other";
   await db.usageRollup.createMany({ data: rows });
 });
-afterAll(async () => {
-  await fresh?.drop();
-});
-
 describe("the limit advisor", () => {
   it("takes nearest-rank percentiles", () => {
     expect(percentiles([5, 1, 4, 2, 3])).toEqual({ p50: 3, p95: 5, p99: 5, max: 5 });

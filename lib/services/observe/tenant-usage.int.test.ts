@@ -1,25 +1,19 @@
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import type { Redis } from "ioredis";
+import { beforeAll, describe, expect, it } from "vitest";
+import { freshStoresPerFile, testRedisPrefix } from "@/test/helpers";
 import type { Db } from "@/lib/db/client";
 import { drainClosedMinutes } from "@/lib/jobs/rollup";
 import { publishTestPolicy } from "@/lib/jobs/testing/fixtures";
 import { UsageRecorder } from "@/lib/redis/usage";
 import { deniedByLimitForRange, tenantUsage } from "./tenant-usage";
 
-let fresh: FreshDatabase;
+const stores = freshStoresPerFile();
 let db: Db;
 let redis: Redis;
 
 beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
+  ({ db, redis } = stores);
   await publishTestPolicy(db, 1, new Date(Date.UTC(2026, 0, 1)));
-});
-afterAll(async () => {
-  await redis?.quit();
-  await fresh?.drop();
 });
 
 describe("a tenant's usage on its page", () => {
