@@ -23,6 +23,7 @@ import { freePort } from "../lib/net/ports";
 import { startOwnRedis } from "../lib/processes/redis-server";
 import { sha256Hex } from "../lib/redis/key-index";
 import { keys } from "../lib/redis/keys";
+import { redisUsec, runBench } from "./run";
 
 interface AutocannonRequest {
   method?: string;
@@ -75,13 +76,6 @@ function machineTicks(): [number, number] {
   const total = fields.reduce((a, b) => a + b, 0);
   const idle = (fields[3] ?? 0) + (fields[4] ?? 0); // idle + iowait
   return [total - idle, total];
-}
-
-async function redisUsec(redis: Redis): Promise<number> {
-  const info = await redis.info("commandstats");
-  let total = 0;
-  for (const m of info.matchAll(/usec=(\d+)/g)) total += Number(m[1]);
-  return total;
 }
 
 async function waitHttp(url: string): Promise<void> {
@@ -388,10 +382,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

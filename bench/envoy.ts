@@ -25,6 +25,7 @@ import type { PolicyFileInput } from "../lib/policy/policy-file";
 import { sha256Hex } from "../lib/redis/key-index";
 import { keys } from "../lib/redis/keys";
 import { cpuUs } from "./proc-cpu";
+import { redisUsec, runBench } from "./run";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -51,12 +52,6 @@ function policy(): PolicyFileInput {
       ],
     },
   } as unknown as PolicyFileInput;
-}
-
-async function redisUsec(redis: Redis): Promise<number> {
-  let total = 0;
-  for (const m of (await redis.info("commandstats")).matchAll(/usec=(\d+)/g)) total += Number(m[1]);
-  return total;
 }
 
 async function waitReady(url: string): Promise<void> {
@@ -171,10 +166,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

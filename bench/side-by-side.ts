@@ -34,6 +34,7 @@ import { type OwnRedis, startOwnRedis } from "../lib/processes/redis-server";
 import { BENCH_DEMO_KEY, BENCH_DENY_KEY, BENCH_ENVOY_DOMAIN, BENCH_KEY, BENCH_TOKEN, publishBenchPolicy } from "./bench-policy";
 import { h2loadRlsLoad, wrkLoad } from "./loads";
 import { cpuUs } from "./proc-cpu";
+import { runBench } from "./run";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -352,10 +353,4 @@ function meterCost(all: { server: number; redis: number }, off: { server: number
   return `meter cost per sampled decision: ${sign(all.server - off.server)} µs server CPU, ${sign(all.redis - off.redis)} µs Redis CPU vs meter off`;
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -4,11 +4,11 @@
  * now, computed by the same pure function the decision path uses), the notification thresholds,
  * and every quota notification with its delivery status and a re-send.
  */
-import { issueInWords } from "@/lib/policy/plain-messages";
 import { useMemo, useState, useTransition } from "react";
 import { billingPeriod } from "@/lib/policy/billing-period";
 import { isKnownTimeZone } from "@/lib/policy/zoned-time";
 import type { ActionResult } from "@/lib/errors";
+import { Result } from "./tenant-controls";
 
 type Act = (input: unknown) => Promise<ActionResult>;
 
@@ -24,16 +24,6 @@ export interface NotificationRow {
   lastStatus: number | null;
   lastError: string | null;
   createdAt: string;
-}
-
-function Result({ result }: { result: ActionResult | null }) {
-  if (!result) return null;
-  return (
-    <p role={result.ok ? "status" : "alert"} className={`text-sm ${result.ok ? "text-green-700" : "text-red-600"}`}>
-      {result.message}
-      {!result.ok && result.issues?.length && !result.message.startsWith("Not saved.") ? ` (${result.issues.map((i) => issueInWords(i)).join("; ")})` : null}
-    </p>
-  );
 }
 
 const when = (ms: number) => new Date(ms).toISOString().replace("T", " ").slice(0, 16) + " UTC";

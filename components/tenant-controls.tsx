@@ -5,7 +5,8 @@ import type { ActionResult } from "@/lib/errors";
 
 type Act = (input: unknown) => Promise<ActionResult>;
 
-function Result({ result }: { result: ActionResult | null }) {
+/** What a tenant page action answered: its message, and on a refusal the issues in words (unless the message already lists them). */
+export function Result({ result }: { result: ActionResult | null }) {
   if (!result) return null;
   return (
     <p role={result.ok ? "status" : "alert"} className={`text-sm ${result.ok ? "text-green-700" : "text-red-600"}`}>

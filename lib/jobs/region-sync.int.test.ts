@@ -4,8 +4,6 @@
  * key change reaches both; one down, the other still takes it and the lagging one is caught up by
  * the worker's pass once it answers again; none reachable, nothing changes.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
@@ -23,9 +21,9 @@ import { publishPolicy } from "@/lib/services/policy/publish-policy";
 import { revokeApiKey } from "@/lib/services/access/revoke-api-key";
 import { rollbackPolicy } from "@/lib/services/policy/rollback-policy";
 import { hashSecret } from "@/lib/services/access/secrets";
+import { clearPolicy, DEMO } from "@/lib/services/policy/testing/policy-rows";
 import { syncRegions } from "./region-sync";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8");
 const actor = "test:regions";
 const editor = { actor, role: "admin" } as const;
 
@@ -63,13 +61,8 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   process.env.SLUICE_REGIONS = `us=${testRedisUrl()},eu=${euServer.url}`;
-  await db.auditEntry.deleteMany();
-  await db.policyVersion.deleteMany();
+  await clearPolicy(db);
   await db.regionBehind.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
-  await db.globalCap.deleteMany();
   const stale = await us.keys(`${process.env.SLUICE_REDIS_PREFIX}*`);
   if (stale.length) await us.del(...stale);
   await eu.flushall();

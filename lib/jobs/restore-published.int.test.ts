@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshStoresPerFile } from "@/test/helpers";
@@ -10,9 +8,9 @@ import { keys, PUBLISHED_MARKER } from "@/lib/redis/keys";
 import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
 import { createApiToken } from "@/lib/services/access/create-api-token";
 import { publishPolicy } from "@/lib/services/policy/publish-policy";
+import { clearPolicy, DEMO } from "@/lib/services/policy/testing/policy-rows";
 import { restorePublishedState } from "./restore-published";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"), "utf8");
 const actor = "test:restore";
 
 const stores = freshStoresPerFile("restore");
@@ -37,13 +35,8 @@ async function publishedSnapshot() {
   };
 }
 beforeEach(async () => {
-  await db.auditEntry.deleteMany();
-  await db.policyVersion.deleteMany();
+  await clearPolicy(db);
   await db.quotaUsage.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
-  await db.globalCap.deleteMany();
   await db.apiToken.deleteMany();
   await wipeRedis();
 });

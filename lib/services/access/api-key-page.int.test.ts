@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { testRedisPrefix, freshStoresPerFile } from "@/test/helpers";
@@ -10,14 +8,13 @@ import type { DenialReason } from "@/lib/policy/denial-reasons";
 import { keys } from "@/lib/redis/keys";
 import { UsageRecorder } from "@/lib/redis/usage";
 import { apiKeyPage } from "./api-key-page";
-import { applyPolicyFile } from "../policy/apply-policy-file";
 import { createApiKey } from "./create-api-key";
 import { serviceError } from "../testing/service-error";
 import { revokeApiKey } from "./revoke-api-key";
 import { rotateApiKey } from "./rotate-api-key";
 import { hashSecret } from "./secrets";
+import { draftDemo } from "../policy/testing/policy-rows";
 
-const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 const editor = { actor: "user:pm@example.com", role: "product" } as const;
 const NOW = Date.UTC(2026, 11, 6, 12, 0, 0);
 
@@ -26,12 +23,8 @@ let db: PrismaClient;
 let redis: Redis;
 beforeAll(() => ({ db, redis } = stores));
 beforeEach(async () => {
-  await db.auditEntry.deleteMany();
   await db.usageRollup.deleteMany();
-  await db.tenant.deleteMany();
-  await db.tier.deleteMany();
-  await db.operation.deleteMany();
-  await applyPolicyFile(db, DEMO, { actor: "test" });
+  await draftDemo(db, "test");
   await db.auditEntry.deleteMany();
 });
 

@@ -48,21 +48,19 @@ function guard(editor: Editor): void {
   if (!can(editor.role, "dashboards.read")) throw new ServiceError("forbidden", `the ${editor.role} role may not acknowledge or silence alerts`);
 }
 
+/** The one write of both actions: their audit entry, on the alert's id. */
+async function auditAlert(db: Db, editor: Editor, action: string, alert: { id: string; kind: string; subject: string }, after: Record<string, unknown>): Promise<void> {
+  await db.$transaction(async (tx) => {
+    await writeAudit(tx, { actor: editor.actor, action, entity: "alert", entityId: alert.id, before: null, after: { kind: alert.kind, subject: alert.subject, ...after } });
+  });
+}
+
 export async function acknowledgeAlert(db: Db, raw: unknown, editor: Editor, nowMs = Date.now()): Promise<{ id: string; acknowledgedAt: string }> {
   const input = parse(ackInput, raw);
   guard(editor);
   const alert = await findAlert(db, input.id);
   const at = new Date(nowMs);
-  await db.$transaction(async (tx) => {
-    await writeAudit(tx, {
-      actor: editor.actor,
-      action: "alert.acknowledge",
-      entity: "alert",
-      entityId: alert.id,
-      before: null,
-      after: { kind: alert.kind, subject: alert.subject, message: alert.message, note: input.note ?? null },
-    });
-  });
+  await auditAlert(db, editor, "alert.acknowledge", alert, { message: alert.message, note: input.note ?? null });
   return { id: alert.id, acknowledgedAt: at.toISOString() };
 }
 
@@ -71,16 +69,7 @@ export async function silenceAlert(db: Db, raw: unknown, editor: Editor, nowMs =
   guard(editor);
   const alert = await findAlert(db, input.id);
   const until = new Date(nowMs + input.minutes * 60_000).toISOString();
-  await db.$transaction(async (tx) => {
-    await writeAudit(tx, {
-      actor: editor.actor,
-      action: "alert.silence",
-      entity: "alert",
-      entityId: alert.id,
-      before: null,
-      after: { kind: alert.kind, subject: alert.subject, until, note: input.note ?? null },
-    });
-  });
+  await auditAlert(db, editor, "alert.silence", alert, { until, note: input.note ?? null });
   return { id: alert.id, until };
 }
 

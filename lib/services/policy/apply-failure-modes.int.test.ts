@@ -3,12 +3,11 @@ import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshStoresPerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { CompiledPolicy } from "@/lib/policy/compiled";
-import { applyPolicyFile } from "./apply-policy-file";
 import { applyFailureModes } from "./apply-failure-modes";
 import { ServiceError } from "../errors";
 import { compileDraft, publishPolicy } from "./publish-policy";
 import { setTenantTier } from "./set-tenant-tier";
-import { clearPolicy, DEMO, livePolicy } from "./testing/policy-rows";
+import { draftDemo, livePolicy } from "./testing/policy-rows";
 
 const actor = "test:failure-modes";
 const sre = { actor: "user:sre@example.com", role: "sre" } as const;
@@ -18,10 +17,7 @@ const stores = freshStoresPerFile("fm");
 let db: PrismaClient;
 let redis: Redis;
 beforeAll(() => ({ db, redis } = stores));
-beforeEach(async () => {
-  await clearPolicy(db);
-  await applyPolicyFile(db, DEMO, { actor });
-});
+beforeEach(() => draftDemo(db, actor));
 
 describe("applyFailureModes", () => {
   it("an SRE's change goes live as a version that changes only failure modes; the product team's draft changes stay in the draft", async () => {

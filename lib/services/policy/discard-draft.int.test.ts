@@ -14,7 +14,7 @@ import { rollbackPolicy } from "./rollback-policy";
 import { saveTier } from "./save-tier";
 import { setTenantTier } from "./set-tenant-tier";
 import { upsertTenantOverride } from "./upsert-tenant-override";
-import { clearPolicy, DEMO } from "./testing/policy-rows";
+import { DEMO, draftDemo } from "./testing/policy-rows";
 
 const actor = "test:discard";
 const product = { actor: "user:pm@example.com", role: "product" } as const;
@@ -23,10 +23,7 @@ const stores = freshStoresPerFile("discard");
 let db: PrismaClient;
 let redis: Redis;
 beforeAll(() => ({ db, redis } = stores));
-beforeEach(async () => {
-  await clearPolicy(db);
-  await applyPolicyFile(db, DEMO, { actor });
-});
+beforeEach(() => draftDemo(db, actor));
 
 const draftChecksum = async () => policyChecksum(await compileDraft(db));
 

@@ -14,7 +14,7 @@ import { saveTier } from "./save-tier";
 import { setTenantStatus } from "./set-tenant-status";
 import { setTenantTier } from "./set-tenant-tier";
 import { upsertTenantOverride } from "./upsert-tenant-override";
-import { clearPolicy, DEMO } from "./testing/policy-rows";
+import { DEMO, draftDemo } from "./testing/policy-rows";
 
 const pm = { actor: "user:pm@example.com", role: "product" } as const;
 
@@ -22,17 +22,12 @@ const stores = freshDatabasePerFile();
 let db: PrismaClient;
 beforeAll(() => ({ db } = stores));
 
-async function reset() {
-  await clearPolicy(db);
-  await applyPolicyFile(db, DEMO, { actor: "test" });
-}
-
 const tierOf = (spec: PolicySpec, name: string) => spec.tiers.find((t) => t.name === name)!;
 const tenantOf = (spec: PolicySpec, slug: string) => spec.tenants.find((t) => t.slug === slug)!;
 const failure = (error: unknown) => actionFailure(error);
 
 describe("UI edits go through the one edit path", () => {
-  beforeEach(reset);
+  beforeEach(() => draftDemo(db, "test"));
 
   it("saves a tier edit and writes its audit entry as the signed-in user", async () => {
     const free = structuredClone(tierOf(await readDraftSpec(db), "free"));
@@ -132,12 +127,12 @@ describe("concurrent file apply, tier edits and tenant edits", () => {
   const set = (fn: (s: PolicySpec) => void) => (s: PolicySpec) => (fn(s), s);
 
   it("loses no edit: the result is a serial order of them that respects real time", { timeout: 300_000 }, async () => {
-    await reset();
+    await draftDemo(db, "test");
     await applyPolicyFile(db, FILE, { actor: "test" });
     const fileDraft = await readDraftSpec(db);
     const runs = Number(process.env.SLUICE_MIXED_EDIT_RUNS ?? 10);
     for (let run = 0; run < runs; run++) {
-      await reset();
+      await draftDemo(db, "test");
       const form = structuredClone(tierOf(await readDraftSpec(db), "free"));
       const enterprise = structuredClone(tierOf(await readDraftSpec(db), "enterprise"));
       enterprise.limits[0].limit = 7777;

@@ -1,11 +1,10 @@
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabasePerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { applyPolicyFile } from "./apply-policy-file";
 import { serviceError } from "../testing/service-error";
 import { exportPolicyObject } from "./export-policy-file";
 import { applyPolicyFileText, previewPolicyFile } from "./preview-policy-file";
-import { clearPolicy, DEMO } from "./testing/policy-rows";
+import { DEMO, draftDemo } from "./testing/policy-rows";
 
 const FREE_API_KEY = `{ operation: "*", scope: api_key, algorithm: sliding_window_counter, limit: 100, window: 1m }`;
 const product = { actor: "user:pm@example.com", role: "product" } as const;
@@ -14,8 +13,7 @@ const stores = freshDatabasePerFile();
 let db: PrismaClient;
 beforeAll(() => ({ db } = stores));
 beforeEach(async () => {
-  await clearPolicy(db);
-  await applyPolicyFile(db, DEMO, { actor: "test" });
+  await draftDemo(db, "test");
   await db.auditEntry.deleteMany();
 });
 

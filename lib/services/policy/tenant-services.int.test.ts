@@ -1,7 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { freshDatabasePerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { applyPolicyFile } from "./apply-policy-file";
 import { createTenant } from "./create-tenant";
 import { deleteTenantOverride } from "./delete-tenant-override";
 import { ServiceError } from "../errors";
@@ -9,7 +8,7 @@ import { exportPolicyObject } from "./export-policy-file";
 import { setTenantStatus } from "./set-tenant-status";
 import { setTenantTier } from "./set-tenant-tier";
 import { upsertTenantOverride } from "./upsert-tenant-override";
-import { clearPolicy, DEMO } from "./testing/policy-rows";
+import { draftDemo } from "./testing/policy-rows";
 
 const actor = "test:tenants";
 const editor = { actor, role: "admin" } as const;
@@ -18,8 +17,7 @@ const stores = freshDatabasePerFile();
 let db: PrismaClient;
 beforeAll(() => ({ db } = stores));
 beforeEach(async () => {
-  await clearPolicy(db);
-  await applyPolicyFile(db, DEMO, { actor });
+  await draftDemo(db, actor);
   await db.auditEntry.deleteMany();
 });
 

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import type { PrismaClient } from "../../../generated/prisma/client";
 import type { CompiledPolicy } from "../../../policy/compiled";
 import { readCurrentPolicy, type RedisLike } from "../../../redis/policy";
+import { applyPolicyFile } from "../apply-policy-file";
 import { DEMO_POLICY_PATH } from "../seed-demo";
 
 /** examples/demo-policy.yaml as text. */
@@ -17,6 +18,12 @@ export async function clearPolicy(db: PrismaClient): Promise<void> {
   await db.operation.deleteMany();
   await db.globalCap.deleteMany();
   await db.policySettings.deleteMany();
+}
+
+/** An empty draft, then the demo policy applied to it by `actor` (not published). */
+export async function draftDemo(db: PrismaClient, actor: string): Promise<void> {
+  await clearPolicy(db);
+  await applyPolicyFile(db, DEMO, { actor });
 }
 
 /** The version the decision servers read from Redis; throws when none is published. */
