@@ -74,14 +74,15 @@ export async function freshDatabase(options: { migrate?: boolean } = {}): Promis
 
 /**
  * A database of the calling test file's own: registers a beforeAll that creates it and an afterAll
- * that drops it. Call it at the top level; read `db` inside hooks and tests.
+ * that drops it. Call it at the top level; read `db` (a client on it) and `url` inside hooks and tests.
  */
-export function freshDatabasePerFile(): { db: PrismaClient } {
-  const stores = {} as { db: PrismaClient };
+export function freshDatabasePerFile(): { db: PrismaClient; url: string } {
+  const stores = {} as { db: PrismaClient; url: string };
   let fresh: FreshDatabase | undefined;
   beforeAll(async () => {
     fresh = await freshDatabase();
     stores.db = fresh.db;
+    stores.url = fresh.url;
   });
   afterAll(async () => {
     await fresh?.drop();

@@ -1,9 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { runSluice } from "./testing/sluice-cli";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { freshDatabasePerFile, testRedisPrefix, testRedisUrl } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { publishPolicy } from "@/lib/services/policy/publish-policy";
 import { cutFreeKeyLimit, DEMO } from "@/lib/services/policy/testing/policy-rows";
@@ -13,18 +13,12 @@ const RULED = `${DEMO}\napproval:\n  beyondPercent: 20\n`;
 const CUT = cutFreeKeyLimit(RULED);
 const PREFIX = `${testRedisPrefix()}aprcli:`;
 
-let fresh: FreshDatabase;
+const fresh = freshDatabasePerFile();
 let db: PrismaClient;
 
 const sluice = (...args: string[]) => runSluice({ DATABASE_URL: fresh.url, REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: PREFIX }, args);
 
-beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-afterAll(async () => {
-  await fresh?.drop();
-});
+beforeAll(() => ({ db } = fresh));
 
 describe("sluice publish and sluice approvals under the approval rule", () => {
   it("says the publish waits and how to approve it, refuses the same CLI user's approval, and approves another user's request", async () => {

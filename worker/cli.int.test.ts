@@ -2,9 +2,9 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { runSluice } from "./testing/sluice-cli";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { freshDatabasePerFile, testRedisPrefix, testRedisUrl } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { createUser } from "@/lib/services/access/create-user";
 import { LOGIN_MAX_FAILURES, login, loginLockout } from "@/lib/auth/login";
@@ -12,19 +12,13 @@ import { LOGIN_MAX_FAILURES, login, loginLockout } from "@/lib/auth/login";
 const ROOT = path.resolve(import.meta.dirname, "..");
 const DEMO = path.join(ROOT, "examples/demo-policy.yaml");
 
-let fresh: FreshDatabase;
+const fresh = freshDatabasePerFile();
 let db: PrismaClient;
 
 const sluice = (...args: string[]) =>
   runSluice({ DATABASE_URL: fresh.url, REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: `${testRedisPrefix()}cli:` }, args);
 
-beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-afterAll(async () => {
-  await fresh?.drop();
-});
+beforeAll(() => ({ db } = fresh));
 
 describe("sluice CLI", () => {
   it("apply --dry-run prints the plan and writes nothing", async () => {

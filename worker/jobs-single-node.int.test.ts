@@ -5,24 +5,17 @@
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, type FreshDatabase } from "../test/helpers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { freshDatabasePerFile } from "../test/helpers";
 import { type Db } from "../lib/db/client";
 import { freePort } from "../lib/net/ports";
 import { runJobs } from "./jobs";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-let fresh: FreshDatabase;
+const fresh = freshDatabasePerFile();
 let db: Db;
 
-beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-
-afterAll(async () => {
-  await fresh?.drop();
-});
+beforeAll(() => ({ db } = fresh));
 
 describe("worker in single-node mode", () => {
   it("runs every Postgres job without a Redis client", async () => {

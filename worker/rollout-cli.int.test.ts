@@ -1,9 +1,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { runSluice } from "./testing/sluice-cli";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { freshDatabasePerFile, testRedisPrefix, testRedisUrl } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { POST as startRolloutRoute } from "@/app/api/v1/policy/rollout/route";
 import { SINGLE_NODE_REFUSAL } from "@/lib/services/rollout/start-rollout";
@@ -12,19 +12,13 @@ import { createHash } from "node:crypto";
 const ROOT = path.resolve(import.meta.dirname, "..");
 const DEMO = path.join(ROOT, "examples/demo-policy.yaml");
 
-let fresh: FreshDatabase;
+const fresh = freshDatabasePerFile();
 let db: PrismaClient;
 
 const sluice = (...args: string[]) =>
   runSluice({ DATABASE_URL: fresh.url, REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: `${testRedisPrefix()}rocli:` }, args);
 
-beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-afterAll(async () => {
-  await fresh?.drop();
-});
+beforeAll(() => ({ db } = fresh));
 
 describe("sluice publish --canary/--rollout and sluice rollout", () => {
   it("starts a rollout to canaries, reports it, refuses bad steps naming them, and promotes it to everyone", async () => {

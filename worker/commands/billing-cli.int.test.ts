@@ -1,7 +1,7 @@
 import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { freshDatabasePerFile, testRedisPrefix, testRedisUrl } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { keys } from "@/lib/redis/keys";
 import { hashSecret } from "@/lib/services/access/secrets";
@@ -13,7 +13,7 @@ const DEMO = path.resolve(import.meta.dirname, "../../examples/demo-policy.yaml"
 const PREFIX = `${testRedisPrefix()}bcli:`;
 const SECRET = "billing-cli-test-secret-0123456789";
 
-let fresh: FreshDatabase;
+const fresh = freshDatabasePerFile();
 let db: PrismaClient;
 let redis: Redis;
 
@@ -21,15 +21,11 @@ const sluice = (...args: string[]) =>
   runSluice({ DATABASE_URL: fresh.url, REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: PREFIX, NEXTAUTH_SECRET: SECRET }, args);
 
 beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
+  ({ db } = fresh);
   redis = new Redis(testRedisUrl());
   expect((await sluice("apply", "-f", DEMO)).code).toBe(0);
 }, 150_000);
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
-});
+afterAll(() => redis?.disconnect());
 
 describe("sluice tenants, tokens --kind tenant, portal-link", () => {
   it("tenants billing sets the anchor and zone in the draft (audited); a bad zone exits 1 naming the tenant and the field", async () => {

@@ -5,15 +5,15 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { freshDatabasePerFile, testRedisPrefix, testRedisUrl } from "@/test/helpers";
 import { runSluice } from "../testing/sluice-cli";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const DEMO = path.join(ROOT, "examples/demo-policy.yaml");
 
-let fresh: FreshDatabase;
+const fresh = freshDatabasePerFile();
 let dir: string;
 const sluice = (...args: string[]) => runSluice({ DATABASE_URL: fresh.url, REDIS_URL: testRedisUrl(), SLUICE_REDIS_PREFIX: `${testRedisPrefix()}import:` }, args);
 
@@ -28,11 +28,7 @@ function runtimeLayout(): string {
 }
 
 beforeAll(async () => {
-  fresh = await freshDatabase();
   dir = mkdtempSync(path.join(tmpdir(), "sluice-import-envoy-"));
-});
-afterAll(async () => {
-  await fresh?.drop();
 });
 
 describe("sluice import envoy", () => {

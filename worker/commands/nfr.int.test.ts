@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { runSluice } from "../testing/sluice-cli";
-import { freshDatabase, type FreshDatabase } from "@/test/helpers";
+import { freshDatabasePerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
 import { publishPolicy } from "@/lib/services/policy/publish-policy";
@@ -10,22 +10,18 @@ import { publishPolicy } from "@/lib/services/policy/publish-policy";
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const DEMO = readFileSync(path.join(ROOT, "examples/demo-policy.yaml"), "utf8");
 
-let fresh: FreshDatabase;
+const fresh = freshDatabasePerFile();
 let db: PrismaClient;
 
 const sluice = (...args: string[]) => runSluice({ DATABASE_URL: fresh.url }, args);
 
 beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
+  ({ db } = fresh);
   await applyPolicyFile(db, DEMO, { actor: "test:nfr" });
   await publishPolicy({ db, redis: null }, { actor: "test:nfr" });
   // v2: the free tier's per-key limit raised to 150
   await applyPolicyFile(db, DEMO.replace("algorithm: sliding_window_counter, limit: 100, window: 1m", "algorithm: sliding_window_counter, limit: 150, window: 1m"), { actor: "test:nfr" });
   await publishPolicy({ db, redis: null }, { actor: "test:nfr" });
-});
-afterAll(async () => {
-  await fresh?.drop();
 });
 
 describe("sluice nfr", () => {

@@ -6,10 +6,10 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { runSluice } from "../testing/sluice-cli";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { freshDatabase, type FreshDatabase } from "@/test/helpers";
+import { freshDatabasePerFile } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { openApiProblems } from "@/lib/openapi/validate";
 import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
@@ -18,7 +18,7 @@ import { publishPolicy } from "@/lib/services/policy/publish-policy";
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const DEMO = readFileSync(path.join(ROOT, "examples/demo-policy.yaml"), "utf8");
 
-let fresh: FreshDatabase;
+const fresh = freshDatabasePerFile();
 let db: PrismaClient;
 let dir: string;
 
@@ -40,14 +40,10 @@ function lost(part: unknown, whole: unknown, at = "$"): string[] {
 }
 
 beforeAll(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
+  ({ db } = fresh);
   await applyPolicyFile(db, DEMO, { actor: "test:openapi" });
   await publishPolicy({ db, redis: null }, { actor: "test:openapi" });
   dir = mkdtempSync(path.join(tmpdir(), "sluice-openapi-"));
-});
-afterAll(async () => {
-  await fresh?.drop();
 });
 
 describe("sluice openapi", () => {
