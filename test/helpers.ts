@@ -93,15 +93,16 @@ export function freshDatabasePerFile(): { db: PrismaClient; url: string } {
 /**
  * A database and a Redis client of the calling test file's own: registers a beforeAll that creates
  * them (with `namespace`, the file's own Redis key prefix inside the run's) and an afterAll that
- * closes them. Call it at the top level; read `db` and `redis` inside hooks and tests.
+ * closes them. Call it at the top level; read `db`, `url` and `redis` inside hooks and tests.
  */
-export function freshStoresPerFile(namespace?: string): { db: PrismaClient; redis: Redis } {
-  const stores = {} as { db: PrismaClient; redis: Redis };
+export function freshStoresPerFile(namespace?: string): { db: PrismaClient; url: string; redis: Redis } {
+  const stores = {} as { db: PrismaClient; url: string; redis: Redis };
   let fresh: FreshDatabase | undefined;
   beforeAll(async () => {
     if (namespace) process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}${namespace}:`;
     fresh = await freshDatabase();
     stores.db = fresh.db;
+    stores.url = fresh.url;
     stores.redis = new Redis(testRedisUrl());
   });
   afterAll(async () => {

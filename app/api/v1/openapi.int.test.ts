@@ -6,8 +6,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { openApiProblems, responseSchema, schemaProblems } from "@/lib/openapi/validate";
 import { createApiToken } from "@/lib/services/access/create-api-token";
@@ -27,28 +26,21 @@ import { POST as promoteRollout } from "./policy/rollout/promote/route";
 import { GET as quotas } from "./quotas/route";
 import { GET as usage } from "./usage/route";
 import { GET as top } from "./usage/top/route";
+import { routeStoresPerFile } from "./testing/routes";
 
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../examples/demo-policy.yaml"), "utf8");
 
-let fresh: FreshDatabase;
+const stores = routeStoresPerFile("oas");
 let db: PrismaClient;
 let doc: Record<string, unknown>;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}oas:`;
-  fresh = await freshDatabase();
-  process.env.DATABASE_URL = fresh.url;
-  process.env.REDIS_URL = testRedisUrl();
-  db = fresh.db;
+  ({ db } = stores);
   for (const role of ["admin", "product"]) tokens[role] = (await createApiToken({ db }, { kind: "admin", role, name: role }, "test")).token;
   const res = openapi();
   expect(res.status).toBe(200);
   doc = (await res.json()) as Record<string, unknown>;
-});
-
-afterAll(async () => {
-  await fresh?.drop();
 });
 
 interface Exchange {

@@ -6,17 +6,17 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { createApiToken } from "@/lib/services/access/create-api-token";
 import { POLICY_FILE_MAX_DEPTH, POLICY_FILE_MAX_NODES } from "@/lib/services/policy/policy-input";
 import { aliasBomb } from "@/test/hostile-policy";
 import { POST as apply } from "./apply/route";
+import { routeStoresPerFile } from "../testing/routes";
 
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../../examples/demo-policy.yaml"), "utf8");
 
-let fresh: FreshDatabase;
+const stores = routeStoresPerFile("bounds");
 let db: PrismaClient;
 let token: string;
 
@@ -35,16 +35,9 @@ async function refused(res: Response): Promise<{ code: string; message: string; 
 }
 
 beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}bounds:`;
-  fresh = await freshDatabase();
-  process.env.DATABASE_URL = fresh.url;
-  process.env.REDIS_URL = testRedisUrl();
-  db = fresh.db;
+  ({ db } = stores);
   // A dry run needs only policy.read: the least a caller of this route can have.
   token = (await createApiToken({ db }, { kind: "admin", role: "billing", name: "reader" }, "test")).token;
-});
-afterAll(async () => {
-  await fresh?.drop();
 });
 
 describe("policy apply: hostile documents are 400s naming the problem", () => {

@@ -1,6 +1,5 @@
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import type { Redis } from "ioredis";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { keys } from "@/lib/redis/keys";
 import { createApiToken } from "@/lib/services/access/create-api-token";
@@ -9,31 +8,22 @@ import { POST as apply } from "./apply/route";
 import { GET as exportPolicy } from "./export/route";
 import { POST as publish } from "./publish/route";
 import { POST as rollback } from "./rollback/route";
-import { policyRequest as req } from "./testing/request";
+import { policyRequest as req, routeStoresPerFile } from "../testing/routes";
 
 /** The demo without its operations' own failure modes (which only admin and sre may set). */
 const PRODUCT_DEMO = DEMO.replace(/\n\s+failureMode: (local|closed)/g, "");
 
-let fresh: FreshDatabase;
+const stores = routeStoresPerFile("api");
 let db: PrismaClient;
 let redis: Redis;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}api:`;
-  fresh = await freshDatabase();
-  process.env.DATABASE_URL = fresh.url;
-  process.env.REDIS_URL = testRedisUrl();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
+  ({ db, redis } = stores);
   for (const role of ["admin", "product", "sre", "billing"]) {
     tokens[role] = (await createApiToken({ db }, { kind: "admin", role, name: role }, "test")).token;
   }
   tokens.service = (await createApiToken({ db }, { kind: "service", name: "svc" }, "test")).token;
-});
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
 });
 
 describe("admin policy API", () => {

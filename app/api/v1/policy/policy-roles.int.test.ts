@@ -8,14 +8,14 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { exportPolicyObject } from "@/lib/services/policy/export-policy-file";
 import { createApiToken } from "@/lib/services/access/create-api-token";
 import { ROLES, type Role } from "@/lib/policy/types";
 import { POST as apply } from "./apply/route";
+import { routeStoresPerFile } from "../testing/routes";
 
 const DEMO = readFileSync(path.resolve(import.meta.dirname, "../../../../examples/demo-policy.yaml"), "utf8");
 
@@ -78,7 +78,7 @@ const MAY: Record<Role, readonly (typeof FIELDS)[number]["kind"][]> = {
   billing: [],
 };
 
-let fresh: FreshDatabase;
+const stores = routeStoresPerFile("roles");
 let db: PrismaClient;
 const tokens = {} as Record<Role, string>;
 
@@ -90,16 +90,9 @@ const post = (role: Role, file: File) =>
   }));
 
 beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}roles:`;
-  fresh = await freshDatabase();
-  process.env.DATABASE_URL = fresh.url;
-  process.env.REDIS_URL = testRedisUrl();
-  db = fresh.db;
+  ({ db } = stores);
   for (const role of ROLES) tokens[role] = (await createApiToken({ db }, { kind: "admin", role, name: role }, "test")).token;
   expect((await post("admin", base())).status).toBe(200);
-});
-afterAll(async () => {
-  await fresh?.drop();
 });
 
 describe("policy file apply: every role × every field", () => {

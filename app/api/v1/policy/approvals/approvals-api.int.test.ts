@@ -1,6 +1,5 @@
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
+import type { Redis } from "ioredis";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { readCurrentVersion } from "@/lib/redis/policy";
 import { createApiToken } from "@/lib/services/access/create-api-token";
@@ -10,12 +9,12 @@ import { POST as publish } from "../publish/route";
 import { GET as list } from "./route";
 import { POST as approve } from "./[id]/approve/route";
 import { POST as reject } from "./[id]/reject/route";
-import { policyRequest as req } from "../testing/request";
+import { policyRequest as req, routeStoresPerFile } from "../../testing/routes";
 
 const RULED = `${DEMO}\napproval:\n  beyondPercent: 20\n`;
 const CUT = cutFreeKeyLimit(RULED);
 
-let fresh: FreshDatabase;
+const stores = routeStoresPerFile("aprapi");
 let db: PrismaClient;
 let redis: Redis;
 const tokens: Record<string, string> = {};
@@ -24,19 +23,10 @@ const params = (id: string) => ({ params: Promise.resolve({ id }) });
 const yaml = { "content-type": "application/yaml" };
 
 beforeAll(async () => {
-  process.env.SLUICE_REDIS_PREFIX = `${testRedisPrefix()}aprapi:`;
-  fresh = await freshDatabase();
-  process.env.DATABASE_URL = fresh.url;
-  process.env.REDIS_URL = testRedisUrl();
-  db = fresh.db;
-  redis = new Redis(testRedisUrl());
+  ({ db, redis } = stores);
   for (const name of ["admin", "admin2", "product", "sre"]) {
     tokens[name] = (await createApiToken({ db }, { kind: "admin", role: name.replace(/\d$/, ""), name }, "test")).token;
   }
-});
-afterAll(async () => {
-  await fresh?.drop();
-  redis?.disconnect();
 });
 
 describe("the admin API under the approval rule", () => {
