@@ -79,7 +79,7 @@ function routeHandlers(): string[] {
       else if (entry.name === "route.ts") {
         // A Next.js dynamic segment (`[id]`) is OpenAPI's path parameter (`{id}`).
         const route = `/api/v1/${path.relative(root, dir).split(path.sep).join("/")}`.replace(/\[(\w+)\]/g, "{$1}");
-        for (const m of readFileSync(full, "utf8").matchAll(/export (?:async )?function (GET|POST|PUT|PATCH|DELETE)\b/g)) out.push(`${route} ${m[1]}`);
+        for (const m of readFileSync(full, "utf8").matchAll(/export (?:(?:async )?function|const) (GET|POST|PUT|PATCH|DELETE)\b/g)) out.push(`${route} ${m[1]}`);
       }
     }
   };
