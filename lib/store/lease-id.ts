@@ -1,7 +1,7 @@
 /**
- * A lease id, `<token>.<cost>.<counter key>` (token: 32 hex; the key may contain dots, so it comes last),
- * names its counter, so `release(leaseId)` needs nothing else. Its holder can change it: the store checks
- * its units against the ones it granted and never loops over the number in it (docs/security.md).
+ * A lease id, `<token>.<cost>.<counter key>` (token: 32 hex; the key may contain dots, so it comes
+ * last), names its counter, so `release(leaseId)` needs nothing else. Its holder can change it, so
+ * the store checks its units against the ones it granted (docs/security.md).
  */
 
 /** The units a lease was granted: a STRING `<counter key>:lease:<token>` (the counter's slot), written by DECIDE, expiring with the lease. */

@@ -21,8 +21,8 @@ export interface LimitCheck extends AlgorithmLimit {
   /** Weighted fair share of a global cap: this tenant's tier weight and its member id. */
   fairShare?: { weight: number; member: string };
   /**
-   * Sampled by the accuracy meter (lib/decision/accuracy.ts): the store keeps an exact sliding-window
-   * log of the same limit at `<key>:x` and reports in `accuracy` what it would have decided (not on a dry run).
+   * Sampled by the accuracy meter (lib/decision/accuracy.ts): the store keeps an exact log of the same
+   * limit at `<key>:x` and reports in `accuracy` what it would have decided (not on a dry run).
    */
   exactLog?: true;
   /** `regions: shared` (docs/regions.md): what it admits is counted in the other regions too; fixed_window and sliding_window_counter only. */
@@ -47,9 +47,9 @@ export interface CheckOptions {
   /** Keep what this decision commits refundable: a committed decision then has a `reservationId` for `settle`. */
   reserve?: boolean;
   /**
-   * The store budget of this decision (ms), from when the command is sent (lib/store/redis/deadline.ts).
-   * Past it the check rejects with {@link StoreTimeoutError}: the command may still run, never retry it.
-   * Undefined: only the connection's own command timeout ends the wait.
+   * The store budget (ms), from when the command is sent (./redis/deadline.ts). Past it, the check
+   * rejects with {@link StoreTimeoutError}: the command may still run, never retry it. Undefined:
+   * only the connection's own command timeout ends the wait.
    */
   timeoutMs?: number;
 }

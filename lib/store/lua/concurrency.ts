@@ -1,6 +1,6 @@
 /**
- * The Lua twin of lib/policy/algorithms/concurrency.ts. Redis: a ZSET `<key>` of lease units `<token>:<j>`
- * scored by their expiry, and per lease the record of its units (LEASE_RECORD_SUFFIX), which RELEASE checks.
+ * The Lua twin of lib/policy/algorithms/concurrency.ts. Redis: a ZSET `<key>` of lease units
+ * `<token>:<j>` scored by their expiry, and per lease the record of its units (LEASE_RECORD_SUFFIX).
  */
 import { LEASE_RECORD_SUFFIX } from "../lease-id";
 

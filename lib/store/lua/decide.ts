@@ -1,8 +1,8 @@
 /**
  * DECIDE — decides one or more requests, each all-or-nothing, atomically, in one call (Lua 5.1,
- * Redis ≥ 7.0), as a Redis Function ({@link DECIDE_LIBRARY}) or, where FUNCTION is refused, as a
- * script (decideLua). Its request and reply: ./wire.ts. The files beside this one are the Lua twins
- * of lib/policy/algorithms (lib/policy/algorithms/*.int.test.ts replay scenarios through both).
+ * Redis ≥ 7.0), as a Redis Function ({@link DECIDE_LIBRARY}) or, where FUNCTION is refused, a script
+ * (decideLua); request and reply: ./wire.ts. Beside it, the Lua twins of lib/policy/algorithms/*.ts,
+ * proven equal to them by lib/policy/algorithms/*.int.test.ts.
  */
 import { createHash } from "node:crypto";
 import { CONCURRENCY_LUA } from "./concurrency";
@@ -42,7 +42,7 @@ const FIXED_FIELDS = OUTCOME_FIELDS.filter((f) => f !== "extra");
 /**
  * A check's verdict once its algorithm has filled \`o\`: a cost its limit can never admit denies (no
  * wait to tell), and a shadow limit that would deny lets it pass (o.consumes: whether committing
- * writes the counter). Inlined where MAIN evaluates a check: a Lua call costs more than these comparisons.
+ * writes the counter). Inlined where MAIN evaluates a check: a Lua call costs more than that.
  */
 const JUDGE = `local maxCost = c.maxCost
     if maxCost and cost > maxCost then
@@ -235,7 +235,6 @@ function algorithmsTable(parts: readonly string[]): string {
   return `algorithms = { ${table.join(", ")} }`;
 }
 
-/** Everything but the entry point: the prelude, these algorithm twins, MAIN. */
 function decideBody(parts: readonly string[]): string {
   return [PRELUDE_LUA, ...parts.map((p) => ALGORITHM_LUA[p]), algorithmsTable(parts), MAIN].join("\n");
 }
@@ -249,9 +248,8 @@ export function decideLua(parts: readonly string[]): string {
 export const DECIDE_LUA = decideLua(Object.keys(ALGORITHM_LUA).sort());
 
 /**
- * DECIDE as a Redis Function library: loaded once per node, then each FCALL runs only its function
- * (begin(), then MAIN), where a script's chunk defines every function again on each call
- * (docs/benchmarks.md). One function, `<name>_decide`, with the scripts' KEYS, ARGV and reply; the
+ * DECIDE as a Redis Function library, `<name>_decide`: loaded once per node, then an FCALL runs only
+ * its function, where a script defines every function again on each call (docs/benchmarks.md). The
  * name carries a hash of the text, so differing Sluice versions never replace each other's library.
  */
 function decideLibrary(): { name: string; code: string; decide: string } {

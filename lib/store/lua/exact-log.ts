@@ -1,9 +1,8 @@
 /**
- * The accuracy meter's exact log beside a sampled counter, with sliding_window_log's verdict (the
- * memory store runs that on the same key). Redis: a ZSET `<key>:x`, one member per admitted request,
- * scored by its time, named `<units logged before it, 16 digits>:<its cost>`: the units in the window
- * are two O(log n) reads, and a request is one ZADD however many units it takes (docs/security.md).
- * The running total restarts at 0 when the window is empty; entries of one ms sort as they came.
+ * The accuracy meter's exact log beside a sampled counter, with sliding_window_log's verdict. Redis:
+ * a ZSET `<key>:x`, one member per admitted request scored by its time, named `<units logged before
+ * it, 16 digits>:<its cost>`: the units in the window are two O(log n) reads, and a request is one
+ * ZADD however many units it takes (docs/security.md). Members of one ms sort as they came.
  */
 export const EXACT_LOG_LUA = `-- Whether the exact log would admit this request, and the running total it continues from.
 local function exact_log(key, c)
@@ -19,7 +18,7 @@ local function exact_log(key, c)
   end
   return used + cost <= c.limit, total
 end
--- Records the request (\`total\`: what exact_log found; 0 when the window was empty, and all older entries go).
+-- Records the request (\`total\`: what exact_log found; 0 when the window was empty: older ones go).
 local function exact_log_commit(key, c, total)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - c.window))
   redis.call('ZADD', key, fmt(now), string.format('%016.0f', total) .. ':' .. fmt(cost))

@@ -1,15 +1,8 @@
 /**
  * The top of DECIDE (./decide.ts): the clock and the call's memos, the parsed limit strings and the
- * two outcome constructors. An evaluator `<algorithm>(key, c, o)` fills `o`, an outcome table the caller reuses from decision
- * to decision, with named fields:
- *   allowed   whether this check lets the request through
- *   reason    'ok', or why it denies ('rate_limited', 'quota_exhausted', 'concurrency_limited')
- *   remaining units left once this request is committed (what the answer shows when it consumes)
- *   idle      units left if this request consumes nothing (what the answer shows otherwise)
- *   resetAt   absolute ms (store clock) when the counter is back to full / the window resets
- *   retry     ms after which the same request passes if nothing else consumes (0 when allowed)
- *   delay     shaping wait of delay-mode limits (ms; 0 otherwise)
- *   overage   units billed beyond an `overage: bill` quota by this request (-1: not such a quota)
+ * two outcome constructors. An evaluator `<algorithm>(key, c, o)` fills `o`, an outcome table the
+ * caller reuses, with the pure twin's LimitOutcome and idleRemaining (lib/policy/algorithms/types.ts)
+ * by these names: allowed, reason, remaining, idle, resetAt, retry, delay, overage (-1: none).
  * An evaluator that allows also leaves on `o` what its commit needs, and `<algorithm>_commit(key,
  * c, o)` writes the counter and returns the commands that take the write back (the Cluster refund).
  * No closure and no table is made per check: in Lua each is an allocation.
@@ -86,7 +79,7 @@ end
 
 -- What a commit returns when the decision did not ask for undo commands (no table per commit).
 local NO_UNDO = {}
--- The commit of a STRING counter at o.k (fixed windows, quotas); the write that creates it sets its expiry.
+-- The commit of a STRING counter at o.k (fixed windows, quotas); its creating write sets its expiry.
 local function string_counter_commit(key, c, o)
   redis.call('INCRBY', o.k, cost)
   pexpireNew(o.k, o.resetAt - now, o.fresh)

@@ -1,9 +1,9 @@
 /**
  * The Lua twin of lib/policy/algorithms/quota.ts. Redis: a STRING `<key>:<label>`. A tenant quota
  * carries its window (`c.win`, lib/policy/quota-window.ts): the current billing period and the next,
- * worked out in TypeScript (time zones stay there), and this picks one by its clock; a slot's `carry`
- * names the old tier's quota whose counter also counts as used (a plan change under `full`). A quota
- * without a window is on the UTC calendar (lib/policy/quota-period.ts).
+ * worked out in TypeScript (time zones stay there); this picks one by its clock. A slot's `carry`
+ * names the old tier's quota whose counter also counts (a plan change under `full`). Without a
+ * window: the UTC calendar (lib/policy/quota-period.ts).
  */
 export const QUOTA_LUA = `local function civil_from_days(days)
   local z = days + 719468
@@ -50,7 +50,7 @@ local function quota_period(period)
   return periodEnd, label
 end
 
--- The slot of the window at \`now\` (pickSlot in lib/policy/quota-window.ts), cached on the parsed limit.
+-- The slot of the window at \`now\` (pickSlot, lib/policy/quota-window.ts), cached on the parsed limit.
 local function quota_slot(c)
   if c.win == '' then
     local periodEnd, label = quota_period(c.period)

@@ -1,9 +1,8 @@
 /**
- * RELEASE — frees a concurrency lease (the twin of releaseLease in lib/policy/algorithms/concurrency.ts).
+ * RELEASE — frees a concurrency lease (releaseLease's twin, lib/policy/algorithms/concurrency.ts).
  * KEYS[1]: the lease's counter. ARGV: [1] token, [2] the units the lease id names, [3] now override
- * (tests only). The id's units are checked against the lease's record (../lease-id.ts) and the loop
- * runs over the units granted. Returns 1 released, 0 no such live lease (or no record), -1 the id
- * names other units than the lease was granted (nothing freed).
+ * (tests only). The id's units are checked against the lease's record, and the loop runs over the
+ * units granted. Returns 1 released, 0 no such live lease, -1 the id names other units (nothing freed).
  */
 import { LEASE_RECORD_SUFFIX } from "../lease-id";
 import { luaNow } from "./now";

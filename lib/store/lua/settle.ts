@@ -1,11 +1,11 @@
 /**
- * SETTLE — gives back the unused part of a reservation, once (SettleResult in lib/store/types.ts):
- * the Lua twin of refundState in lib/policy/algorithms/refund.ts. KEYS[1]: the reservation record,
- * then the keys of its commands (one slot). ARGV[1]: the actual cost, [2] now override (tests only).
- * The record holds `c`, the reserved cost, `u`, the commands that take the commit back, and `e`, its
- * expiry (ms, store clock: exact, whatever PEXPIRE's granularity); each command is scaled to `units
- * = max(0, c − actual)`, never below zero, only on keys that still exist (a refund never creates one,
- * nor touches an expiry). Then `a` (actual) and `r` (refunded) are recorded.
+ * SETTLE — gives back the unused part of a reservation, once: {status, reserved, actual, refunded}
+ * (SettleResult, lib/store/types.ts); the twin of refundState (lib/policy/algorithms/refund.ts).
+ * KEYS[1]: the reservation record, then its commands' keys (one slot). ARGV[1]: the actual cost, [2]
+ * now override (tests only). The record holds `c`, the reserved cost, `u`, the commands that take
+ * the commit back, and `e`, its expiry (ms, store clock: exact, whatever PEXPIRE's granularity). Each
+ * command is scaled to `units = max(0, c − actual)`, never below zero, only on keys that still exist
+ * (a refund never creates one, nor touches an expiry); then `a` (actual) and `r` (refunded) are kept.
  */
 import { luaNow } from "./now";
 

@@ -19,9 +19,9 @@ local function sliding_window_counter(key, c, o)
   end
   local sub = c.sub
   if k == 1 then
-    -- Precision 1: the plain formula, previous × (1 − elapsed/window) + current, on the general body's
-    -- scaled integers with the two counts in locals (no tables: the hot path of most policies); a denial
-    -- goes on to the general body for the wait. The call's sub-window, field names and scaled limit live on c.
+    -- Precision 1: previous × (1 − elapsed/window) + current, on the general body's scaled integers
+    -- with the two counts in locals (no tables: the hot path of most policies); a denial goes on to
+    -- the general body for the wait. The call's sub-window, field names and scaled limit live on c.
     local i = c.i
     if not i then
       i = floor(now / sub)
@@ -40,9 +40,9 @@ local function sliding_window_counter(key, c, o)
   end
   local i = floor(now / sub)
   local L = c.limit
-  -- With Redis time, a live key (expiring at (w + k + 1) * sub) was last written in a sub-window w >= i - k,
-  -- whose first write dropped every field < w - k: only i - 2k .. i - k - 1 can have slid out, so they are
-  -- read here and dropped by name on the commit, not by listing the hash (HKEYS, which test clocks need).
+  -- With Redis time, a live key (expiring at (w + k + 1) * sub) was last written in a sub-window
+  -- w >= i - k, whose first write dropped every field < w - k: only i - 2k .. i - k - 1 can have slid
+  -- out, so they are read here and dropped by name on commit, not by HKEYS (which test clocks need).
   local lo = i - k
   if ttlPad == 0 then lo = i - 2 * k end
   local fields = {}

@@ -1,8 +1,7 @@
 /**
- * DECIDE's wire format, written once as the tables below. The codec (lib/store/redis/codec.ts) reads
- * and writes by these names and offsets, and the Lua (decide.ts, prelude.ts) is generated with them
- * interpolated, so neither side spells an offset, a field order or a bit of its own;
- * lib/store/redis/codec.int.test.ts runs both ends against each other on a real Redis.
+ * DECIDE's wire format, written once as the tables below: the codec (lib/store/redis/codec.ts) and the
+ * generated Lua (decide.ts, prelude.ts) both use these names, so neither spells an offset, a field order
+ * or a bit of its own, and lib/store/redis/codec.int.test.ts runs both ends against each other.
  *
  * Request. KEYS: the base counter key of every check of every decision, in order (suffixed keys are
  * derived from it in Lua and keep its hash tag). ARGV (1-based, as Lua reads it):
@@ -22,7 +21,6 @@ import { encodeQuotaWindow } from "../../policy/quota-window";
 import type { Reason } from "../../policy/types";
 import type { LimitCheck } from "../types";
 
-/** ARGV's head. */
 export const ARG = { now: 1, decisions: 2, limits: 3 } as const;
 
 /** One decision shape after H: these fields from its first slot, then one limit index per check. */
@@ -65,8 +63,8 @@ export function hasExtraField(check: { algorithm: string; overage?: string }): b
 }
 
 /**
- * A limit as one ARGV string: these fields in order, each followed by `|` (none can hold one). One
- * string, not one argument per field, is shorter to encode and send, and DECIDE parses it once per call.
+ * A limit as one ARGV string: these fields in order, each followed by `|` (none can hold one), which
+ * is shorter to encode and send than an argument per field, and which DECIDE parses once per call.
  * `lua`: the field's name on the parsed limit (`c.<lua>`); `number`: parsed with tonumber at once.
  */
 interface LimitField {
@@ -89,7 +87,7 @@ export const LIMIT_FIELDS: readonly LimitField[] = [
   { lua: "member", of: (c) => (c.fairShare ? c.fairShare.member : "") },
   { lua: "token", of: (_c, leaseToken) => leaseToken },
   { lua: "exact", of: (c) => (c.exactLog ? "1" : "") },
-  // a tenant quota's two billing periods (encodeQuotaWindow); '' for a quota on the UTC calendar and every other check
+  // a tenant quota's two billing periods (encodeQuotaWindow); '' for a quota without a window and other checks
   { lua: "win", of: (c) => (c.quotaWindow ? encodeQuotaWindow(c.quotaWindow) : "") },
 ];
 

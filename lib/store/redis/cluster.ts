@@ -1,9 +1,8 @@
 /**
  * Redis Cluster: a script may only touch one hash slot, and a global cap (`{g:<capId>}`) lives apart
- * from its tenant's counters (`{t:<tenant>}`). A decision that spans slots keeps all-or-nothing by
- * reservation and refund (docs/semantics.md, its one exception and bound): each global cap's slot is
- * decided and committed first, then the tenant's, one DECIDE per slot (once one denies, the rest as
- * a dry run); if any denied, what the others committed is refunded (REFUND, one per slot).
+ * from its tenant (`{t:<tenant>}`). A decision across slots stays all-or-nothing by reservation and
+ * refund (docs/semantics.md): the global caps' slots are decided first, then the tenant's, one DECIDE
+ * per slot (after a denial, as dry runs); if any denied, what the others committed is refunded.
  */
 import { REFUND_LUA } from "../lua/refund";
 import { FLAG } from "../lua/wire";

@@ -1,9 +1,9 @@
 /**
  * Coalescing (standalone Redis): the decisions of one event-loop turn go to Redis as ONE DECIDE
  * call, which decides them one after the other, each all-or-nothing, as if they came one by one.
- * What it buys: the script call, Redis TIME, encoding and parsing paid once per turn (22 µs of Redis
- * CPU per decision at one per call, 6.9 µs at twelve; docs/benchmarks.md). It replaces one call per
- * decision, which a Redis Cluster still gets. Bounded, so that one call never holds Redis for long.
+ * What it buys: the script call, Redis TIME, encoding and parsing paid once per turn (Redis CPU per
+ * decision: 22 µs at one per call, 6.9 µs at twelve; docs/benchmarks.md), where the plain version
+ * (a Redis Cluster's) makes one call per decision. Bounded: one call never holds Redis long.
  */
 import type { DecisionInput, DecisionResult } from "./codec";
 import { type CallClock, watchCall, type Waiting } from "./deadline";
@@ -22,7 +22,6 @@ export interface CoalescerDeps {
   call(batch: readonly DecisionInput[]): Promise<(DecisionResult | Error)[]>;
   /** A result that arrived after its decision had timed out: its caller was answered without it. */
   late(result: DecisionResult): void;
-  /** The longest a decision with a budget waits while Redis keeps answering (ms; deadline.ts). */
   maxWaitMs: number;
 }
 

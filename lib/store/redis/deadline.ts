@@ -35,11 +35,10 @@ export function watchCall(waiting: readonly Waiting[], answered: () => boolean, 
   const expire = () => {
     const nowMs = performance.now();
     const waitedMs = nowMs - sentAtMs;
-    // A late answer is load, not the store failing, and waits one budget more (up to maxWaitMs),
-    // when Redis answered one of our calls within the budget (this call is queued behind others),
-    // or when this process ran late by more than half the budget during this very wait: it did not
-    // get the CPU, so likely neither did Redis. A stall before the wait, or one already counted,
-    // says nothing about this reply.
+    // A late answer is load, not the store failing, and waits one budget more (up to maxWaitMs) when
+    // Redis answered one of our calls within the budget (this call is queued behind others), or when
+    // this process ran late by more than half the budget during this very wait (not before it, nor a
+    // stall already counted): it did not get the CPU, so likely neither did Redis.
     const starved = nowMs - dueAtMs > budgetMs / 2 || loopLateMaxMs(judgedFromMs) > budgetMs / 2;
     judgedFromMs = nowMs;
     const silentMs = starved ? 0 : nowMs - clock.lastAnswerAtMs();

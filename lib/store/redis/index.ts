@@ -1,8 +1,7 @@
 /**
- * The Redis counter store: every check of a decision in one atomic DECIDE (lib/store/lua/decide.ts),
- * Redis server TIME as the clock, every key's TTL set in the same call. A decision goes through
- * ./coalescer.ts (or ./cluster.ts), ./codec.ts, ./loader.ts, ./deadline.ts and ./codec.ts again, in
- * that order (docs/architecture.md); beside it, ./leases.ts and ./reservations.ts.
+ * The Redis counter store: each decision's checks in one atomic DECIDE (../lua/decide.ts), Redis
+ * TIME as the clock, every TTL set in the same call. A decision goes through ./coalescer.ts (or
+ * ./cluster.ts), ./codec.ts, ./loader.ts, ./deadline.ts, then ./codec.ts (docs/architecture.md).
  */
 import type { RedisClient } from "../../redis/client";
 import { withTimeout } from "../../net/timeout";
@@ -68,8 +67,7 @@ export function createRedisStore(redis: RedisClient, options: RedisStoreOptions 
       const [s, us] = timeoutMs === undefined ? await time : await withTimeout(time, timeoutMs, () => new StoreTimeoutError());
       return { nowMs: Number(s) * 1000 + Math.floor(Number(us) / 1000), allowed: true, outcomes: [] };
     }
-    // Several round trips: the budget covers them together (a timeout mid-way leaves reserved
-    // global units counted until their window passes: it errs on the side of limiting).
+    // Several round trips under one budget (a timeout mid-way leaves global units counted: erring on the side of limiting).
     if (isCluster(redis) && spansSlots(checks)) return budget(checkAcrossSlots(cluster, checks, cost, dryRun, reserve));
     const wantUndo = reserve && !dryRun;
     const flags = (dryRun ? FLAG.dryRun : 0) | (wantUndo ? FLAG.undo : 0);

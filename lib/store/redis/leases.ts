@@ -7,11 +7,10 @@ import { type Loader, script } from "./loader";
 const RELEASE = script(RELEASE_LUA);
 
 export interface Leases {
-  /** Frees a lease: false when unknown or expired; ForgedLeaseError when its id was changed. */
   release(leaseId: string): Promise<boolean>;
   /**
    * A reply that came after its budget: nobody holds its leases, and each would keep its tenant at the
-   * limit for its whole TTL (30 s for a limit of 1), so they are released now; its counters stay consumed.
+   * limit for its whole TTL (30 s for a limit of 1), so they are released now (its counters stay).
    */
   giveBack(result: { allowed: boolean; outcomes: readonly CheckOutcome[] }): void;
 }

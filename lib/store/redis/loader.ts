@@ -8,12 +8,8 @@ import { type Cluster, Command } from "ioredis";
 import { isFunctionMissing, isNoScript, type RedisClient } from "../../redis/client";
 import { DECIDE_LIBRARY, decideLua } from "../lua/decide";
 
-export interface Script {
-  source: string;
-  sha: string;
-}
-
-export const script = (source: string): Script => ({ source, sha: createHash("sha1").update(source).digest("hex") });
+export const script = (source: string) => ({ source, sha: createHash("sha1").update(source).digest("hex") });
+export type Script = ReturnType<typeof script>;
 
 export interface ScriptStats {
   fcall: number;
