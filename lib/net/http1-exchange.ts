@@ -3,7 +3,7 @@
  * server (one per server: two servers in one process keep their own clock and Date line).
  */
 import { STATUS_CODES } from "node:http";
-import { checkHeaderValue, type HttpExchange, type HttpLimits, type HttpServerOptions } from "./http-server";
+import { headerLines, pathOf, type HttpExchange, type HttpLimits, type HttpServerOptions } from "./http-server";
 import { headerValue } from "./http1-head";
 import type { Connection } from "./http1-connection";
 
@@ -24,6 +24,7 @@ export interface Http1ServerState {
   draining: boolean;
   readonly connections: Set<Connection>;
   inFlight: number;
+  /** Drain's watcher (waitForDrain): told when no request is in flight, or no connection is left. */
   onIdle: (() => void) | null;
 }
 
@@ -31,10 +32,9 @@ const EMPTY = Buffer.alloc(0);
 
 /**
  * A connection has answers ready: it writes them at the end of this event-loop turn's I/O phase,
- * with every other connection's (setImmediate). Each write to a peer that sleeps wakes it, which
- * costs the writer more than the write; answers written one by one as each request is read wake
- * the client once per answer, answers written together once per turn (bench: the deny path's
- * server CPU per decision). The wait is the rest of the current turn.
+ * with every other connection's (setImmediate). Each write wakes a sleeping client, which costs the
+ * writer more than the write: one write per turn instead of one per answer (the numbers are in
+ * docs/decision-api.md#http, "Writes").
  */
 export function scheduleFlush(server: Http1ServerState, conn: Connection): void {
   server.toFlush.push(conn);
@@ -78,8 +78,7 @@ export class Http1Exchange implements HttpExchange {
     readonly headers: readonly string[],
     keepAlive: boolean,
   ) {
-    const q = url.indexOf("?");
-    this.path = q === -1 ? url : url.slice(0, q);
+    this.path = pathOf(url);
     this.closeAfter = !keepAlive;
   }
 
@@ -92,12 +91,7 @@ export class Http1Exchange implements HttpExchange {
   }
 
   send(status: number, headers: readonly string[], body: string, close = false): void {
-    let lines = "";
-    for (let i = 0; i < headers.length; i += 2) {
-      checkHeaderValue(headers[i]!, headers[i + 1]!);
-      lines += `${headers[i]!}: ${headers[i + 1]!}\r\n`;
-    }
-    this.sendLines(status, lines, body, close);
+    this.sendLines(status, headerLines(headers), body, close);
   }
 
   sendLines(status: number, lines: string, body: string, close = false): void {
