@@ -41,7 +41,7 @@ class NodeExchange implements HttpExchange {
   private sent = false;
 
   constructor(
-    private readonly req: IncomingMessage,
+    readonly req: IncomingMessage,
     private readonly res: ServerResponse,
     private readonly draining: () => boolean,
   ) {
@@ -57,11 +57,6 @@ class NodeExchange implements HttpExchange {
 
   get answered(): boolean {
     return this.sent || this.res.destroyed;
-  }
-
-  /** Its whole body has arrived (whether or not anyone read it). */
-  get complete(): boolean {
-    return this.req.complete;
   }
 
   send(status: number, headers: readonly string[], body: string, close = false): void {
@@ -205,7 +200,7 @@ export function createNodeHttpServer(options: HttpServerOptions): HttpServer {
     state.refused = true;
     const kind: HttpClientError = error.code === "HPE_HEADER_OVERFLOW" ? "headers_too_large" : error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "timeout" : "malformed";
     const latest = state.latest;
-    if (latest !== null && !latest.complete) {
+    if (latest !== null && !latest.req.complete) {
       if (latest.answered) socket.destroy();
       else sendClientError(options, latest, kind);
       return;

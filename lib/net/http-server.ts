@@ -108,10 +108,9 @@ export interface HttpServer {
   drain(graceMs?: number): Promise<void>;
 }
 
-/** A header value this server writes: no control characters but tab (no response splitting). */
 const UNSAFE_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
 
-/** Throws when a header value could split the answer. */
+/** Throws when a header value could split the answer: no control characters but tab. */
 export function checkHeaderValue(name: string, value: string): void {
   if (UNSAFE_VALUE.test(value)) throw new Error(`header ${name}: control character in its value`);
 }

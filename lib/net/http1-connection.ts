@@ -6,7 +6,7 @@
  */
 import type net from "node:net";
 import { MAX_UNSENT_BYTES, routeRequest, runHandler, sendClientError, type HttpClientError, type HttpHandler } from "./http-server";
-import { Http1Exchange, scheduleFlush, type Http1ServerState } from "./http1-exchange";
+import { Http1Exchange, type Http1ServerState } from "./http1-exchange";
 import { chunkSize, FIELD_LINE, frameRequest, MAX_CHUNK_LINE, parseHead, REQUEST_LINE, type Http1Head } from "./http1-head";
 
 const CRLF = Buffer.from("\r\n");
@@ -208,11 +208,9 @@ export class Connection {
     if (expect === "other") return void this.refuse("expectation_failed");
     const handler = routeRequest(server.options, exchange);
     if (tooLarge) {
-      if (handler !== null) return void this.refuse("body_too_large");
-      // Answered already, with Connection: close.
-      this.current = null;
-      this.reading = false;
-      this.phase = Phase.Closed;
+      // Answered already (with Connection: close) when it has no handler.
+      if (handler !== null) this.refuse("body_too_large");
+      else this.stopReading();
       return;
     }
     this.handler = handler;
@@ -251,11 +249,7 @@ export class Connection {
    */
   private refuse(kind: HttpClientError): number {
     const exchange = this.current;
-    this.current = null;
-    this.handler = null;
-    this.reading = false;
-    this.phase = Phase.Closed;
-    this.buf = null;
+    this.stopReading();
     if (exchange !== null && exchange.answered) {
       exchange.closeAfter = true;
       // Its answer is written already when nothing is owed any more.
@@ -272,12 +266,21 @@ export class Connection {
     return END_OF_INPUT;
   }
 
-  /** An exchange was answered: if it is next in line, this connection writes at the end of the turn (scheduleFlush). */
+  /** Reads no more requests: the connection ends once its answers are written. */
+  private stopReading(): void {
+    this.current = null;
+    this.handler = null;
+    this.reading = false;
+    this.phase = Phase.Closed;
+    this.buf = null;
+  }
+
+  /** An exchange was answered: if it is next in line, this connection writes at the end of the turn (Http1ServerState.scheduleFlush). */
   answered(exchange: Http1Exchange): void {
     if (this.dead) this.forget(exchange);
     else if (this.queue[0] === exchange && !this.flushPending) {
       this.flushPending = true;
-      scheduleFlush(this.server, this);
+      this.server.scheduleFlush(this);
     }
   }
 

@@ -1,38 +1,18 @@
 /**
  * The hand-written HTTP/1.1 server on node:net, the decision server's default (`SLUICE_HTTP_SERVER=
- * http1`): ./http-server.ts says why it exists, docs/decision-api.md#http what it guarantees. A
- * request travels through ./http1-connection.ts (reading, limits, timeouts, answers in order),
- * ./http1-head.ts (the RFC 9112 grammar and the framing it declares) and ./http1-exchange.ts (one
- * request and its answer); this file holds the server: its connections, its clock and drain.
- *
- * Not supported, as the decision server needs none of it: upgrades (WebSocket, h2c), trailers for
- * the handler, absolute-form targets (they are passed as sent), compression.
+ * http1`): ./http-server.ts says why it exists, docs/decision-api.md#http what it guarantees and
+ * does not support. A request travels through ./http1-connection.ts (reading, limits, timeouts,
+ * answers in order), ./http1-head.ts (the RFC 9112 grammar and the framing it declares) and
+ * ./http1-exchange.ts (one request and its answer); this file holds the connections, the clock and drain.
  */
 import net from "node:net";
 import { httpLimits, waitForDrain, type HttpServer, type HttpServerOptions } from "./http-server";
 import { Connection } from "./http1-connection";
-import type { Http1ServerState } from "./http1-exchange";
-
-const dateLine = () => `Date: ${new Date().toUTCString()}\r\n`;
+import { dateLine, Http1ServerState } from "./http1-exchange";
 
 /** Creates the server (call `server.listen`). */
 export function createHttp1Server(options: HttpServerOptions): HttpServer {
-  const limits = httpLimits(options);
-  const keepAliveS = Math.max(1, Math.floor(limits.keepAliveTimeoutMs / 1000));
-  const state: Http1ServerState = {
-    limits,
-    options,
-    clockS: 0,
-    dateLine: dateLine(),
-    keepAliveLines11: `Keep-Alive: timeout=${keepAliveS}\r\n`,
-    keepAliveLines10: `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveS}\r\n`,
-    toFlush: [],
-    flushScheduled: false,
-    draining: false,
-    connections: new Set(),
-    inFlight: 0,
-    onIdle: null,
-  };
+  const state = new Http1ServerState(httpLimits(options), options);
   // Half-open: a client that sends its requests and then half-closes still gets its answers (Connection.afterInput).
   const server = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) => {
     const conn = new Connection(socket, state);
