@@ -152,7 +152,6 @@ export function frameRequest(head: Http1Head): Http1Framing | "malformed" {
   let chunked = false;
   let length = 0;
   if (transferEncoding !== undefined) {
-    // Only chunked is understood, and with a Content-Length beside it the length is ambiguous.
     if (contentLength !== undefined || transferEncoding.trim().toLowerCase() !== "chunked") return "malformed";
     chunked = true;
   } else if (contentLength !== undefined) {
