@@ -13,10 +13,13 @@ export const LAYERS = {
   "lib/store": ["lib/policy", "lib/net", "lib/redis"],
   "lib/redis": ["lib/policy", "lib/env.ts", "lib/net", "lib/decision/ports.ts"],
   "lib/decision": ["lib/policy", "lib/store", "lib/net", "lib/env.ts"],
+  "lib/envoy": ["lib/policy", "lib/store", "lib/redis", "lib/net", "lib/decision"],
+  "lib/regions": ["lib/policy", "lib/store", "lib/redis"],
+  "lib/processes": ["lib/env.ts", "lib/net", "lib/decision/process-flags.ts"],
   "lib/db": ["lib/policy", "lib/env.ts", "lib/net", "lib/generated"],
-  "lib/rls": ["lib/policy", "lib/decision"],
+  "lib/rls": ["lib/policy", "lib/decision", "lib/envoy"],
   "lib/single-node": ["lib/policy", "lib/env.ts", "lib/store", "lib/redis", "lib/decision", "lib/db", "lib/jobs", "lib/net"],
-  "lib/services": ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/net", "lib/store", "lib/redis", "lib/decision", "lib/db", "lib/generated", "lib/auth"],
+  "lib/services": ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/net", "lib/store", "lib/redis", "lib/decision", "lib/processes", "lib/db", "lib/generated", "lib/auth"],
   "lib/jobs": ["lib/policy", "lib/env.ts", "lib/redis", "lib/db", "lib/generated", "lib/services"],
   "lib/auth": ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/decision/client-address.ts", "lib/db", "lib/generated"],
   "lib/http": ["lib/policy", "lib/errors.ts", "lib/env.ts", "lib/redis", "lib/db", "lib/generated", "lib/auth"],
@@ -29,7 +32,7 @@ export const LAYERS = {
   "proxy.ts": ["lib/auth"],
   examples: ["lib/client"], // what a user copies: the SDK only
 };
-const AREAS = ["lib/policy", "lib/net", "lib/client", "lib/errors.ts", "lib/env.ts", "lib/log.ts", "lib/store", "lib/redis", "lib/decision", "lib/db", "lib/generated", "lib/rls", "lib/single-node", "lib/services", "lib/jobs", "lib/auth", "lib/http", "lib/openapi", "app", "components", "worker", "examples", "proxy.ts"];
+const AREAS = ["lib/policy", "lib/net", "lib/client", "lib/errors.ts", "lib/env.ts", "lib/log.ts", "lib/store", "lib/redis", "lib/decision", "lib/envoy", "lib/regions", "lib/processes", "lib/db", "lib/generated", "lib/rls", "lib/single-node", "lib/services", "lib/jobs", "lib/auth", "lib/http", "lib/openapi", "app", "components", "worker", "examples", "proxy.ts"];
 
 export function importZones() {
   const inside = (file, dir) => file === dir || file.startsWith(`${dir}/`);
