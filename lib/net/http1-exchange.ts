@@ -1,7 +1,4 @@
-/**
- * One request of lib/net/http1.ts and its answer, and the state its connections share with their
- * server (one per server: two servers in one process keep their own clock and Date line).
- */
+/** One request of lib/net/http1.ts and its answer, and the state a server shares with its connections. */
 import { STATUS_CODES } from "node:http";
 import { headerLines, pathOf, type HttpExchange, type HttpLimits, type HttpServerOptions } from "./http-server";
 import { headerValue } from "./http1-head";
@@ -9,7 +6,7 @@ import type { Connection } from "./http1-connection";
 
 export const dateLine = () => `Date: ${new Date().toUTCString()}\r\n`;
 
-/** What a server's connections share. */
+/** What a server's connections share: one per server, so two servers in one process keep their own clock and Date line. */
 export class Http1ServerState {
   /** Seconds since the server started, advanced by its own sweep: the coarse clock of its timeouts. */
   clockS = 0;
