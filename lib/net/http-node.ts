@@ -17,10 +17,8 @@ const EMPTY = Buffer.alloc(0);
 /** What this adapter tracks of one socket. */
 interface SocketState {
   readonly socket: Socket;
-  /** Requests read whose answer is not written yet. */
+  /** Requests read whose answer is not written yet: the ones started (routed), at most maxPipelined, and the waiting ones. */
   pending: number;
-  /** Of those, the ones started (routed): at most maxPipelined. */
-  running: number;
   /** Requests read and not started yet, in order: node:http parses a whole read of pipelined requests at once. */
   readonly waiting: (() => void)[];
   /** The request read last (a parse error is in its body while it is not complete). */
@@ -108,7 +106,7 @@ export function createNodeHttpServer(options: HttpServerOptions): HttpServer {
   const isDraining = () => draining;
 
   server.on("connection", (socket: Socket) => {
-    const state: SocketState = { socket, pending: 0, running: 0, waiting: [], latest: null, refused: false, refusal: null };
+    const state: SocketState = { socket, pending: 0, waiting: [], latest: null, refused: false, refusal: null };
     sockets.set(socket, state);
     socket.on("drain", () => startWaiting(state));
     socket.on("close", () => {
@@ -122,10 +120,7 @@ export function createNodeHttpServer(options: HttpServerOptions): HttpServer {
    * client reads what it is sent: a client that pipelines and stops reading holds a bounded backlog.
    */
   function startWaiting(state: SocketState): void {
-    while (state.waiting.length > 0 && state.running < limits.maxPipelined && state.socket.writableLength <= MAX_UNSENT_BYTES) {
-      state.running++;
-      state.waiting.shift()!();
-    }
+    while (state.waiting.length > 0 && state.pending - state.waiting.length < limits.maxPipelined && state.socket.writableLength <= MAX_UNSENT_BYTES) state.waiting.shift()!();
   }
 
   function onRequest(req: IncomingMessage, res: ServerResponse, expect: "continue" | "other" | null): void {
@@ -143,8 +138,7 @@ export function createNodeHttpServer(options: HttpServerOptions): HttpServer {
     res.once("close", () => {
       inFlight--;
       state.pending--;
-      if (started) state.running--;
-      else state.waiting.splice(state.waiting.indexOf(start), 1);
+      if (!started) state.waiting.splice(state.waiting.indexOf(start), 1);
       if (state.pending === 0 && state.refusal !== null) state.socket.end(state.refusal);
       else startWaiting(state);
       onIdle?.();
@@ -207,7 +201,8 @@ export function createNodeHttpServer(options: HttpServerOptions): HttpServer {
     }
     const status = CLIENT_ERROR_STATUS[kind];
     const answer = options.clientError(kind);
-    const refusal = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nDate: ${new Date().toUTCString()}\r\n${headerLines(answer.headers)}Connection: close\r\nContent-Length: ${Buffer.byteLength(answer.body)}\r\n\r\n${answer.body}`;
+    const head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nDate: ${new Date().toUTCString()}\r\n${headerLines(answer.headers)}Connection: close\r\n`;
+    const refusal = `${head}Content-Length: ${Buffer.byteLength(answer.body)}\r\n\r\n${answer.body}`;
     if (state.pending > 0) state.refusal = refusal;
     else socket.end(refusal);
   });
