@@ -25,7 +25,7 @@ export interface LimitCheck extends AlgorithmLimit {
    * limit at `<key>:x` and reports in `accuracy` what it would have decided (not on a dry run).
    */
   exactLog?: true;
-  /** `regions: shared` (docs/regions.md): what it admits is counted in the other regions too; fixed_window and sliding_window_counter only. */
+  /** `regions: shared` (docs/regions.md, lib/regions/replication.ts): what it admits is counted in the other regions too; fixed_window and sliding_window_counter only. */
   replicate?: true;
   /** DECIDE's limit string (checkSpec, lib/store/lua/wire.ts), made once per limit by the caller; absent: the Redis store makes it. */
   spec?: string;
