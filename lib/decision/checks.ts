@@ -1,15 +1,8 @@
 /**
- * From a resolved request to the list of counters one decision checks (pure: no I/O, no clock).
- *
- * The selection (tier rows for the operation or `*`, live overrides, global caps) is
- * `limitsFor` in lib/policy/effective-limits.ts; this file turns it into store checks with their keys.
- *
- * An operation that matches no pattern resolves to `*`: it is checked against the `*` rows, the
- * `*` quotas and nothing else (no global cap names `*`), and its failure mode is the default.
- *
- * Subjects per scope: `api_key` → the first 16 hex chars of sha256(key) (skipped when the caller
- * sent `tenant` instead of a key); `tenant` → `_`; `ip` → the address (skipped when none was
- * sent); `global` → `_` under the limit's own hash tag, shared by every tenant.
+ * What `limitsFor` (lib/policy/effective-limits.ts) selected, turned into the store checks of one
+ * decision with their counter keys (pure: no I/O, no clock). Subjects per scope: `api_key` → the
+ * first 16 hex chars of sha256(key) (skipped when the caller named the tenant); `tenant` → `_`;
+ * `ip` → the address (skipped when none was sent); `global` → `_` under the limit's own hash tag.
  */
 import type { EffectiveLimits } from "../policy/effective-limits";
 import type { CompiledLimit, CompiledPolicyBody, CompiledTenant } from "../policy/compiled";
@@ -107,10 +100,9 @@ export function quoteName(name: string): string {
 }
 
 /**
- * A check with every field of LimitCheck present, in this order (the absent ones undefined): the
- * checks of every kind of limit (windows, buckets, quotas, global caps, sampled subjects) then
- * share one hidden class, and the store and the engine read them through monomorphic lookups.
- * Typed Complete: a field added to LimitCheck and not carried here does not compile.
+ * A check with every field of LimitCheck present, in this order (the absent ones undefined; typed
+ * Complete, so a new field must be carried here): checks of every kind then share one hidden class,
+ * and the store and the engine read them through monomorphic lookups.
  */
 function limitCheck(c: Complete<LimitCheck>): Complete<LimitCheck> {
   return {
@@ -245,21 +237,14 @@ export function planChecks(input: PlanInput): PlannedCheck[] {
   return out;
 }
 
-/**
- * Under failure mode `local` an API key that cannot be resolved (this server never looked it up,
- * and the store is unavailable) is counted as this tenant, whose slug no real tenant can have
- * (slugs start with a letter or digit). The in-process store is the only one that sees it.
- */
+/** The tenant of a key that cannot be resolved under failure mode `local` (no real slug starts with `~`). */
 export const UNRESOLVED_TENANT = "~unresolved";
 
 /**
- * The checks for a request whose key cannot be resolved, under failure mode `local` (issue #17,
- * defect 2: such requests used to pass unlimited). Its tenant, and so its tier, is unknown: it is
- * checked against every tier's rows for the operation at once, so the strictest one binds, and
- * against the operation's global caps. Per-key rows count the key itself, per-IP rows the address,
- * and tenant rows and quotas one counter shared by every unresolvable key (as UNRESOLVED_TENANT):
- * together, all the keys this server cannot resolve get at most one local share of the strictest
- * tenant limit, whoever they belong to. Overrides cannot apply (they need the tenant).
+ * The checks, under failure mode `local`, for a request whose key cannot be resolved: against every
+ * tier's rows for the operation at once (the strictest binds) and its global caps. Tenant rows and
+ * quotas count UNRESOLVED_TENANT, so all the keys this server cannot resolve together get at most
+ * one local share of the strictest tenant limit. Overrides cannot apply (they need the tenant).
  */
 export function planUnresolvedChecks(doc: CompiledPolicyBody, operation: string, keyHash: string | null, ip: string | null, prefix: string): PlannedCheck[] {
   const applies = (row: string) => row === ANY_OPERATION || row === operation;

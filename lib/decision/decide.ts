@@ -1,17 +1,8 @@
 /**
- * One decision, pure: plan → outcome → answer. No I/O and no clock (time arrives as `nowMs`), so
- * the same three steps serve every caller:
- * - the engine (./engine.ts), which resolves the API key first and puts the deny cache, the
- *   breaker and the counter store (with its failure modes) between planDecision and answerDecision;
- * - the simulator (components/simulator/run-simulation.ts) and replay (lib/services/justify/replay.ts),
- *   which run `decideWith` over the in-process store on a simulated clock.
- *
- * 1. planDecision: the tenant's limits for the operation (`limitsFor`, lib/policy/effective-limits.ts), or
- *    the answer that needs no counter (an unknown key 401, a suspended tenant 403, no limits 200);
- *    else the checks, each with its counter key (./checks.ts).
- * 2. the outcome: a StoreDecision, from whichever store the caller asks.
- * 3. answerDecision: the answer and its headers (./answer.ts), and what the accounting records of
- *    it — the check that denied it (denialOf) and the accuracy meter's samples.
+ * One decision, pure: planDecision → a StoreDecision from whichever store the caller asks →
+ * answerDecision. No I/O and no clock (time arrives as `nowMs`), so the same steps serve the engine
+ * (./engine.ts, which puts the deny cache, the breaker and the counter store between them) and the
+ * simulator and replay (`decideWith` over the in-process store on a simulated clock).
  */
 import { limitsFor, type EffectiveLimits } from "../policy/effective-limits";
 import type { CompiledPolicyBody } from "../policy/compiled";
@@ -128,11 +119,8 @@ function accuracyOf(decision: StoreDecision, planned: readonly PlannedCheck[]): 
 }
 
 /**
- * Which check denied a decision, for the usage aggregates (`r|…` by limit name and `q|…` by quota,
- * lib/redis/usage-format.ts) and through them the dashboards' 429s by limit and the billing export's
- * "denied for quota". It is the check the answer names (`mostRestrictive`, the same choice that
- * sets the reason, Retry-After and RateLimit headers), so a decision counts for one limit at most:
- * a request that a rate limit and a quota both refuse counts for the one the client is told about.
+ * Which check denied a decision, for the usage aggregates (lib/redis/usage-format.ts): the one the
+ * answer names (`mostRestrictive`), so a decision counts for one limit at most, the one the client is told about.
  */
 export interface Denial {
   /** Its RateLimit-Policy name. */
@@ -141,7 +129,7 @@ export interface Denial {
   quota: string | null;
 }
 
-/** The check that denied this store decision, or null when it passed (an allowed decision costs one property read). */
+/** The check that denied this store decision, or null when it passed. */
 export function denialOf(decision: StoreDecision, planned: readonly PlannedCheck[]): Denial | null {
   if (decision.allowed) return null;
   const i = mostRestrictive(decision, planned);

@@ -1,36 +1,24 @@
 /**
- * The engine's cold path (docs/failure-modes.md): what it does when the counter store fails, times
- * out or the breaker is open. Kept apart from ./engine.ts so that `decide` reads as the path a
- * healthy decision takes; nothing here runs while the store answers.
- *
- * The operation's failure mode decides: `open` allows with `degraded: true`, `closed` answers 503
- * `store_unavailable`, `local` checks an in-process store with every limit divided by the number
- * of instances (also `degraded: true`).
+ * The engine's cold path (docs/failure-modes.md), when the counter store fails, times out or the
+ * breaker is open; kept apart so that ./engine.ts `decide` reads as the path a healthy decision takes.
+ * The operation's failure mode decides: `open` allows with `degraded: true`, `closed` answers 503,
+ * `local` checks an in-process store with every limit divided by the number of instances.
  */
 import type { FailureMode } from "../policy/types";
-import { StoreTimeoutError, type CounterStore } from "../store/types";
+import { StoreTimeoutError } from "../store/types";
 import { type AnswerContext, plainAnswer } from "./answer";
-import type { CircuitBreaker } from "./breaker";
 import { localShare, type PlannedCheck } from "./checks";
 import { answerDecision, type Decided, decidedWithout } from "./decide";
-import type { DecisionMetrics } from "./metrics";
-import type { UsageError, UsageSink } from "./ports";
+import type { EngineDeps } from "./engine";
+import type { UsageError } from "./ports";
 
 /** How long a fail-closed operation waits for the store before answering 503 (DecisionEngine budgetFor). */
 export function closedWaitMs(storeTimeoutMs: number): number {
   return Math.max(storeTimeoutMs * 4, 100);
 }
 
-/** What the failure path reports to and falls back on (the engine's deps). */
-export interface FailureDeps {
-  breaker: CircuitBreaker;
-  metrics: DecisionMetrics | null;
-  usage: UsageSink | null;
-  /** The in-process store used by failure mode `local`. */
-  localStore: CounterStore;
-  /** Decision server replicas; `local` enforces limit / instances. */
-  instances: number;
-}
+/** What the failure path reports to and falls back on. */
+type FailureDeps = Pick<EngineDeps, "breaker" | "metrics" | "usage" | "localStore" | "instances">;
 
 /** The store answered, without the key index (it lost it): a store error to report, not a breaker failure. */
 export function indexMissing(deps: FailureDeps, nowMs: number, startedMs: number): UsageError {
