@@ -55,12 +55,8 @@ export interface DecisionAnswer {
   checks?: ExplainedCheck[];
 }
 
-export interface AnswerContext {
-  tenant: string | null;
-  tier: string | null;
-  operation: string | null;
-  policyVersion: number;
-}
+/** What an answer names, whatever decided it. */
+export type AnswerContext = Pick<DecisionAnswer, "tenant" | "tier" | "operation" | "policyVersion">;
 
 export function secondsCeil(ms: number): number {
   return ms <= 0 ? 0 : Math.ceil(ms / 1000);

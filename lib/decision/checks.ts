@@ -28,20 +28,17 @@ export interface PlannedCheck {
   policyHeader?: string;
 }
 
-export interface PlanInput {
+export interface ChecksInput {
   /** What limitsFor (lib/policy/effective-limits.ts) selected for this tenant and operation. */
   effective: EffectiveLimits;
   /** sha256 hex of the API key, or null when the caller named the tenant. */
   keyHash: string | null;
   ip: string | null;
-  /** The deployment's key prefix (`redisPrefix()` in lib/redis/keys.ts on the decision path). */
+  /** The counter keys' prefix (SLUICE_REDIS_PREFIX on the decision server, IN_PROCESS in a simulation). */
   prefix: string;
   /** The accuracy meter's sample (lib/decision/accuracy.ts); 0 or absent: off. */
   accuracySample?: number;
-  /**
-   * The store's clock as the caller estimates it (ms): the tenant's quotas get the billing periods
-   * around it (lib/policy/quota-window.ts). Absent: quotas on the UTC calendar (the limit probe).
-   */
+  /** The store's clock as the caller estimates it (ms), for the tenant's quota periods; absent: the UTC calendar (the limit probe). */
   nowMs?: number;
 }
 
@@ -74,9 +71,8 @@ interface Plan {
   sample: number;
   rows: PlanRow[];
   /**
-   * The planning instants its quota windows hold for, [from, until): the current period of every
-   * quota at `nowMs − QUOTA_WINDOW_LAG_MS` (-∞, +∞ without quotas or without a clock). Outside,
-   * the plan is built again, so a plan's windows always hold the store's period.
+   * The instants its quota windows hold for, [from, until): every quota's current period at `nowMs −
+   * QUOTA_WINDOW_LAG_MS` (-∞, +∞ without quotas or a clock). Outside, the plan is built again.
    */
   windowFromMs: number;
   windowUntilMs: number;
@@ -212,12 +208,11 @@ function planFor(effective: EffectiveLimits, sample: number, prefix: string, now
 }
 
 /**
- * The checks of one decision, in the order limits, quotas, global caps. Built from a plan made
- * once per policy rows and tenant: a decision only adds its subjects (the key's hash, the client
- * address) to the counter keys, and checks whose subject is fixed are the same objects every time
- * (callers never mutate them).
+ * The checks of one decision (limits, quotas, global caps), from a plan made once per policy rows and
+ * tenant: a decision only adds its subjects to the counter keys, and checks whose subject is fixed
+ * are the same objects every time (callers never mutate them).
  */
-export function planChecks(input: PlanInput): PlannedCheck[] {
+export function planChecks(input: ChecksInput): PlannedCheck[] {
   const { effective, keyHash, ip } = input;
   const sample = input.accuracySample ?? 0;
   const plan = planFor(effective, sample, input.prefix, input.nowMs);

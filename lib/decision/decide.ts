@@ -8,10 +8,10 @@ import { limitsFor, type EffectiveLimits } from "../policy/effective-limits";
 import type { CompiledPolicyBody } from "../policy/compiled";
 import type { CounterStore, LimitCheck, StoreDecision } from "../store/types";
 import { type AnswerContext, answerFromStore, type DecisionAnswer, mostRestrictive, plainAnswer } from "./answer";
-import { type PlannedCheck, planChecks } from "./checks";
+import { type ChecksInput, type PlannedCheck, planChecks } from "./checks";
 import type { AccuracyEvent } from "./ports";
 
-export interface PlanInput {
+export interface PlanInput extends Omit<ChecksInput, "effective" | "nowMs"> {
   doc: CompiledPolicyBody;
   /** The version the answer names. */
   policyVersion: number;
@@ -19,15 +19,8 @@ export interface PlanInput {
   tenant: string | null;
   /** The operation's name (`resolveOperation`), or `*`. */
   operation: string;
-  /** sha256 hex of the API key; null when the caller named the tenant. */
-  keyHash: string | null;
-  ip: string | null;
   /** The store's clock (ms): which overrides are live, and the tenant's quota periods around it. */
   nowMs: number;
-  /** The counter keys' prefix (SLUICE_REDIS_PREFIX on the decision server, IN_PROCESS in a simulation). */
-  prefix: string;
-  /** The accuracy meter's sample (./accuracy.ts); 0 or absent: off. */
-  accuracySample?: number;
   dryRun: boolean;
   explain: boolean;
   /** Which checks to keep (the simulator and replay leave out what their traffic cannot describe); absent: all. */

@@ -94,7 +94,7 @@ export class NotReadyError extends Error {
 }
 
 /** One decision under way: what its answer and accounting need. Every field set at the start (one hidden class). */
-interface DecisionRun {
+export interface DecisionRun {
   ctx: AnswerContext;
   failureMode: FailureMode;
   /** Units the request consumes on every counter (the request's, else the operation's, else 1). */

@@ -4,12 +4,11 @@
  * The operation's failure mode decides: `open` allows with `degraded: true`, `closed` answers 503,
  * `local` checks an in-process store with every limit divided by the number of instances.
  */
-import type { FailureMode } from "../policy/types";
 import { StoreTimeoutError } from "../store/types";
-import { type AnswerContext, plainAnswer } from "./answer";
+import { plainAnswer } from "./answer";
 import { localShare, type PlannedCheck } from "./checks";
 import { answerDecision, type Decided, decidedWithout } from "./decide";
-import type { EngineDeps } from "./engine";
+import type { DecisionRun, EngineDeps } from "./engine";
 import type { UsageError } from "./ports";
 
 /** How long a fail-closed operation waits for the store before answering 503 (DecisionEngine budgetFor). */
@@ -38,13 +37,7 @@ export function storeFailed(deps: FailureDeps, error: unknown, nowMs: number, at
 }
 
 /** What the failure path needs of the decision under way. */
-export interface FailedRun {
-  ctx: AnswerContext;
-  failureMode: FailureMode;
-  cost: number;
-  dryRun: boolean;
-  explain: boolean;
-}
+type FailedRun = Pick<DecisionRun, "ctx" | "failureMode" | "cost" | "dryRun" | "explain">;
 
 /**
  * The answer without the counter store, by the operation's failure mode (`planned`: the checks for

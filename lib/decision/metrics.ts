@@ -243,12 +243,4 @@ export class LatencyHistogram {
     }
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
-
-  reset(): void {
-    for (const s of this.byOutcome.values()) {
-      s.counts.fill(0);
-      s.sum = 0;
-      s.count = 0;
-    }
-  }
 }
