@@ -24,10 +24,7 @@ export interface ExplainedCheck {
   shadowDenied: boolean;
 }
 
-/**
- * The answer of one decision. Its fields are always set in this order, the optional ones too
- * (plainAnswer and answerFromStore build every answer), so every answer's JSON reads the same way.
- */
+/** The answer of one decision. Its fields are always set in this order, the optional ones too, so every answer's JSON reads the same way. */
 export interface DecisionAnswer {
   allowed: boolean;
   status: 200 | 401 | 403 | 429 | 503;

@@ -45,7 +45,7 @@ export interface ChecksInput {
 const PERIOD_SECONDS = { day: 86_400, month: 2_592_000 } as const;
 
 /** One row of a plan: its check without the subject, or the whole planned check when the subject is fixed. */
-interface PlanRow {
+interface PlanRow extends Omit<PlannedCheck, "check"> {
   /** Where the subject comes from: the key's hash, the client address, or nowhere (fixed). */
   subject: "key" | "ip" | "fixed";
   /** The counter key up to its subject. */
@@ -58,9 +58,6 @@ interface PlanRow {
   sampledSpec: string | undefined;
   /** Fixed rows: the planned check itself, the same object for every decision. */
   fixed: PlannedCheck | null;
-  name: string;
-  scope: string;
-  windowSeconds: number;
   policyHeader: string;
 }
 
@@ -103,7 +100,8 @@ export function quoteName(name: string): string {
 function limitCheck(c: Complete<LimitCheck>): Complete<LimitCheck> {
   return {
     key: c.key, kind: c.kind, algorithm: c.algorithm, limit: c.limit, windowMs: c.windowMs, burst: c.burst, precision: c.precision, mode: c.mode,
-    maxDelayMs: c.maxDelayMs, leaseTtlMs: c.leaseTtlMs, period: c.period, overage: c.overage, quotaWindow: c.quotaWindow, fairShare: c.fairShare, replicate: c.replicate, exactLog: c.exactLog, spec: c.spec,
+    maxDelayMs: c.maxDelayMs, leaseTtlMs: c.leaseTtlMs,
+    period: c.period, overage: c.overage, quotaWindow: c.quotaWindow, fairShare: c.fairShare, replicate: c.replicate, exactLog: c.exactLog, spec: c.spec,
   };
 }
 
@@ -131,20 +129,9 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number, n
   };
   for (const l of effective.limits) {
     const base: CheckBase = {
-      kind: l.scope === "global" ? "global" : "limit",
-      algorithm: l.algorithm,
-      limit: l.limit,
-      windowMs: l.windowMs,
-      burst: l.burst,
-      precision: l.precision,
-      mode: l.mode,
-      maxDelayMs: l.maxDelayMs,
-      leaseTtlMs: l.leaseTtlMs,
-      period: undefined,
-      overage: undefined,
-      quotaWindow: undefined,
-      fairShare: undefined,
-      replicate: l.regions === "shared" ? true : undefined,
+      kind: l.scope === "global" ? "global" : "limit", algorithm: l.algorithm, limit: l.limit, windowMs: l.windowMs, burst: l.burst, precision: l.precision, mode: l.mode,
+      maxDelayMs: l.maxDelayMs, leaseTtlMs: l.leaseTtlMs,
+      period: undefined, overage: undefined, quotaWindow: undefined, fairShare: undefined, replicate: l.regions === "shared" ? true : undefined,
     };
     const windowSeconds = l.algorithm === "concurrency" ? 0 : Math.ceil(l.windowMs / 1000);
     const approximate = APPROXIMATE_ALGORITHMS.has(l.algorithm);
@@ -160,25 +147,19 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number, n
       windowFromMs = Math.max(windowFromMs, window.current.startMs + QUOTA_WINDOW_LAG_MS);
       windowUntilMs = Math.min(windowUntilMs, window.current.endMs + QUOTA_WINDOW_LAG_MS);
     }
-    const base: CheckBase = { kind: "quota", algorithm: "quota", limit: q.limit, windowMs: 0, burst: q.limit, precision: 1, mode: "reject", maxDelayMs: 0, leaseTtlMs: 0, period: q.period, overage: q.overage, quotaWindow: window, fairShare: undefined, replicate: undefined };
+    const base: CheckBase = {
+      kind: "quota", algorithm: "quota", limit: q.limit, windowMs: 0, burst: q.limit, precision: 1, mode: "reject",
+      maxDelayMs: 0, leaseTtlMs: 0,
+      period: q.period, overage: q.overage, quotaWindow: window, fairShare: undefined, replicate: undefined,
+    };
     row("fixed", counterKeys.quota(tenant.slug, q.id, prefix), base, name, "tenant", PERIOD_SECONDS[q.period], false);
   }
   for (const c of effective.globalCaps) {
     const base: CheckBase = {
-      kind: "global",
-      algorithm: "sliding_window_counter",
-      limit: c.limit,
-      windowMs: c.windowMs,
-      burst: c.limit,
-      precision: 1,
-      mode: "reject",
-      maxDelayMs: 0,
-      leaseTtlMs: 0,
-      period: undefined,
-      overage: undefined,
-      quotaWindow: undefined,
-      fairShare: c.share === "weighted" ? { weight: tier.weight, member: tenant.slug } : undefined,
-      replicate: c.regions === "shared" ? true : undefined,
+      kind: "global", algorithm: "sliding_window_counter", limit: c.limit, windowMs: c.windowMs, burst: c.limit, precision: 1, mode: "reject",
+      maxDelayMs: 0, leaseTtlMs: 0,
+      period: undefined, overage: undefined, quotaWindow: undefined,
+      fairShare: c.share === "weighted" ? { weight: tier.weight, member: tenant.slug } : undefined, replicate: c.regions === "shared" ? true : undefined,
     };
     row("fixed", counterKeys.globalCap(c.id, prefix), base, `global-${c.operation}`, "global", Math.ceil(c.windowMs / 1000), false);
   }

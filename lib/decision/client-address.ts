@@ -12,10 +12,9 @@ import { canonicalIpAddress, parseIpAddress, parseIpRange, type IpRange, ipInRan
 /** The counter subject of every request whose client address is missing or unparseable. */
 export const UNKNOWN_CLIENT_ADDRESS = "unknown";
 
-export const CLIENT_ADDRESS_HEADERS = ["x-forwarded-for", "x-real-ip"] as const;
-export type ClientAddressHeader = (typeof CLIENT_ADDRESS_HEADERS)[number];
+export type ClientAddressHeader = "x-forwarded-for" | "x-real-ip";
 /** The values of SLUICE_CLIENT_ADDRESS_HEADER: X-Real-IP when present else X-Forwarded-For (the default), or one of them only. */
-export const CLIENT_ADDRESS_SETTINGS = ["x-real-ip,x-forwarded-for", ...CLIENT_ADDRESS_HEADERS] as const;
+export const CLIENT_ADDRESS_SETTINGS = ["x-real-ip,x-forwarded-for", "x-forwarded-for", "x-real-ip"] as const;
 export type ClientAddressSetting = (typeof CLIENT_ADDRESS_SETTINGS)[number];
 
 export interface ClientAddressRules {

@@ -1,8 +1,9 @@
 /**
  * The deny cache answers a repeated denial without a store call, and never changes a decision: with
- * and without it, the same requests get the same decisions, reasons and Retry-After (to the second),
- * as long as this server is the only one consuming the counters involved (deny-cache.test.ts holds
- * that property over random policies and traffic). Per counter key, from the store answers it saw:
+ * and without it, the same requests get the same decisions, reasons and Retry-After (to the second;
+ * deny-cache.test.ts holds that over random policies and traffic). Other servers consuming the same
+ * counters only make them deny more: a cached denial is still one the store would give, but its
+ * Retry-After or reason can then understate. Per counter key, from the store answers it saw:
  * - `denied`: the counter denied a request of cost c, which passes after retryAfterMs if nothing
  *   else consumes; until then a request of exactly cost c is denied by it, with the wait left.
  * - `room`: the units it had left after that answer's commit. Only a commit lowers it (time only
@@ -18,9 +19,6 @@
  * Cleared when a policy version, a rollout step or a region's share loads; an answer to a call sent
  * before the clear is not learnt (its limits may be the other version's, and would deny until the
  * window ends).
- *
- * Other servers consuming the same counters only make them deny more: a cached denial stays one the
- * store would give, but its Retry-After or reason can then understate.
  *
  * Times are the local monotonic clock: an entry ends at (when the store call was sent) + retryAfterMs,
  * never later than the store's own instant, so the cache never denies a request the store would pass.
@@ -66,10 +64,7 @@ export class DenyCache {
     }
   }
 
-  /**
-   * The store decision these checks would get at `nowMs` for `cost`, when the cache knows it (a
-   * denial); null when the store must be asked. Its outcomes carry the cached waits.
-   */
+  /** The denial these checks would get from the store at `nowMs` for `cost`, with the waits left; null: ask the store. */
   decide(checks: readonly LimitCheck[], cost: number, nowMs: number): StoreDecision | null {
     if (this.denied.size === 0) return null;
     let denying = 0;

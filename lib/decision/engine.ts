@@ -184,8 +184,7 @@ export class DecisionEngine {
       }
     }
 
-    // A guarded rollout's cohort is decided by the candidate version: its operation, failure mode
-    // and cost too (the answer names the version that decided).
+    // A guarded rollout's cohort is decided by the candidate version: its operation, failure mode and cost too.
     const decider = tenant !== null && this.deps.policyFor !== undefined ? (this.deps.policyFor(tenant) ?? doc) : doc;
     let decidingOperation = operation;
     if (decider !== doc) {
@@ -309,9 +308,9 @@ export class DecisionEngine {
   }
 
   /**
-   * Fail-open and local operations trade accuracy for availability past the budget; a fail-closed
-   * one gains nothing from giving up early (its fallback is a 503), so it waits closedWaitMs, and a
-   * healthy Redis behind a busy machine does not turn it into 503s.
+   * Fail-open and local operations trade accuracy for availability past the budget; a fail-closed one
+   * gains nothing from giving up early (its fallback is a 503), so it waits closedWaitMs, and a healthy
+   * Redis behind a busy machine does not turn it into 503s.
    */
   private budgetFor(failureMode: FailureMode): number {
     return failureMode === "closed" ? closedWaitMs(this.deps.storeTimeoutMs) : this.deps.storeTimeoutMs;

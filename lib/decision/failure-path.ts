@@ -19,21 +19,23 @@ export function closedWaitMs(storeTimeoutMs: number): number {
 /** What the failure path reports to and falls back on. */
 type FailureDeps = Pick<EngineDeps, "breaker" | "metrics" | "usage" | "localStore" | "instances">;
 
+/** Counts a store failure in the metrics and the usage record (at `atMs`). */
+function reportError(deps: FailureDeps, error: UsageError, atMs: number): UsageError {
+  deps.metrics?.redisErrors.inc({ kind: error === "redis_error" ? "error" : error === "redis_timeout" ? "timeout" : "breaker_open" });
+  deps.usage?.recordError(atMs, error);
+  return error;
+}
+
 /** The store answered, without the key index (it lost it): a store error to report, not a breaker failure. */
 export function indexMissing(deps: FailureDeps, nowMs: number, startedMs: number): UsageError {
   deps.breaker.success(nowMs);
-  deps.metrics?.redisErrors.inc({ kind: "error" });
-  deps.usage?.recordError(startedMs, "redis_error");
-  return "redis_error";
+  return reportError(deps, "redis_error", startedMs);
 }
 
 /** The store failed or timed out (`atMs`: the store's clock, for the usage record). */
 export function storeFailed(deps: FailureDeps, error: unknown, nowMs: number, atMs: number): UsageError {
-  const kind: UsageError = error instanceof StoreTimeoutError ? "redis_timeout" : "redis_error";
   deps.breaker.failure(nowMs);
-  deps.metrics?.redisErrors.inc({ kind: kind === "redis_timeout" ? "timeout" : "error" });
-  deps.usage?.recordError(atMs, kind);
-  return kind;
+  return reportError(deps, error instanceof StoreTimeoutError ? "redis_timeout" : "redis_error", atMs);
 }
 
 /** What the failure path needs of the decision under way. */
@@ -44,16 +46,10 @@ type FailedRun = Pick<DecisionRun, "ctx" | "failureMode" | "cost" | "dryRun" | "
  * `local`; `atMs`: the store's clock, for the usage record of an open breaker).
  */
 export async function decideWithoutStore(deps: FailureDeps, run: FailedRun, cause: UsageError, planned: readonly PlannedCheck[] | null, atMs: number): Promise<Decided> {
-  if (cause === "breaker_open") {
-    deps.metrics?.redisErrors.inc({ kind: "breaker_open" });
-    deps.usage?.recordError(atMs, "breaker_open");
-  }
+  if (cause === "breaker_open") reportError(deps, "breaker_open", atMs);
   if (run.failureMode === "closed") return decidedWithout(plainAnswer(run.ctx, 503, "store_unavailable"));
   if (run.failureMode === "local" && planned !== null) {
-    const checks = localShare(
-      planned.map((p) => p.check),
-      deps.instances,
-    );
+    const checks = localShare(planned.map((p) => p.check), deps.instances);
     try {
       const decision = await deps.localStore.check(checks, { cost: run.cost, dryRun: run.dryRun });
       // The shares' own RateLimit-Policy (the plan's names the full limit).

@@ -97,9 +97,7 @@ export class DecisionMetrics {
   }
 
   // The decision path counts in plain numbers (no prom-client call, no labels object hashed per
-  // decision); prom-client's counters are brought up to date when /metrics is read (their
-  // collect()), and the latency histogram is this file's own (LatencyHistogram), so every scrape
-  // shows exactly the decisions made until then.
+  // decision); prom-client's counters catch up when /metrics is read (their collect()).
   /** outcome → tier → operation → the count, and (denials) the count per reason slot. */
   private readonly decisionCounts = new Map<string, Map<string, Map<string, { count: number; byReason: number[] | null }>>>();
   private readonly cacheHitCounts = { deny: 0, key: 0 };
@@ -109,10 +107,7 @@ export class DecisionMetrics {
     this.cacheHitCounts[cache]++;
   }
 
-  /**
-   * One decision: its count by outcome, tier and operation, its latency by outcome, and for a
-   * denial (`reason` a denial reason; null or `ok` for a decision that passed) its count by reason.
-   */
+  /** One decision: its count and latency, and for a denial (`reason` not null nor `ok`) its count by reason. */
   recordDecision(outcome: MetricOutcome, tier: string, operation: string, seconds: number, reason: Reason | null = null): void {
     // Nested maps keyed by the policy's own strings: no label string built per decision.
     let byTier = this.decisionCounts.get(outcome);
@@ -208,9 +203,8 @@ class LatencySeries {
 
 /**
  * A Prometheus histogram with one label, `outcome`, kept as plain numbers: observing is a bucket
- * search and three additions. It is registered on the registry as prom-client's own metrics are
- * (its `get()` answers what prom-client's Histogram answers: cumulative `_bucket` values with
- * `le`, `+Inf`, `_sum`, `_count`), so the text format and cross-process aggregation are unchanged.
+ * search and three additions. Its `get()` answers what prom-client's Histogram answers, so the text
+ * format and cross-process aggregation are unchanged.
  */
 export class LatencyHistogram {
   readonly type = "histogram";

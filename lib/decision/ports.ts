@@ -8,9 +8,8 @@ import type { CompiledPolicy } from "../policy/compiled";
 import type { Reason } from "../policy/types";
 
 /**
- * Thrown by {@link KeyIndexPort.fetch} when the index itself is missing from the store (Redis
- * restarted empty, issue #17): the key is neither known nor unknown, so the operation's failure
- * mode applies. The store did answer, so this is no reason to open the circuit breaker.
+ * Thrown by {@link KeyIndexPort.fetch} when the index itself is missing (Redis restarted empty): the
+ * key is neither known nor unknown, so the failure mode applies; the store did answer, so the breaker stays closed.
  */
 export class KeyIndexMissingError extends Error {
   constructor() {
@@ -34,9 +33,8 @@ export const sha256KeyHash: KeyHasher = (key) => hash("sha256", key, "hex");
 
 export const USAGE_OUTCOMES = ["allowed", "denied", "shadow_denied", "degraded"] as const;
 /**
- * allowed: passed (delay-mode passes included); denied: any non-200 status (401, 403, 429, 503);
- * shadow_denied: passed, but a shadow limit would have denied; degraded: passed on the failure-mode
- * path without the counter store (open or local).
+ * allowed: passed (delay-mode passes included); denied: any non-200 status; shadow_denied: passed,
+ * but a shadow limit would have denied; degraded: passed without the counter store (open or local).
  */
 export type UsageOutcome = (typeof USAGE_OUTCOMES)[number];
 export const USAGE_ERRORS = ["redis_error", "redis_timeout", "breaker_open"] as const;

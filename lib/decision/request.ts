@@ -21,6 +21,12 @@ const text = (what: string) =>
     .min(1, { error: `expected ${what}` })
     .max(MAX_FIELD_CHARS, { error: `at most ${MAX_FIELD_CHARS} characters` });
 
+const id = (what: string, maxChars: number) =>
+  z
+    .string({ error: `expected ${what}` })
+    .min(1, { error: `expected ${what}` })
+    .max(maxChars, { error: "too long" });
+
 const units = (min: number) =>
   z
     .number({ error: `expected an integer ≥ ${min}` })
@@ -147,10 +153,7 @@ export function parseCheckBody(body: unknown): ParsedCheck {
 }
 
 export const releaseSchema = z.strictObject({
-  leaseId: z
-    .string({ error: "expected a lease id" })
-    .min(1, { error: "expected a lease id" })
-    .max(MAX_FIELD_CHARS * 4, { error: "too long" }),
+  leaseId: id("a lease id", MAX_FIELD_CHARS * 4),
 });
 
 export function parseReleaseBody(body: unknown): { ok: true; leaseId: string } | { ok: false; error: FieldError } {
@@ -161,10 +164,7 @@ export function parseReleaseBody(body: unknown): { ok: true; leaseId: string } |
 }
 
 export const settleSchema = z.strictObject({
-  reservationId: z
-    .string({ error: "expected a reservation id" })
-    .min(1, { error: "expected a reservation id" })
-    .max(MAX_FIELD_CHARS * 8, { error: "too long" }),
+  reservationId: id("a reservation id", MAX_FIELD_CHARS * 8),
   actualCost: units(0),
 });
 

@@ -5,14 +5,14 @@
  *
  * Every store answer carries the store's clock, read between our send and our receipt, so
  * `store − local at receipt` is a lower bound of the true offset; the largest sample of the last
- * 10 s is the estimate (a slow reply only makes a sample smaller). Until a first answer it is 0.
+ * 10 s is the estimate (a slow reply only makes a sample smaller).
  */
 const WINDOW_MS = 10_000;
 
 export class StoreClock {
+  /** The estimate: the largest sample of the current window (0 until a first answer). */
   private offsetMs = 0;
   private windowStartMs = -Infinity;
-  private windowMaxMs = -Infinity;
 
   /** `localNow`: this process's clock (ms since the epoch). */
   constructor(private readonly localNow: () => number) {}
@@ -22,11 +22,10 @@ export class StoreClock {
     const sample = storeNowMs - receivedAtMs;
     if (receivedAtMs - this.windowStartMs > WINDOW_MS) {
       this.windowStartMs = receivedAtMs;
-      this.windowMaxMs = sample;
-    } else if (sample > this.windowMaxMs) {
-      this.windowMaxMs = sample;
+      this.offsetMs = sample;
+    } else if (sample > this.offsetMs) {
+      this.offsetMs = sample;
     }
-    this.offsetMs = this.windowMaxMs;
   }
 
   /** The store's time now (or at the local instant `localMs`). */

@@ -52,10 +52,7 @@ export async function readTenantUsageNow(deps: TenantUsageDeps, tenant: string):
       globalCaps: [],
     };
     const planned = planChecks({ effective, keyHash: null, ip: null, prefix, nowMs });
-    const decision = await deps.store.check(
-      planned.map((p) => p.check),
-      { cost: 1, dryRun: true, timeoutMs: deps.timeoutMs },
-    );
+    const decision = await deps.store.check(planned.map((p) => p.check), { cost: 1, dryRun: true, timeoutMs: deps.timeoutMs });
     decision.outcomes.forEach((o, i) => limitPeeks.set(tenantWide[i]!.id, { remaining: Math.max(0, Math.floor(o.remaining)), resetAtMs: o.resetAtMs }));
   }
   return buildUsageAnswer(doc, plan, { counters, limitPeeks }, nowMs);
