@@ -112,10 +112,12 @@ function retryAfterMsOf(o: CheckOutcome): number {
   return o.reason === "cost_exceeds_limit" ? 0 : o.retryAfterMs;
 }
 
-interface AnswerFlags {
+export interface AnswerFlags {
   explain: boolean;
   dryRun: boolean;
+  /** Decided without the counter store (failure mode `local`). */
   degraded?: boolean;
+  /** With `reserve`: what POST /v1/settle takes. */
   reservationId?: string;
 }
 

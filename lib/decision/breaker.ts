@@ -1,9 +1,8 @@
 /**
- * A circuit breaker around the counter store. Closed: calls go through and are counted in a
- * rolling window of 1-second buckets. When at least `minCalls` calls in the window failed at a
- * rate ≥ `failureRatio`, it opens for `openMs`: no store call at all, every decision takes its
- * operation's failure mode. Then half-open: one probe at a time; a success closes it, a failure
- * opens it again. Time is an argument (`nowMs`), so tests need no sleeps.
+ * A circuit breaker around the counter store. Closed: calls go through and are counted in a rolling
+ * window of 1-second buckets. When at least `minCalls` calls in the window failed at a rate ≥
+ * `failureRatio`, it opens for `openMs`: no store call at all, every decision takes its operation's
+ * failure mode. Then half-open: one probe at a time; a success closes it, a failure opens it again.
  */
 export type BreakerState = "closed" | "open" | "half_open";
 

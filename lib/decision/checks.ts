@@ -77,8 +77,7 @@ interface Plan {
   timed: boolean;
 }
 
-// Keyed by the rows limitsFor selected (cached per policy document there), then by tenant: a
-// plan lives as long as the document that produced it.
+// By the rows limitsFor selected (cached per policy document there), then tenant: a plan lives as long as its document.
 const plans = new WeakMap<readonly CompiledLimit[], Map<string, Plan>>();
 
 /** `"name";q=<limit>;w=<window s>` — the RateLimit-Policy value of a check (answer.ts). */

@@ -7,7 +7,7 @@
 import { limitsFor, type EffectiveLimits } from "../policy/effective-limits";
 import type { CompiledPolicyBody } from "../policy/compiled";
 import type { CounterStore, LimitCheck, StoreDecision } from "../store/types";
-import { type AnswerContext, answerFromStore, type DecisionAnswer, mostRestrictive, plainAnswer } from "./answer";
+import { type AnswerContext, type AnswerFlags, answerFromStore, type DecisionAnswer, mostRestrictive, plainAnswer } from "./answer";
 import { type ChecksInput, type PlannedCheck, planChecks } from "./checks";
 import type { AccuracyEvent } from "./ports";
 
@@ -66,11 +66,7 @@ export function planDecision(input: PlanInput): DecisionPlan {
   return { needsStore: true, ctx, effective, planned, checks, dryRun: input.dryRun, explain: input.explain };
 }
 
-export interface AnswerOptions {
-  /** Decided without the counter store (failure mode `local`). */
-  degraded?: boolean;
-  /** With `reserve`: what POST /v1/settle takes. */
-  reservationId?: string;
+export interface AnswerOptions extends Pick<AnswerFlags, "degraded" | "reservationId"> {
   /** Whether the accuracy meter is on (its samples are looked for only then). */
   metered?: boolean;
 }
@@ -91,10 +87,7 @@ export function decidedWithout(answer: DecisionAnswer): Decided {
   return { answer, denied: null, accuracy: null };
 }
 
-/**
- * All three steps over a store that does not fail (the in-process one): the simulator and replay.
- * With the limits it selected (null: an unknown tenant), for what a caller reports about them.
- */
+/** All three steps over a store that does not fail (the in-process one), with the limits selected (null: unknown tenant). */
 export async function decideWith(store: CounterStore, input: PlanInput, cost: number): Promise<Decided & { effective: EffectiveLimits | null }> {
   const plan = planDecision(input);
   if (!plan.needsStore) return { ...decidedWithout(plan.answer), effective: plan.effective };
@@ -111,10 +104,7 @@ function accuracyOf(decision: StoreDecision, planned: readonly PlannedCheck[]): 
   return out;
 }
 
-/**
- * Which check denied a decision, for the usage aggregates (lib/redis/usage-format.ts): the one the
- * answer names (`mostRestrictive`), so a decision counts for one limit at most, the one the client is told about.
- */
+/** Which check denied a decision, for the usage aggregates: the one the answer names, so a decision counts for one limit at most. */
 export interface Denial {
   /** Its RateLimit-Policy name. */
   limit: string;

@@ -56,11 +56,9 @@ export class DenyCache {
       // does not churn the map (that cost the GC more than the rest of the decision).
       if (checks.length > 1 && !o.shadowDenied && (!decision.allowed || (this.room.size > 0 && this.room.has(c.key)))) this.bounded(this.room, c.key, o.remaining);
       else if (this.room.size > 0) this.room.delete(c.key);
-      if (!o.allowed && c.mode !== "shadow" && c.algorithm !== "concurrency" && o.reason !== "cost_exceeds_limit" && o.retryAfterMs > 0) {
-        this.bounded(this.denied, c.key, { untilMs: sentAtMs + o.retryAfterMs, cost, outcome: o });
-      } else if (this.denied.size > 0) {
-        this.denied.delete(c.key);
-      }
+      const cacheable = !o.allowed && c.mode !== "shadow" && c.algorithm !== "concurrency" && o.reason !== "cost_exceeds_limit" && o.retryAfterMs > 0;
+      if (cacheable) this.bounded(this.denied, c.key, { untilMs: sentAtMs + o.retryAfterMs, cost, outcome: o });
+      else if (this.denied.size > 0) this.denied.delete(c.key);
     }
   }
 

@@ -47,13 +47,8 @@ export class DecisionMetrics {
     this.breakerState = gauge(r, "sluice_breaker_state", "Circuit breaker state: 0 closed, 1 open, 2 half-open.");
     this.policyVersion = gauge(r, "sluice_policy_version", "Version of the policy document this server enforces (0: none loaded).");
     // A guarded rollout's cohort and control side by side: bounded, a server decides with at most two versions at once.
-    this.decisionsByVersion = counter(
-      r,
-      "sluice_decisions_by_policy_version_total",
-      "Decisions made, by the policy version that decided (during a guarded rollout: the cohort's candidate or the live version) and outcome.",
-      ["policy_version", "outcome"],
-      () => this.flushVersions(),
-    );
+    const byVersionHelp = "Decisions made, by the policy version that decided (during a guarded rollout: the cohort's candidate or the live version) and outcome.";
+    this.decisionsByVersion = counter(r, "sluice_decisions_by_policy_version_total", byVersionHelp, ["policy_version", "outcome"], () => this.flushVersions());
     const candidateHelp = "The version a running guarded rollout gives its cohort (0: no rollout; everyone gets sluice_policy_version).";
     this.rolloutCandidateVersion = gauge(r, "sluice_rollout_candidate_version", candidateHelp);
     const cacheHitsHelp = "Answers taken from a local cache instead of Redis, by cache (deny, key).";

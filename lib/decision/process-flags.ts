@@ -2,11 +2,10 @@
  * The Node.js flags every decision process runs with: package.json's decision scripts (kept equal
  * by process-flags.test.ts), the supervisor's processes, the demo, and the servers tests start.
  *
- * `--max-semi-space-size=64` (MB; V8's default is 16): a decision's request, store call, outcomes
- * and answer live across the Redis round trip, and with the default young generation they survive
- * a scavenge and are copied (22% of the batch path's CPU); a larger one lets them die young. It took
- * the batch from 9.0 to 5.0–5.6 µs of server CPU per decision, for 30–40 MB more resident under load
- * (docs/benchmarks.md).
+ * `--max-semi-space-size=64` (MB; V8's default is 16): a decision's objects live across the Redis
+ * round trip, and the default young generation copied them in scavenges (22% of the batch path's
+ * CPU). It took the batch from 9.0 to 5.0–5.6 µs of server CPU per decision, for 30–40 MB more
+ * resident under load (docs/benchmarks.md).
  */
 export const DECISION_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=64"];
 

@@ -1,7 +1,4 @@
-/**
- * Parsing of decision API bodies (docs/decision-api.md) with zod, into errors that name the field:
- * `{ error: { code: "invalid_request", message: "cost: expected an integer ≥ 1", field: "cost" } }`.
- */
+/** Parsing of decision API bodies (docs/decision-api.md) with zod, into errors that name the field (`cost: expected an integer ≥ 1`). */
 import { z } from "zod";
 import { canonicalClientAddress } from "./client-address";
 import { decisionRequest, type DecisionRequest } from "./engine";

@@ -23,7 +23,6 @@ export interface TenantUsageDeps {
   doc: CompiledPolicy;
   reader: TenantUsageReader;
   store: CounterStore;
-  /** The counter keys' deployment prefix. */
   prefix: string;
   /** The store's clock as the engine estimates it (ms). */
   nowMs: number;
