@@ -20,7 +20,7 @@ import { Redis } from "ioredis";
 import { compileFixture, writeFixturePolicy } from "../lib/decision/testing/fixture";
 import { DECISION_NODE_FLAGS } from "../lib/decision/process-flags";
 import { freePort } from "../lib/net/ports";
-import { startOwnRedis } from "../lib/net/redis-server";
+import { startOwnRedis } from "../lib/processes/redis-server";
 import type { PolicyFileInput } from "../lib/policy/policy-file";
 import { sha256Hex } from "../lib/redis/key-index";
 import { keys } from "../lib/redis/keys";

@@ -1,7 +1,7 @@
 // Cost of one check through the Redis store (sliding_window_counter, 100k keys, 50 at a time):
 // Redis time per check (commandstats usec) and the Node process's CPU per check.
 import { Redis } from "ioredis";
-import { startOwnRedis } from "../lib/net/redis-server";
+import { startOwnRedis } from "../lib/processes/redis-server";
 import { createRedisStore } from "../lib/store/redis";
 import type { LimitCheck } from "../lib/store/types";
 const own = await startOwnRedis();

@@ -1,11 +1,11 @@
 // The per-decision cost of following region shares (lib/redis/region-shares.ts RegionSharesFollower.apply,
 // called for every decision by the Redis backend's currentPolicy/policyFor), and the per-entry cost of the
-// share meter fed from the replication outbox's batches (lib/store/region-share-meter.ts, off the decision
+// share meter fed from the replication outbox's batches (lib/regions/region-share-meter.ts, off the decision
 // path). `npx tsx bench/micro-region-shares.mts`
 import { compileFixture } from "../lib/decision/testing/fixture";
 import { RegionSharesFollower } from "../lib/redis/region-shares";
 import type { RedisClient } from "../lib/redis/client";
-import { RegionShareMeter } from "../lib/store/region-share-meter";
+import { RegionShareMeter } from "../lib/regions/region-share-meter";
 
 const { doc } = compileFixture({
   version: 1,

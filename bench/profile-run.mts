@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { Redis } from "ioredis";
 import { compileFixture, writeFixturePolicy } from "../lib/decision/testing/fixture";
 import { freePort } from "../lib/net/ports";
-import { startOwnRedis } from "../lib/net/redis-server";
+import { startOwnRedis } from "../lib/processes/redis-server";
 import { sha256Hex } from "../lib/redis/key-index";
 import { keys } from "../lib/redis/keys";
 const ROOT = new URL("..", import.meta.url).pathname;

@@ -15,7 +15,7 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { DECISION_NODE_FLAGS } from "../lib/decision/process-flags";
 import { freePort } from "../lib/net/ports";
-import { startOwnRedis } from "../lib/net/redis-server";
+import { startOwnRedis } from "../lib/processes/redis-server";
 import { BENCH_DEMO_KEY, BENCH_DENY_KEY, BENCH_KEY, BENCH_TOKEN, publishBenchPolicy } from "./bench-policy";
 import { h2loadRlsLoad, wrkLoad } from "./loads";
 import { cpuUs } from "./proc-cpu";

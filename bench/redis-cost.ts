@@ -11,7 +11,7 @@
  * expire with their windows, nothing is flushed).
  */
 import { Redis } from "ioredis";
-import { type OwnRedis, startOwnRedis } from "../lib/net/redis-server";
+import { type OwnRedis, startOwnRedis } from "../lib/processes/redis-server";
 import { createRedisStore } from "../lib/store/redis";
 import type { LimitCheck } from "../lib/store/types";
 

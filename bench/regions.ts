@@ -22,9 +22,9 @@ import { loadavg } from "node:os";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { Redis } from "ioredis";
 import { freshDatabase, type FreshDatabase } from "../test/helpers";
-import type { SpawnedServer } from "../lib/decision/harness";
+import type { SpawnedServer } from "../lib/processes/harness";
 import { newRebalanceMemory, rebalanceRegions } from "../lib/jobs/region-rebalance";
-import { startOwnRedis, type OwnRedis } from "../lib/net/redis-server";
+import { startOwnRedis, type OwnRedis } from "../lib/processes/redis-server";
 import { startLatencyProxy, type LatencyProxy } from "../lib/net/testing/latency-proxy";
 import { startOwnNats, type OwnNats } from "../lib/net/testing/nats-server";
 import { closeRegionClients, regionTargets } from "../lib/redis/regions";
@@ -340,7 +340,7 @@ async function main(): Promise<void> {
   );
 }
 
-// Interrupted: exit, so the spawned servers' exit handlers (lib/decision/harness.ts, lib/net/…) kill them.
+// Interrupted: exit, so the spawned servers' exit handlers (lib/processes/) kill them.
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
 
 main().then(

@@ -14,7 +14,7 @@ import { Redis } from "ioredis";
 import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../lib/decision/testing/fixture";
 import { DECISION_NODE_FLAGS } from "../lib/decision/process-flags";
 import { freePort } from "../lib/net/ports";
-import { startOwnRedis } from "../lib/net/redis-server";
+import { startOwnRedis } from "../lib/processes/redis-server";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const RUNS = Number(process.env.RUNS ?? 5);

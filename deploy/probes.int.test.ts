@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "@/test/helpers";
-import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
+import { spawnDecisionServer, type SpawnedServer } from "@/lib/processes/harness";
 import { compileFixture, writeFixturePolicy } from "@/lib/decision/testing/fixture";
 import { probeUrl } from "@/worker/healthcheck";
 import { loadManifests } from "./testing/files";

@@ -8,7 +8,7 @@ import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { E2E } from "../playwright.config";
 import { createDb } from "../lib/db/client";
-import { spawnDecisionServer } from "../lib/decision/harness";
+import { spawnDecisionServer } from "../lib/processes/harness";
 import { evaluateAlerts } from "../lib/jobs/alerts";
 import { drainClosedMinutes } from "../lib/jobs/rollup";
 import { createRedisClient } from "../lib/redis/client";

@@ -88,7 +88,7 @@ for (const vp of VIEWPORTS) {
       await expect(page.getByTestId("draft-badge")).toHaveCount(0);
 
       // 6. The decision server enforces it: 5 per minute for this key, then 429.
-      const { spawnDecisionServer } = await import("../lib/decision/harness");
+      const { spawnDecisionServer } = await import("../lib/processes/harness");
       const server = await spawnDecisionServer(
         { REDIS_URL: E2E.redisUrl, SLUICE_REDIS_PREFIX: E2E.redisPrefix, SLUICE_SERVICE_TOKENS: SERVICE_TOKEN, POLICY_POLL_MS: "500", DATABASE_URL: E2E.databaseUrl },
         { waitReady: true },

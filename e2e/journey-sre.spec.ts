@@ -21,7 +21,7 @@ const VIEWPORTS = [
 
 /** Real traffic for `key` until its limit denies, then the worker's jobs (rollup, alerts) on it. */
 async function makeAlert(key: string, ip: string): Promise<void> {
-  const { spawnDecisionServer } = await import("../lib/decision/harness");
+  const { spawnDecisionServer } = await import("../lib/processes/harness");
   const { createDb } = await import("../lib/db/client");
   const { createRedisClient } = await import("../lib/redis/client");
   const { drainClosedMinutes } = await import("../lib/jobs/rollup");

@@ -12,7 +12,7 @@ import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { E2E } from "../playwright.config";
 import { createDb } from "../lib/db/client";
-import { spawnDecisionServer } from "../lib/decision/harness";
+import { spawnDecisionServer } from "../lib/processes/harness";
 import { drainClosedMinutes } from "../lib/jobs/rollup";
 import { createRedisClient } from "../lib/redis/client";
 import { signIn } from "./fixtures";

@@ -90,7 +90,7 @@ test("a product manager creates a tier with a matrix, moves a tenant, creates a 
 test("the decision server limits the new key by the new rule, and rollback restores the earlier behaviour", async ({ page }) => {
   test.skip(!existsSync("worker/decision-server.ts"), "no decision server in this tree");
   test.skip(apiKey === "" || published === 0, "the first test did not publish");
-  const { spawnDecisionServer } = await import("../lib/decision/harness");
+  const { spawnDecisionServer } = await import("../lib/processes/harness");
   const server = await spawnDecisionServer(
     {
       REDIS_URL: E2E.redisUrl,

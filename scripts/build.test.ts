@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { BUNDLED_ENTRIES } from "../lib/decision/harness";
+import { BUNDLED_ENTRIES } from "../lib/processes/harness";
 import { bundleServer, packageOf, productionImportProblems, SERVER_ENTRIES, SERVER_OUTDIR } from "./build";
 
 const pkg = JSON.parse(readFileSync(path.join(import.meta.dirname, "../package.json"), "utf8")) as Parameters<typeof productionImportProblems>[1];
@@ -20,7 +20,7 @@ describe("npm run build: the compiled processes", () => {
     expect([...bundle.packages.values()].some((names) => names.has("ioredis"))).toBe(true);
   });
 
-  it("include every entry the int tests start bundled (lib/decision/harness.ts BUNDLED_ENTRIES), under the same name", () => {
+  it("include every entry the int tests start bundled (lib/processes/harness.ts BUNDLED_ENTRIES), under the same name", () => {
     const built = Object.fromEntries(Object.entries(SERVER_ENTRIES).map(([name, source]) => [source, `${name}.js`]));
     for (const [source, file] of Object.entries(BUNDLED_ENTRIES)) expect({ source, file }).toEqual({ source, file: built[source] });
   });

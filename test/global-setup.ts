@@ -8,7 +8,7 @@
  * - `provide`s the same three values (read them in tests with test/helpers.ts);
  * - bundles the decision server, the worker and the CLI as `npm run build` does, into
  *   .cache/int-<random>/ (SLUICE_TEST_BUNDLE_DIR), which the tests' processes start from
- *   (lib/decision/harness.ts entryArgs): plain node starts in a third of tsx's time;
+ *   (lib/processes/harness.ts entryArgs): plain node starts in a third of tsx's time;
  * - teardown drops the database, deletes this run's Redis keys (SCAN MATCH prefix*, never FLUSHALL)
  *   and the bundle.
  */

@@ -93,11 +93,5 @@ export function freshStoresPerFile(namespace?: string): { db: PrismaClient; redi
   return stores;
 }
 
-/** Polls `cond` every 50 ms until it holds; throws naming `what` after `timeoutMs`. */
-export async function until(what: string, cond: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await cond())) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls until a condition holds (lib/processes/harness.ts, also how spawned processes are awaited). */
+export { until } from "../lib/processes/harness";

@@ -1,7 +1,7 @@
 /**
  * A throwaway 3-master Redis Cluster for tests: `redis-server` and `redis-cli` from PATH, free
  * ports, no persistence, in a temporary directory that stop() removes. (A single throwaway server
- * is startOwnRedis in lib/net/redis-server.ts.)
+ * is startOwnRedis in lib/processes/redis-server.ts.)
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { portIsFree } from "../lib/net/ports";
-import { spawnRedisServer, stopRedisProcess, waitForRedis } from "../lib/net/redis-server";
+import { spawnRedisServer, stopRedisProcess, waitForRedis } from "../lib/processes/redis-server";
 
 const run = promisify(execFile);
 

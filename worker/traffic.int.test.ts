@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../test/helpers";
 import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../lib/decision/testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "../lib/decision/harness";
+import { spawnDecisionServer, type SpawnedServer } from "../lib/processes/harness";
 import { startTraffic } from "./traffic";
 
 const TOKEN = "svc_traffic_0001";

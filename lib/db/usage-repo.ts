@@ -77,7 +77,7 @@ export function spansSql(spans: Span[], first: number): { sql: string; params: s
 /**
  * The tier-total pseudo-tenants (`*:<tier>`) of every tier any published policy or the Tier table
  * ever named, plus `*:_` (unknown keys) and `*:envoy:<domain>` for every `rateLimitService` domain
- * a published policy named (lib/decision/envoy-accounting.ts). Cross-tenant reads select them with
+ * a published policy named (lib/envoy/accounting.ts). Cross-tenant reads select them with
  * `tenant = ANY(…)`, an index range scan per tier, rather than `LIKE '*:%'`, which no plain btree serves.
  */
 export async function tierTenants(db: Db): Promise<string[]> {

@@ -8,12 +8,12 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OwnRedis, startOwnRedis } from "../net/redis-server";
+import { type OwnRedis, startOwnRedis } from "../processes/redis-server";
 import { sha256Hex } from "../redis/key-index";
 import { listUsageMinutes, readUsageMinute } from "../redis/testing/usage-minutes";
 import type { DecisionAnswer } from "./answer";
 import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "./testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "./harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 
 const TOKEN = "svc_accounting_0001";
 const PREFIX = "acct:";

@@ -11,7 +11,7 @@ import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import type { PolicyFileInput } from "../policy/policy-file";
 import { listUsageMinutes, readUsageMinute } from "../redis/testing/usage-minutes";
 import { compileFixture, writeFixturePolicy } from "./testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "./harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 
 const TOKEN = "svc_test_token_accuracy";
 const LIMIT = 10;

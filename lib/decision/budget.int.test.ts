@@ -5,7 +5,7 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OwnRedis, startOwnRedis } from "../net/redis-server";
+import { type OwnRedis, startOwnRedis } from "../processes/redis-server";
 import { createMemoryStore } from "../store/memory";
 import { createRedisStore } from "../store/redis";
 import { CircuitBreaker } from "./breaker";

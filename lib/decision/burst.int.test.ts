@@ -11,10 +11,10 @@ import { setPriority } from "node:os";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix } from "../../test/helpers";
-import { type OwnRedis, startOwnRedis } from "../net/redis-server";
+import { type OwnRedis, startOwnRedis } from "../processes/redis-server";
 import type { PolicyFileInput } from "../policy/policy-file";
 import { compileFixture, writeFixturePolicy } from "./testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "./harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 
 const TOKEN = "svc_test_token_burst";
 const RUNS = 50;

@@ -15,7 +15,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
-import { spawnDecisionServer, type SpawnedServer } from "./harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 import { compileFixture, writeFixturePolicy } from "./testing/fixture";
 import { hasNginx, NGINX_EXAMPLE_TOKEN, startExampleNginx, type RunningNginx } from "./testing/nginx";
 

@@ -10,7 +10,7 @@ import { keys } from "../redis/keys";
 import { unindexApiKeys } from "../redis/policy";
 import { listUsageMinutes, readUsageMinute } from "../redis/testing/usage-minutes";
 import { compileFixture, FIXTURE_KEYS, fixturePolicyFile, writeFixturePolicy } from "./testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "./harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 
 const TOKEN = "svc_test_token_0001";
 const REDIS_TOKEN = "svc_from_redis_0001";

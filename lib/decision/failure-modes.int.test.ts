@@ -7,8 +7,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "./testing/fixture";
-import { type OwnRedis, startOwnRedis } from "../net/redis-server";
-import { spawnDecisionServer, type SpawnedServer } from "./harness";
+import { type OwnRedis, startOwnRedis } from "../processes/redis-server";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 
 const TOKEN = "svc_failure_0001";
 const TIMEOUT_MS = 25;

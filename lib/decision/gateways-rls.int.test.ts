@@ -21,7 +21,7 @@ import { rlsClient } from "../rls/protos";
 import { compileFixture, writeFixturePolicy } from "./testing/fixture";
 import type { PolicyFileInput } from "../policy/policy-file";
 import { importEnvoyConfigs } from "../services/policy/import-envoy";
-import { spawnDecisionServer, type SpawnedServer } from "./harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 
 const EXAMPLES = path.resolve(import.meta.dirname, "../../examples/gateways");
 /** The service token every example carries; the test's decision server accepts it. */

@@ -29,7 +29,7 @@ import { z } from "zod";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import { compileFixture, writeFixturePolicy } from "./testing/fixture";
 import { hasNginx, NGINX_EXAMPLE_TOKEN, startExampleNginx, type RunningNginx } from "./testing/nginx";
-import { spawnDecisionServer, type SpawnedServer } from "./harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const EXAMPLES = path.join(ROOT, "examples/gateways");

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import { keys } from "../redis/keys";
 import { compileFixture, fixturePolicyFile, writeFixturePolicy } from "./testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "./harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 
 const TOKEN = "svc_dist_0001";
 let redis: Redis;

@@ -14,13 +14,13 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "../../test/helpers";
 import type { PrismaClient } from "../generated/prisma/client";
-import { type OwnRedis, startOwnRedis } from "../net/redis-server";
+import { type OwnRedis, startOwnRedis } from "../processes/redis-server";
 import { keys } from "../redis/keys";
 import { applyPolicyFile } from "../services/policy/apply-policy-file";
 import { createApiKey } from "../services/access/create-api-key";
 import { createApiToken } from "../services/access/create-api-token";
 import { publishPolicy } from "../services/policy/publish-policy";
-import { spawnDecisionServer, spawnWorker, type SpawnedServer, type SpawnedWorker } from "./harness";
+import { spawnDecisionServer, spawnWorker, type SpawnedServer, type SpawnedWorker } from "../processes/harness";
 
 /**
  * The bounds docs/failure-modes.md states, from Redis accepting connections again: the published state back in Redis

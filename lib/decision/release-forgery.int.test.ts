@@ -10,7 +10,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "./testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "./harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 
 const TOKEN = "svc_test_token_0001";
 let redis: Redis;

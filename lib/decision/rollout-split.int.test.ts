@@ -11,7 +11,7 @@ import { testRedisPrefix, testRedisUrl, until } from "../../test/helpers";
 import type { PolicyFileInput } from "../policy/policy-file";
 import { cohortMembers } from "../policy/rollout";
 import { clearRolloutRouting, writeRolloutRouting } from "../redis/rollout";
-import { spawnDecisionServer, type SpawnedServer } from "./harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 import { compileFixture, writeFixturePolicy } from "./testing/fixture";
 
 const TOKEN = "svc_rollout_0001";

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
 import type { PolicyFileInput } from "../policy/policy-file";
 import { compileFixture, writeFixturePolicy } from "./testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "./harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 
 const TOKEN = "svc_test_token_clock";
 const KEY = "sk_test_clock_0000001";

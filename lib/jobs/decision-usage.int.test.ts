@@ -11,7 +11,7 @@ import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from
 import { GET as getUsageRoute } from "../../app/api/v1/usage/route";
 import { db } from "../db/client";
 import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../decision/testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "../decision/harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 import { keys } from "../redis/keys";
 import { reconcileQuotas } from "./reconcile";
 

@@ -6,7 +6,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import { createDb, type Db } from "@/lib/db/client";
-import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
+import { spawnDecisionServer, type SpawnedServer } from "@/lib/processes/harness";
 import { usageReadPlan } from "@/lib/policy/tenant-usage-answer";
 import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
 import { readLivePolicy } from "@/lib/services/policy/draft-view";

@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
 import { createDb, type Db } from "../db/client";
-import { spawnDecisionServer, type SpawnedServer } from "../decision/harness";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
 import { createRedisClient, type RedisClient } from "../redis/client";
 import { keys } from "../redis/keys";
 import { applyPolicyFile } from "../services/policy/apply-policy-file";

@@ -9,7 +9,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "../../test/helpers";
 import type { Db } from "../db/client";
-import { startOwnRedis, type OwnRedis } from "../net/redis-server";
+import { startOwnRedis, type OwnRedis } from "../processes/redis-server";
 import { keys } from "../redis/keys";
 import { closeRegionClients } from "../redis/regions";
 import { drainEveryRegion, OWN_REDIS } from "./region-drain";

@@ -55,7 +55,7 @@ const operationRef = z.union([z.literal(ANY_OPERATION), name("operation name")])
 /** `regions` of a limit or global cap (docs/regions.md); absent means `local`. */
 /**
  * The algorithms a `shared` limit may use: their counters only add up (a window's count), so what one
- * region admitted can be added to another's counter of the same window (lib/store/replication.ts).
+ * region admitted can be added to another's counter of the same window (lib/regions/replication.ts).
  */
 const SHARED_ALGORITHMS: ReadonlySet<string> = new Set(["fixed_window", "sliding_window_counter"]);
 const SHARED_WHY = "only fixed_window and sliding_window_counter count in windows another region's admissions can be added to (docs/regions.md)";

@@ -131,7 +131,7 @@ export function applyRegionShares(doc: CompiledPolicy, shares: RegionShares | nu
 /**
  * `regions: shared` with its link to the other regions cut (docs/regions.md, "Degrade and heal"): the
  * share of each shared limit and global cap this region enforces until the link heals, as measured
- * while it worked (lib/store/region-share-meter.ts). `ratios` holds the shares measured per limit
+ * while it worked (lib/regions/region-share-meter.ts). `ratios` holds the shares measured per limit
  * id (already floored); a limit with no measured traffic gets `otherwise`, the equal share.
  */
 export interface DegradedShares {
@@ -187,7 +187,7 @@ export function sharedLimitNames(doc: CompiledPolicy): Map<string, string> {
  * still linked enforce together while the silent ones enforce their last shares on their own —
  * 1 − the sum of those shares, per limit (a limit a silent region had no measured traffic of: its
  * `otherwise`), never below `floor` (the least share any region enforces). The silent regions'
- * shares are those this region measured for them (lib/store/region-share-meter.ts snapshotOf), the
+ * shares are those this region measured for them (lib/regions/region-share-meter.ts snapshotOf), the
  * same windows and floor each measured its own with, so the two sides add up to the limit.
  * No silent region: null (the whole limit).
  */

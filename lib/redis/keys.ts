@@ -40,7 +40,7 @@ export const keys = {
   /**
    * <p>{replication}:heard — hash region → when a batch or heartbeat of that region last arrived in
    * this region (ms, this Redis's TIME), written by whichever decision process applied it and read
-   * by all of them (lib/store/redis/region-heard.ts): a `shared` limit's linked regions give up the
+   * by all of them (lib/regions/region-heard.ts): a `shared` limit's linked regions give up the
    * share of a region silent too long. PEXPIRE 7 days on every write.
    */
   regionHeard: (p = redisPrefix()) => `${p}{replication}:heard`,

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix } from "../../test/helpers";
-import { type OwnRedis, startOwnRedis } from "../net/redis-server";
+import { type OwnRedis, startOwnRedis } from "../processes/redis-server";
 import { keys } from "./keys";
 import { FLUSH_CHUNK_FIELDS, UsageRecorder } from "./usage";
 import { minuteStartMs, usageFields } from "./usage-format";

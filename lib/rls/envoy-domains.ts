@@ -1,11 +1,11 @@
 /**
- * A `rateLimitService` decision (lib/decision/envoy.ts) as Envoy's RateLimitResponse: the statuses
+ * A `rateLimitService` decision (lib/envoy/engine.ts) as Envoy's RateLimitResponse: the statuses
  * as envoyproxy/ratelimit writes them (`current_limit` only where a rule applied,
  * `duration_until_reset` only where something was counted), no headers — theirs adds none unless
  * told to — except `x-sluice-reason: store_unavailable` on an OVER_LIMIT that a `closed` failure
  * mode gave (the store could not answer), so the denial says why.
  */
-import type { EnvoyDecided } from "../decision/envoy";
+import type { EnvoyDecided } from "../envoy/engine";
 import { REASON_HEADER } from "./mapping";
 import type { RlsDescriptorStatus, RlsHeader, RlsResponseMessage } from "./messages";
 

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, type FreshDatabase } from "../../test/helpers";
 import type { Db } from "../db/client";
-import { spawnDecisionServer, type SpawnedServer } from "../decision/harness";
-import { startOwnRedis, type OwnRedis } from "../net/redis-server";
+import { spawnDecisionServer, type SpawnedServer } from "../processes/harness";
+import { startOwnRedis, type OwnRedis } from "../processes/redis-server";
 import { billingPeriod } from "../policy/billing-period";
 import type { PolicyFileInput } from "../policy/policy-file";
 import { quotaPeriod } from "../policy/quota-period";

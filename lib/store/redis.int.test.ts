@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
-import { type OwnRedis, startOwnRedis } from "../net/redis-server";
+import { type OwnRedis, startOwnRedis } from "../processes/redis-server";
 import { createRedisClient } from "../redis/client";
 import { conformanceSuite, globalCheck, limitCheck, manualClock } from "./testing/conformance";
 import { createRedisStore } from "./redis";

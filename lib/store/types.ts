@@ -34,7 +34,7 @@ export interface LimitCheck extends AlgorithmLimit {
   exactLog?: true;
   /**
    * `regions: shared` (docs/regions.md): what this check admits is also counted in the other
-   * regions' counters of the same window (lib/store/replication.ts). Only fixed_window and
+   * regions' counters of the same window (lib/regions/replication.ts). Only fixed_window and
    * sliding_window_counter checks carry it (the policy file refuses the others).
    */
   replicate?: true;

@@ -9,7 +9,7 @@ import type { CircuitBreaker } from "../../lib/decision/breaker";
 import type { PolicyPort } from "../../lib/decision/ports";
 import type { KeyIndexPort, UsageSink } from "../../lib/decision/ports";
 import type { CompiledPolicy } from "../../lib/policy/compiled";
-import type { EnvoyCounterStore } from "../../lib/store/envoy";
+import type { EnvoyCounterStore } from "../../lib/envoy/counter-store";
 import type { CounterStore } from "../../lib/store/types";
 import type { TenantUsageReader } from "../../lib/decision/tenant-usage";
 import type { DecisionServerOptions } from "./options";
@@ -23,7 +23,7 @@ export interface Backend {
   policyFor?: (tenant: string) => CompiledPolicy | null;
   keyIndex: KeyIndexPort;
   store: CounterStore;
-  /** Their fixed window for `rateLimitService` domains (lib/store/envoy.ts). */
+  /** Their fixed window for `rateLimitService` domains (lib/envoy/counter-store.ts). */
   envoyCounters: EnvoyCounterStore;
   usage: UsageSink;
   /** GET /v1/usage's tenant tokens and counter reads; null: not served in this mode. */

@@ -24,7 +24,7 @@ import { rlsClient, type RlsRequestMessage, type RlsResponseMessage } from "../.
 import { importEnvoyConfigs } from "../../lib/services/policy/import-envoy";
 import { parsePolicyInput } from "../../lib/services/policy/policy-input";
 import { createRedisStore } from "../../lib/store/redis";
-import { createRedisEnvoyCounters } from "../../lib/store/redis/envoy";
+import { createRedisEnvoyCounters } from "../../lib/envoy/redis-store";
 import { startDecisionServer, type DecisionServer } from "./server";
 
 const TOKEN = "svc_envoy_conformance_0001";

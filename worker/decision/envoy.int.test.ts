@@ -12,7 +12,7 @@ import { testRedisPrefix } from "../../test/helpers";
 import { compileFixture, writeFixturePolicy } from "../../lib/decision/testing/fixture";
 import { createLogger } from "../../lib/log";
 import { freePort } from "../../lib/net/ports";
-import { type OwnRedis, startOwnRedis } from "../../lib/net/redis-server";
+import { type OwnRedis, startOwnRedis } from "../../lib/processes/redis-server";
 import type { PolicyFileInput } from "../../lib/policy/policy-file";
 import { keys } from "../../lib/redis/keys";
 import { parseUsageHash, type UsageMinute } from "../../lib/redis/usage-format";

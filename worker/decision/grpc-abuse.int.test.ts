@@ -23,7 +23,7 @@ import http2 from "node:http2";
 import * as grpc from "@grpc/grpc-js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnDecisionServer, type SpawnedServer } from "../../lib/decision/harness";
+import { spawnDecisionServer, type SpawnedServer } from "../../lib/processes/harness";
 import { compileFixture, writeFixturePolicy } from "../../lib/decision/testing/fixture";
 import { rlsServiceDefinition } from "../../lib/rls/protos";
 import { grpcPrefix, RawH2, type RawStream } from "../../test/h2-raw";

@@ -1,6 +1,6 @@
 /**
  * Envoy's rate limit service protocol spoken to real decision server processes (`npm run decision`,
- * spawned by lib/decision/harness.ts) over real gRPC, with a client built from the same Envoy
+ * spawned by lib/processes/harness.ts) over real gRPC, with a client built from the same Envoy
  * protos, against a redis-server of this file's own (so its command counts and outages are ours):
  * OK ×N then OVER_LIMIT with an honest duration_until_reset and the /v1/check headers,
  * hits_addend as the cost, one store call for all of a request's descriptors, decisions counted in
@@ -12,8 +12,8 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedWaitMs } from "../../lib/decision/failure-path";
 import { compileFixture, writeFixturePolicy } from "../../lib/decision/testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "../../lib/decision/harness";
-import { type OwnRedis, startOwnRedis } from "../../lib/net/redis-server";
+import { spawnDecisionServer, type SpawnedServer } from "../../lib/processes/harness";
+import { type OwnRedis, startOwnRedis } from "../../lib/processes/redis-server";
 import { keys } from "../../lib/redis/keys";
 import { healthClient, rlsClient, type RlsDescriptorMessage, type RlsRequestMessage, type RlsResponseMessage } from "../../lib/rls/protos";
 

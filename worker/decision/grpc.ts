@@ -33,7 +33,7 @@ import type { DecisionMetrics } from "../../lib/decision/metrics";
 import { errorMessage, type Logger } from "../../lib/log";
 import { decodeHealthCheckRequest, decodeRateLimitRequest, ProtoDecodeError } from "../../lib/rls/decode";
 import { encodeHealthCheckResponse, encodeRateLimitResponse } from "../../lib/rls/encode";
-import type { EnvoyDecider } from "../../lib/decision/envoy";
+import type { EnvoyDecider } from "../../lib/envoy/engine";
 import { descriptorToken } from "../../lib/rls/mapping";
 import { HEALTH_SERVICE, RLS_SERVICE, type RlsRequestMessage } from "../../lib/rls/messages";
 import type { GrpcLimits } from "../../lib/net/grpc-limits";
@@ -52,7 +52,7 @@ export interface DecisionGrpcDeps {
   tokens: { accepts(token: string | undefined): boolean };
   /** SLUICE_RLS_DOMAIN: the `domain` whose descriptors carry Sluice's own keys (api_key, tenant, operation…). */
   domain: string;
-  /** Every other `domain`: the policy's `rateLimitService` section (lib/decision/envoy.ts); absent: refused. */
+  /** Every other `domain`: the policy's `rateLimitService` section (lib/envoy/engine.ts); absent: refused. */
   envoy?: Pick<EnvoyDecider, "decide">;
   /** Whether decisions can be made (a policy is loaded and the store answers): the health answer. */
   readiness: () => { ready: boolean };

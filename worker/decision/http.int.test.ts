@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
-import { spawnDecisionServer, type SpawnedServer } from "../../lib/decision/harness";
+import { spawnDecisionServer, type SpawnedServer } from "../../lib/processes/harness";
 import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../../lib/decision/testing/fixture";
 import { HTTP_SERVERS } from "../../lib/net/http-server";
 import { connect, exchange, parseReplies, sleep, statuses } from "../../lib/net/testing/raw-http";

@@ -4,7 +4,7 @@ import type { ClientAddressRules } from "../../lib/decision/client-address";
 import type { GrpcLimits } from "../../lib/net/grpc-limits";
 import type { HttpLimits, HttpServerKind } from "../../lib/net/http-server";
 import type { Logger } from "../../lib/log";
-import type { EnvoyCounterStore } from "../../lib/store/envoy";
+import type { EnvoyCounterStore } from "../../lib/envoy/counter-store";
 import type { CounterStore } from "../../lib/store/types";
 import type { Registry } from "prom-client";
 

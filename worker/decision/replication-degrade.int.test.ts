@@ -9,13 +9,13 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
-import type { SpawnedServer } from "@/lib/decision/harness";
-import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
+import type { SpawnedServer } from "@/lib/processes/harness";
+import { startOwnRedis, type OwnRedis } from "@/lib/processes/redis-server";
 import { startOwnNats, type OwnNats } from "@/lib/net/testing/nats-server";
 import { closeRegionClients } from "@/lib/redis/regions";
 import { applyPolicyFile } from "@/lib/services/policy/apply-policy-file";
 import { publishPolicy } from "@/lib/services/policy/publish-policy";
-import { SETTLE_MS } from "@/lib/store/region-share-meter";
+import { SETTLE_MS } from "@/lib/regions/region-share-meter";
 import { nextWindow, regionPolicy, replicationOf, sendChecks, sleep, spawnRegionServer, waitForReplication } from "@/worker/testing/regions";
 
 const TOKEN = "svc_regions_degrade_0001";

@@ -20,7 +20,7 @@ import { testRedisPrefix, testRedisUrl } from "@/test/helpers";
 import { compileFixture } from "@/lib/decision/testing/fixture";
 import { degradedLimit } from "@/lib/policy/region-shares";
 import { seedRegionShares } from "@/lib/redis/region-shares";
-import { SETTLE_MS } from "@/lib/store/region-share-meter";
+import { SETTLE_MS } from "@/lib/regions/region-share-meter";
 import {
   counterOf,
   driveAt,

@@ -2,7 +2,7 @@
  * `regions: shared` over NATS JetStream (docs/regions.md, SLUICE_REPLICATION_URL): this decision
  * server's link to the other regions.
  *
- * - Sending: the outbox (lib/store/replication.ts) coalesces what this region admitted per counter
+ * - Sending: the outbox (lib/regions/replication.ts) coalesces what this region admitted per counter
  *   and window; FLUSH_MS after its first unit, as soon as it holds FULL_ENTRIES entries, or when a
  *   publish slot frees up, it becomes batches published to `sluice.replication.<region>` on the
  *   stream SLUICE_REPLICATION (each with a message id, so a publish retried after a lost ack is
@@ -11,21 +11,21 @@
  *   fit is dropped and counted.
  * - Applying: one durable pull consumer per region (`sluice-apply-<region>`), shared by the
  *   region's decision servers, so each message is applied once per region: the other regions'
- *   batches are added to this region's Redis (lib/store/redis/replication-apply.ts) and
+ *   batches are added to this region's Redis (lib/regions/replication-apply.ts) and
  *   acknowledged; this region's own are acknowledged and skipped. A batch Redis could not take is
  *   redelivered.
  * - Status: `ok` (connected, consuming), `connecting`, or `degraded` (NATS unreachable: each shared
  *   limit is enforced at this region's last share of it, floor(L × share), as measured while the
- *   link worked (lib/store/region-share-meter.ts), until it is back, when JetStream delivers what it
+ *   link worked (lib/regions/region-share-meter.ts), until it is back, when JetStream delivers what it
  *   stored and the batches waiting here are sent; windows that ended meanwhile are skipped). `lagMs`: the
  *   largest replication lag of the batches applied in the last 10–20 s — from the first admission
  *   of a batch in its region (store clock) to its INCRBY here (Redis TIME). A batch that arrives
  *   after every window of it ended (JetStream redelivering, after a cut, what it stored before)
  *   counts nothing and is not a lag of live traffic: its units are counted as late instead.
- * - Peers (a partial cut, lib/store/region-liveness.ts): a batch, or every heartbeatMs without one a
+ * - Peers (a partial cut, lib/regions/region-liveness.ts): a batch, or every heartbeatMs without one a
  *   heartbeat (a batch with no entries), tells the other regions this one is alive; whichever process
  *   applies another region's message records its arrival in this region's Redis
- *   (lib/store/redis/region-heard.ts), and every tickMs each process reads when every region was last
+ *   (lib/regions/region-heard.ts), and every tickMs each process reads when every region was last
  *   heard from. While the link is `ok` and a region is silent longer than silentMs, this region
  *   enforces each shared limit minus that region's last share (which it enforces on its own once
  *   cut); heard from again, the whole limit. Like a degraded share, a change of the policy in force,
@@ -36,12 +36,12 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JsMsg, Rete
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import type { Registry } from "prom-client";
 import type { RedisClient } from "../../lib/redis/client";
-import { createHeardLedger } from "../../lib/store/redis/region-heard";
-import { createReplicationApplier } from "../../lib/store/redis/replication-apply";
-import { PeerLiveness, type SilentPeer } from "../../lib/store/region-liveness";
+import { createHeardLedger } from "../../lib/regions/region-heard";
+import { createReplicationApplier } from "../../lib/regions/replication-apply";
+import { PeerLiveness, type SilentPeer } from "../../lib/regions/region-liveness";
 import type { DegradedShares } from "../../lib/policy/region-shares";
-import { RegionShareMeter } from "../../lib/store/region-share-meter";
-import { decodeReplication, encodeReplication, type OutboxBatch, replicationMessageSchema, ReplicationOutbox } from "../../lib/store/replication";
+import { RegionShareMeter } from "../../lib/regions/region-share-meter";
+import { decodeReplication, encodeReplication, type OutboxBatch, replicationMessageSchema, ReplicationOutbox } from "../../lib/regions/replication";
 import { RecentMax, registerReplicationMetrics } from "./replication-metrics";
 
 export const REPLICATION_STREAM = "SLUICE_REPLICATION";

@@ -5,14 +5,14 @@
  * - SLUICE_RLS_DOMAIN: Sluice's own entry keys (api_key, tenant, operation…; lib/rls/mapping.ts),
  *   each descriptor one decision of the engine, started in one turn so the store sends them as
  *   one call;
- * - any other: the policy's `rateLimitService` section (lib/decision/envoy.ts), answered as
+ * - any other: the policy's `rateLimitService` section (lib/envoy/engine.ts), answered as
  *   envoyproxy/ratelimit answers it — a domain it does not know is OK unless the section's
  *   `unknownDomain: error` refuses it.
  * Authentication is the transport's (it reads the token before this is called).
  */
 import type { DecisionAnswer } from "../../lib/decision/answer";
 import { NotReadyError, type DecisionRequest } from "../../lib/decision/engine";
-import type { EnvoyDecider } from "../../lib/decision/envoy";
+import type { EnvoyDecider } from "../../lib/envoy/engine";
 import { envoyRlsResponse } from "../../lib/rls/envoy-domains";
 import { planRateLimit, rateLimitResponse } from "../../lib/rls/mapping";
 import type { RlsRequestMessage, RlsResponseMessage } from "../../lib/rls/messages";

@@ -15,7 +15,7 @@ import { PostgresUsageSink } from "../../lib/single-node/postgres-usage-sink";
 import { seedQuotaCounters } from "../../lib/single-node/seed-quotas";
 import { messageOf, withQueryTimeout } from "../../lib/single-node/timeout";
 import { createMemoryStore } from "../../lib/store/memory";
-import { createMemoryEnvoyCounters } from "../../lib/store/memory-envoy";
+import { createMemoryEnvoyCounters } from "../../lib/envoy/memory-store";
 import type { Backend, BackendContext } from "./backend";
 
 /** Single-node: how often Postgres is asked for a new policy version, key changes and service tokens. */

@@ -9,8 +9,8 @@ import http from "node:http";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compileFixture, FIXTURE_KEYS, writeFixturePolicy } from "../../lib/decision/testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "../../lib/decision/harness";
-import { type OwnRedis, startOwnRedis } from "../../lib/net/redis-server";
+import { spawnDecisionServer, type SpawnedServer } from "../../lib/processes/harness";
+import { type OwnRedis, startOwnRedis } from "../../lib/processes/redis-server";
 import { sha256Hex } from "../../lib/redis/key-index";
 
 const TOKEN = "svc_supervisor_test_0001";

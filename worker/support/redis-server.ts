@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { freePort } from "../../lib/net/ports";
-import { redisServerArgs, waitForRedis } from "../../lib/net/redis-server";
+import { redisServerArgs, waitForRedis } from "../../lib/processes/redis-server";
 import { startChild } from "./processes";
 
 export function hasRedisServer(): boolean {

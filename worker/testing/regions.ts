@@ -6,9 +6,9 @@
  * any span of time; and three regions at once (startThreeRegions).
  */
 import { Redis } from "ioredis";
-import { spawnDecisionServer, type SpawnedServer } from "../../lib/decision/harness";
+import { spawnDecisionServer, type SpawnedServer } from "../../lib/processes/harness";
 import { type CompiledFixture, writeFixturePolicy } from "../../lib/decision/testing/fixture";
-import { startOwnRedis } from "../../lib/net/redis-server";
+import { startOwnRedis } from "../../lib/processes/redis-server";
 import { startLatencyProxy, type LatencyProxy } from "../../lib/net/testing/latency-proxy";
 import { startOwnNats, type OwnNats } from "../../lib/net/testing/nats-server";
 import type { PolicyFileInput } from "../../lib/policy/policy-file";

@@ -1,12 +1,12 @@
 /**
- * `sluice` (worker/cli.ts; the int run's bundle of it when there is one, lib/decision/harness.ts
+ * `sluice` (worker/cli.ts; the int run's bundle of it when there is one, lib/processes/harness.ts
  * entryArgs) run as a process, as an operator runs it, for the CLI's tests: the
  * environment given on top of this one, its exit code, stdout and stderr. Never throws for a
  * failing command: a non-zero exit is an answer to assert on.
  */
 import { execFile } from "node:child_process";
 import path from "node:path";
-import { entryArgs } from "../../lib/decision/harness";
+import { entryArgs } from "../../lib/processes/harness";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 

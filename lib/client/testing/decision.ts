@@ -6,9 +6,9 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { testRedisPrefix } from "../../../test/helpers";
-import { startOwnRedis } from "../../net/redis-server";
+import { startOwnRedis } from "../../processes/redis-server";
 import { compileFixture, writeFixturePolicy } from "../../decision/testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "../../decision/harness";
+import { spawnDecisionServer, type SpawnedServer } from "../../processes/harness";
 import type { PolicyFileInput } from "../../policy/policy-file";
 
 export const SERVICE_TOKEN = "svc_client_test_0001";

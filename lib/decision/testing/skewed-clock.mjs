@@ -1,4 +1,4 @@
-// TESTS ONLY (lib/decision/harness.ts `clockSkewMs`): preloaded with
+// TESTS ONLY (lib/processes/harness.ts `clockSkewMs`): preloaded with
 // `node --import file:///…/skewed-clock.mjs?skewMs=N`, it moves this process's wall clock by N ms —
 // Date.now(), new Date() and performance.timeOrigin — as a server whose clock is off would see it.
 const skewMs = Number(new URL(import.meta.url).searchParams.get("skewMs") ?? 0);

@@ -11,7 +11,7 @@ import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from
 import { monthOf, monthRangeMs } from "../../db/billing-repo";
 import { type Db } from "../../db/client";
 import { compileFixture, writeFixturePolicy, type CompiledFixture } from "../../decision/testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "../../decision/harness";
+import { spawnDecisionServer, type SpawnedServer } from "../../processes/harness";
 import { closeDuePeriods, closePeriod } from "../../jobs/billing-close";
 import { drainClosedMinutes } from "../../jobs/rollup";
 import type { PolicyFileInput } from "../../policy/policy-file";

@@ -12,7 +12,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "@/test/helpers";
 import { compileFixture, writeFixturePolicy } from "@/lib/decision/testing/fixture";
-import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
+import { spawnDecisionServer, type SpawnedServer } from "@/lib/processes/harness";
 import type { PolicyFileInput } from "@/lib/policy/policy-file";
 import { sha256Hex } from "@/lib/redis/key-index";
 import { replayUsage, type UsageCell } from "./replay";

@@ -101,7 +101,7 @@ describe("Envoy domains in the draft", () => {
     const service = live.status === "ok" ? live.policy.rateLimitService : undefined;
     expect(service?.domains.map((d) => d.domain)).toEqual(["messaging"]);
     expect(service?.domains[0]?.descriptors[1]?.rule).toMatchObject({ requestsPerUnit: 100, unit: "DAY", counting: "envoy", windowMs: 86_400_000 });
-    // The cross-tenant dashboards read its decisions' totals (lib/decision/envoy-accounting.ts) like a tier's.
+    // The cross-tenant dashboards read its decisions' totals (lib/envoy/accounting.ts) like a tier's.
     expect(await tierTenants(db)).toContain("*:envoy:messaging");
 
     await applyPolicyFile(db, DEMO, { actor });

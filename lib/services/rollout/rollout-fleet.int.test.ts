@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, until, type FreshDatabase } from "@/test/helpers";
-import { spawnDecisionServer, type SpawnedServer } from "@/lib/decision/harness";
+import { spawnDecisionServer, type SpawnedServer } from "@/lib/processes/harness";
 import { cohortMembers } from "@/lib/policy/rollout";
 import { applyPolicyFile } from "../policy/apply-policy-file";
 import { publishPolicy } from "../policy/publish-policy";

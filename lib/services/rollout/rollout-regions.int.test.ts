@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, testRedisPrefix, testRedisUrl, type FreshDatabase } from "@/test/helpers";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { guardRollout } from "@/lib/jobs/rollout-guard";
-import { startOwnRedis, type OwnRedis } from "@/lib/net/redis-server";
+import { startOwnRedis, type OwnRedis } from "@/lib/processes/redis-server";
 import { keys } from "@/lib/redis/keys";
 import { closeRegionClients } from "@/lib/redis/regions";
 import { readRolloutRouting } from "@/lib/redis/rollout";

@@ -1,6 +1,6 @@
 /**
- * The Redis EnvoyCounterStore (lib/store/envoy.ts): every counter of a ShouldRateLimit in one
- * ENVOY_COUNT script call (lib/store/lua/envoy-fixed-window.ts), EVALSHA first and EVAL only when
+ * The Redis EnvoyCounterStore (lib/envoy/counter-store.ts): every counter of a ShouldRateLimit in one
+ * ENVOY_COUNT script call (lib/envoy/fixed-window-lua.ts), EVALSHA first and EVAL only when
  * Redis answers NOSCRIPT (nothing ran then, so nothing is counted twice; any other failure is
  * never retried).
  *
@@ -15,12 +15,12 @@
  * whatever the others say).
  */
 import { createHash } from "node:crypto";
-import type { RedisClient } from "../../redis/client";
-import { withTimeout } from "../../net/timeout";
-import { ENVOY_COUNT_LUA } from "../lua/envoy-fixed-window";
-import type { EnvoyCounterInput, EnvoyCounterStore, EnvoyCounts } from "../envoy";
-import { StoreTimeoutError } from "../types";
-import { isCluster } from "./loader";
+import type { RedisClient } from "../redis/client";
+import { withTimeout } from "../net/timeout";
+import { ENVOY_COUNT_LUA } from "./fixed-window-lua";
+import type { EnvoyCounterInput, EnvoyCounterStore, EnvoyCounts } from "./counter-store";
+import { StoreTimeoutError } from "../store/types";
+import { isCluster } from "../store/redis/loader";
 
 const SHA = createHash("sha1").update(ENVOY_COUNT_LUA).digest("hex");
 const MAX_CALLS_PER_SCRIPT = 128;

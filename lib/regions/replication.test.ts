@@ -1,26 +1,14 @@
 /**
- * The decision-path half of `regions: shared` (lib/store/replication.ts): which window a unit
+ * The decision-path half of `regions: shared` (lib/regions/replication.ts): which window a unit
  * belongs to, the outbox's coalescing and its bound, and which decisions add to it.
  */
 import { describe, expect, it } from "vitest";
-import { createMemoryStore } from "./memory";
+import { createMemoryStore } from "../store/memory";
 import { decodeReplication, encodeReplication, replicatedWindow, replicationMessageSchema, ReplicationOutbox, withReplication } from "./replication";
-import type { LimitCheck } from "./types";
+import type { LimitCheck } from "../store/types";
+import { replicatedCheck } from "./testing/checks";
 
-const check = (over: Partial<LimitCheck> = {}): LimitCheck => ({
-  key: "sl:{t:acme}:c:free-tenant:_",
-  kind: "limit",
-  algorithm: "fixed_window",
-  limit: 3,
-  windowMs: 1_000,
-  burst: 3,
-  precision: 1,
-  mode: "reject",
-  maxDelayMs: 0,
-  leaseTtlMs: 0,
-  replicate: true,
-  ...over,
-});
+const check = (over: Partial<LimitCheck> = {}): LimitCheck => replicatedCheck("sl:{t:acme}:c:free-tenant:_", { limit: 3, burst: 3, windowMs: 1_000, ...over });
 
 function outbox(maxEntries = 100, fullEntries = 50) {
   const events: string[] = [];

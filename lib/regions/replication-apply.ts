@@ -1,13 +1,13 @@
 /**
  * `regions: shared`, the applying side (docs/regions.md): the units another region admitted,
- * added to this region's counter of the same window (lib/store/replication.ts names it), with the
+ * added to this region's counter of the same window (lib/regions/replication.ts names it), with the
  * expiry the local commit would give it — in one script per hash slot, so a window's count and
  * its expiry change together.
  */
-import type { RedisClient } from "../../redis/client";
-import type { ReplicatedUnits } from "../replication";
-import { hashTag } from "./cluster";
-import { createLoader, isCluster, script } from "./loader";
+import type { RedisClient } from "../redis/client";
+import type { ReplicatedUnits } from "./replication";
+import { hashTag } from "../store/redis/cluster";
+import { createLoader, isCluster, script } from "../store/redis/loader";
 
 /**
  * KEYS: the counters; ARGV per key: field ('' for a fixed window's STRING), units, expireAtMs,

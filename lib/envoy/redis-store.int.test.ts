@@ -1,6 +1,6 @@
 /**
- * The ENVOY_COUNT script (lib/store/lua/envoy-fixed-window.ts) and its TypeScript twin
- * (lib/store/memory-envoy.ts over lib/policy/envoy/memory.ts) give the same counts on the same
+ * The ENVOY_COUNT script (lib/envoy/fixed-window-lua.ts) and its TypeScript twin
+ * (lib/envoy/memory-store.ts over lib/policy/envoy/memory.ts) give the same counts on the same
  * clock, for fast-check's random sequences; the Redis store survives SCRIPT FLUSH without
  * counting twice, sends the calls of one event-loop turn as one script call, and works on a
  * Redis Cluster, where a call's counters live in different slots.
@@ -8,14 +8,14 @@
 import fc from "fast-check";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedisCluster, type RedisClusterHandle } from "../../../test/redis-cluster";
-import { testRedisPrefix, testRedisUrl } from "../../../test/helpers";
-import { type OwnRedis, startOwnRedis } from "../../net/redis-server";
-import { counterKeys } from "../../policy/counter-keys";
-import { createRedisClient } from "../../redis/client";
-import type { EnvoyCounterInput } from "../envoy";
-import { createMemoryEnvoyCounters } from "../memory-envoy";
-import { createRedisEnvoyCounters } from "./envoy";
+import { startRedisCluster, type RedisClusterHandle } from "../../test/redis-cluster";
+import { testRedisPrefix, testRedisUrl } from "../../test/helpers";
+import { type OwnRedis, startOwnRedis } from "../processes/redis-server";
+import { counterKeys } from "../policy/counter-keys";
+import { createRedisClient } from "../redis/client";
+import type { EnvoyCounterInput } from "./counter-store";
+import { createMemoryEnvoyCounters } from "./memory-store";
+import { createRedisEnvoyCounters } from "./redis-store";
 
 const START_MS = Date.UTC(2026, 11, 7);
 const WINDOWS = [1, 60, 3_600, 86_400, 604_800, 2_592_000, 31_536_000];

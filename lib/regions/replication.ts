@@ -2,7 +2,7 @@
  * `regions: shared` (docs/regions.md#shared-every-region-counts-every-regions-traffic), the part on
  * the decision path: what a region admits for a shared check is added to an outbox, coalesced per
  * counter and window, and sent to the other regions in small batches (worker/decision/replication.ts
- * publishes them on NATS JetStream; lib/store/redis/replication-apply.ts adds them to each other
+ * publishes them on NATS JetStream; lib/regions/replication-apply.ts adds them to each other
  * region's counter of the same window). A decision never waits for any of it.
  *
  * The window a unit belongs to is worked out here exactly as the Lua twins name it
@@ -11,7 +11,7 @@
  * its sub-window field (a sliding window counter's hash) names the same window in every region.
  */
 import { z } from "zod";
-import type { CounterStore, LimitCheck, StoreDecision } from "./types";
+import type { CounterStore, LimitCheck, StoreDecision } from "../store/types";
 
 /** One counter of one window, and the units admitted into it since the last batch. */
 export interface ReplicatedUnits {

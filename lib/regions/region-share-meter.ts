@@ -6,7 +6,7 @@
  * Fed off the decision path: the units this region sent (the outbox's batches, when they are taken
  * to be published) and the units the other regions' batches brought (once applied here). Each is
  * attributed to the window it was admitted in (the same epoch-aligned windows every region names,
- * lib/store/replication.ts), per limit id — all of a limit's counters together (every tenant and
+ * lib/regions/replication.ts), per limit id — all of a limit's counters together (every tenant and
  * subject of it). A region's share of a limit is own ÷ (own + the others') over the last complete
  * window: the newest one that ended at least SETTLE_MS ago (what the others admitted in it has
  * arrived by then while the link works); failing that (just after start) the newest that ended, or
@@ -16,7 +16,7 @@
  *
  * The others' units are also kept per region, so another region's share (its units ÷ all) is
  * measured the same way (snapshotOf): what the regions still linked give up while it is silent
- * (lib/store/region-liveness.ts, docs/regions.md "A partial cut").
+ * (lib/regions/region-liveness.ts, docs/regions.md "A partial cut").
  */
 import { limitIdOfCounterKey } from "../policy/counter-keys";
 import type { DegradedShares } from "../policy/region-shares";
@@ -36,7 +36,7 @@ interface WindowTally {
   endMs: number;
   own: number;
   others: number;
-  /** The others' units by region (a silent peer's share is its units ÷ all, lib/store/region-liveness.ts). */
+  /** The others' units by region (a silent peer's share is its units ÷ all, lib/regions/region-liveness.ts). */
   byRegion: Map<string, number>;
 }
 

@@ -18,9 +18,9 @@
 import { Counter } from "prom-client";
 import type { EnvoyOutcome } from "../policy/envoy/decide";
 import { envoyOutcomes } from "../policy/envoy/decide";
-import type { EnvoyDecided } from "./envoy";
-import type { DecisionMetrics } from "./metrics";
-import type { UsageOutcome, UsageSink } from "./ports";
+import type { EnvoyDecided } from "./engine";
+import type { DecisionMetrics } from "../decision/metrics";
+import type { UsageOutcome, UsageSink } from "../decision/ports";
 
 /** The tenant (and tier) of an Envoy domain's decisions in usage. */
 export const envoyUsageTenant = (domain: string) => `envoy:${domain}`;

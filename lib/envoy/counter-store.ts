@@ -3,7 +3,7 @@
  * default counting, lib/policy/envoy/decide.ts): per counter, INCRBY of the hits in the window
  * aligned to the unit at the store's clock, every hit counted (an over-limit one too), the count
  * after returned. One call takes every counter of one ShouldRateLimit and counts them all
- * atomically (Redis: one script, ./redis/envoy.ts; in process: ./memory-envoy.ts). Deciding
+ * atomically (Redis: one script, ./redis-store.ts; in process: ./memory-store.ts). Deciding
  * (`count > requests_per_unit`) is the caller's, from the counts.
  */
 

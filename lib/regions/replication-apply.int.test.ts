@@ -1,34 +1,22 @@
 /**
  * `regions: shared` against a real Redis and the real DECIDE, on Redis server time: the window
- * lib/store/replication.ts names for a unit is exactly the counter the Lua twins wrote, and units
+ * lib/regions/replication.ts names for a unit is exactly the counter the Lua twins wrote, and units
  * applied there by another region are counted by this region's next decisions.
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "@/test/helpers";
-import { replicatedWindow } from "../replication";
-import type { LimitCheck } from "../types";
-import { createRedisStore } from "./index";
+import { replicatedWindow } from "./replication";
+import type { LimitCheck } from "../store/types";
+import { createRedisStore } from "../store/redis/index";
 import { createReplicationApplier } from "./replication-apply";
+import { replicatedCheck } from "./testing/checks";
 
 const prefix = `${testRedisPrefix()}repl${randomBytes(3).toString("hex")}:`;
 let redis: Redis;
 
-const check = (name: string, over: Partial<LimitCheck> = {}): LimitCheck => ({
-  key: `${prefix}{t:acme}:c:${name}:_`,
-  kind: "limit",
-  algorithm: "fixed_window",
-  limit: 10,
-  windowMs: 60_000,
-  burst: 10,
-  precision: 1,
-  mode: "reject",
-  maxDelayMs: 0,
-  leaseTtlMs: 0,
-  replicate: true,
-  ...over,
-});
+const check = (name: string, over: Partial<LimitCheck> = {}): LimitCheck => replicatedCheck(`${prefix}{t:acme}:c:${name}:_`, { limit: 10, burst: 10, windowMs: 60_000, ...over });
 
 beforeAll(() => {
   redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });

@@ -6,11 +6,11 @@
  * L × (1 + its share).
  *
  * Every region sends a batch or, when idle, a heartbeat at least every heartbeat interval; the
- * region's Redis keeps when each other region was last heard from (lib/store/redis/region-heard.ts).
+ * region's Redis keeps when each other region was last heard from (lib/regions/region-heard.ts).
  * A peer not heard from for longer than `silentMs` (and not since this process's link came up) is
  * silent: this region then enforces 1 − the sum of the silent peers' last shares
  * (lib/policy/region-shares.ts sharesLeft). A peer's share is measured here from its batches
- * (lib/store/region-share-meter.ts snapshotOf) as of when it was last heard from, refreshed on
+ * (lib/regions/region-share-meter.ts snapshotOf) as of when it was last heard from, refreshed on
  * every look while it is heard from and frozen once it falls silent, so it is the share it took
  * with it. Heard from again: the whole limit at once. Pure: the caller reads the ledger and the clock.
  */

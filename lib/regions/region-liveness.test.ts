@@ -1,5 +1,5 @@
 /**
- * A partial cut (lib/store/region-liveness.ts, lib/policy/region-shares.ts sharesLeft): a region the
+ * A partial cut (lib/regions/region-liveness.ts, lib/policy/region-shares.ts sharesLeft): a region the
  * others stop hearing from is given up at the share it takes with it, measured as of when it was
  * last heard from; the regions still linked enforce the rest; heard from again, the whole limit.
  */
@@ -9,23 +9,12 @@ import { degradedLimit, sharesLeft } from "../policy/region-shares";
 import { PeerLiveness, type PeerLook } from "./region-liveness";
 import { FLOOR_OF_EQUAL, RegionShareMeter, SETTLE_MS } from "./region-share-meter";
 import { replicatedWindow, type ReplicatedUnits } from "./replication";
-import type { LimitCheck } from "./types";
+import type { LimitCheck } from "../store/types";
+import { replicatedCheck } from "./testing/checks";
 
 const ID = "0123456789abcdef";
 const OTHER = "aaaaaaaaaaaaaaaa";
-const check = (id = ID): LimitCheck => ({
-  key: counterKeys.counter("acme", id, "_", "sl:"),
-  kind: "limit",
-  algorithm: "fixed_window",
-  limit: 100,
-  windowMs: 4_000,
-  burst: 100,
-  precision: 1,
-  mode: "reject",
-  maxDelayMs: 0,
-  leaseTtlMs: 0,
-  replicate: true,
-});
+const check = (id = ID): LimitCheck => replicatedCheck(counterKeys.counter("acme", id, "_", "sl:"));
 const units = (nowMs: number, n: number, id = ID): ReplicatedUnits => ({ ...replicatedWindow(check(id), nowMs)!, units: n });
 const REGIONS = ["us", "eu", "ap"];
 

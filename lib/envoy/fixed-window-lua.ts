@@ -2,7 +2,7 @@
  * ENVOY_COUNT: envoyproxy/ratelimit's fixed window (src/redis/fixed_cache_impl.go), every counter
  * of one ShouldRateLimit in one script, so a call is one atomic round trip. Its TypeScript twin is
  * lib/policy/envoy/memory.ts (`EnvoyMemoryCounters.incrBy` with `envoyCounterKey`), held equal by
- * lib/store/redis/envoy.int.test.ts.
+ * lib/envoy/redis-store.int.test.ts.
  *
  * KEYS[i]  a counter's key up to its window (its hash tag is the whole counter: one slot per key)
  * ARGV[1]  now in ms, or '' for Redis TIME (tests pass their clock)
@@ -13,7 +13,7 @@
  * Redis: a STRING `<key>:<windowStartSeconds>`, INCRBY then EXPIRE to the window's end, as theirs
  * (they set the unit's length from now; the window's end is the same or sooner, never later).
  */
-import { luaNow } from "./now";
+import { luaNow } from "../store/lua/now";
 
 export const ENVOY_COUNT_LUA = `${luaNow(1)}
 local pad = tonumber(ARGV[2])

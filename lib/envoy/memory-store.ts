@@ -1,10 +1,10 @@
 /**
- * The in-process EnvoyCounterStore (lib/store/envoy.ts): the pure model's counters
+ * The in-process EnvoyCounterStore (lib/envoy/counter-store.ts): the pure model's counters
  * (lib/policy/envoy/memory.ts) on a clock. Single-node mode counts Envoy domains here, and
  * failure mode `local` counts each decision server's share here when Redis cannot answer.
  */
 import { EnvoyMemoryCounters } from "../policy/envoy/memory";
-import { envoyWindowStartSeconds, type EnvoyCounterStore } from "./envoy";
+import { envoyWindowStartSeconds, type EnvoyCounterStore } from "./counter-store";
 
 export function createMemoryEnvoyCounters(clock: () => number = Date.now): EnvoyCounterStore {
   const counters = new EnvoyMemoryCounters();

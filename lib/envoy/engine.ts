@@ -4,7 +4,7 @@
  * lib/policy/envoy/decide.ts. One call, top to bottom in `decide`:
  * 1. the plan (`planEnvoyRequest`): per descriptor its rule, its cost and its counter;
  * 2. the counts: their fixed window for every descriptor of the call in one atomic script
- *    (lib/store/envoy.ts), Sluice's algorithms (a rule's `algorithm`, `window`, `period`) through
+ *    (lib/envoy/counter-store.ts), Sluice's algorithms (a rule's `algorithm`, `window`, `period`) through
  *    the counter store, one decision per descriptor (started in the same turn: the Redis store
  *    sends them as one DECIDE call), all through the circuit breaker, within the store budget;
  * 3. the response (`envoyResponse`), and the call's accounting: usage and /metrics (./envoy-accounting.ts).
@@ -22,14 +22,14 @@ import type { CompiledEnvoyRule } from "../policy/envoy/compiled";
 import { envoyResponse, planEnvoyRequest, type EnvoyCount, type EnvoyDescriptorPlan, type EnvoyLimitPlan, type EnvoyPlan, type EnvoyRequest, type EnvoyRequestError, type EnvoyResponse } from "../policy/envoy/decide";
 import { envoyCheck } from "../policy/envoy/memory";
 import type { FailureMode } from "../policy/types";
-import type { EnvoyCounterStore } from "../store/envoy";
+import type { EnvoyCounterStore } from "./counter-store";
 import { StoreTimeoutError, type CounterStore, type LimitCheck } from "../store/types";
-import type { CircuitBreaker } from "./breaker";
-import { EnvoyAccounting } from "./envoy-accounting";
-import { NotReadyError } from "./engine";
-import { closedWaitMs } from "./failure-path";
-import type { DecisionMetrics } from "./metrics";
-import type { UsageError, UsageSink } from "./ports";
+import type { CircuitBreaker } from "../decision/breaker";
+import { EnvoyAccounting } from "./accounting";
+import { NotReadyError } from "../decision/engine";
+import { closedWaitMs } from "../decision/failure-path";
+import type { DecisionMetrics } from "../decision/metrics";
+import type { UsageError, UsageSink } from "../decision/ports";
 
 export interface EnvoyDeciderDeps {
   policy: () => CompiledPolicy | null;

@@ -1,5 +1,5 @@
 /**
- * What a cut link falls back to (lib/store/region-share-meter.ts, lib/policy/region-shares.ts
+ * What a cut link falls back to (lib/regions/region-share-meter.ts, lib/policy/region-shares.ts
  * applyDegradedShares): a region's share of a shared limit, measured from what it sent and what the
  * others' batches brought, per limit and window, floored; and the policy enforced with it.
  */
@@ -9,24 +9,12 @@ import { counterKeys, limitIdOfCounterKey } from "../policy/counter-keys";
 import { applyDegradedShares, degradedLimit, sharedLimitNames } from "../policy/region-shares";
 import { FLOOR_OF_EQUAL, RegionShareMeter, SETTLE_MS, windowOfUnits } from "./region-share-meter";
 import { replicatedWindow, type ReplicatedUnits } from "./replication";
-import type { LimitCheck } from "./types";
+import type { LimitCheck } from "../store/types";
+import { replicatedCheck } from "./testing/checks";
 
 const ID = "0123456789abcdef";
 const CAP = "fedcba9876543210";
-const check = (over: Partial<LimitCheck> = {}): LimitCheck => ({
-  key: counterKeys.counter("acme", ID, "_", "sl:"),
-  kind: "limit",
-  algorithm: "fixed_window",
-  limit: 100,
-  windowMs: 4_000,
-  burst: 100,
-  precision: 1,
-  mode: "reject",
-  maxDelayMs: 0,
-  leaseTtlMs: 0,
-  replicate: true,
-  ...over,
-});
+const check = (over: Partial<LimitCheck> = {}): LimitCheck => replicatedCheck(counterKeys.counter("acme", ID, "_", "sl:"), over);
 /** `units` admitted at `nowMs` for `c`, as a batch carries them. */
 const units = (nowMs: number, n: number, c: LimitCheck = check()): ReplicatedUnits => ({ ...replicatedWindow(c, nowMs)!, units: n });
 

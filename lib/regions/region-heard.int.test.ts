@@ -1,5 +1,5 @@
 /**
- * Which regions a region still hears from (lib/store/redis/region-heard.ts), against a real Redis:
+ * Which regions a region still hears from (lib/regions/region-heard.ts), against a real Redis:
  * the ledger every decision process of a region shares — what one process heard is what every other
  * reads, stamped with Redis's own clock, and it expires only after a week without any write.
  */
@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisPrefix, testRedisUrl } from "@/test/helpers";
-import { keys } from "../../redis/keys";
+import { keys } from "../redis/keys";
 import { createHeardLedger } from "./region-heard";
 
 const prefix = `${testRedisPrefix()}heard${randomBytes(3).toString("hex")}:`;

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { freePort } from "./ports";
+import { freePort } from "../net/ports";
 
 /** The command line of a throwaway server: loopback only, nothing saved, files in `dir`. */
 export function redisServerArgs(port: number, dir: string, extra: readonly string[] = []): string[] {

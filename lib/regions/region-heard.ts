@@ -4,9 +4,9 @@
  * region (the region's durable consumer hands each message to one), so the time it arrived is kept
  * in this region's Redis (`keys.regionHeard()`), where every decision process of the region reads it.
  */
-import type { RedisClient } from "../../redis/client";
-import { keys } from "../../redis/keys";
-import { createLoader, script } from "./loader";
+import type { RedisClient } from "../redis/client";
+import { keys } from "../redis/keys";
+import { createLoader, script } from "../store/redis/loader";
 
 /** The ledger outlives any silence worth judging; it is refreshed by every write. */
 const HEARD_TTL_MS = 7 * 24 * 3_600_000;

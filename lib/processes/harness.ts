@@ -1,13 +1,13 @@
 /**
  * Test and benchmark support: spawn real decision server processes (throwaway redis-servers are
- * lib/net/redis-server.ts). Not used on the decision path.
+ * lib/processes/redis-server.ts). Not used on the decision path.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { childEnv } from "../env";
 import { freePort } from "../net/ports";
-import { DECISION_NODE_FLAGS } from "./process-flags";
+import { DECISION_NODE_FLAGS } from "../decision/process-flags";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 /** Every child this process spawned, killed on exit so a crashed or timed-out test leaks nothing. */
@@ -16,13 +16,16 @@ process.once("exit", () => {
   for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
 });
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
+/**
+ * Polls `cond` every 50 ms until it holds; past `timeoutMs` throws naming `what`. An error thrown by
+ * `cond` ends the wait with that error (a process that died is not waited for).
+ */
+export async function until(what: string, cond: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await cond())) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /**
@@ -69,13 +72,13 @@ async function spawnProcess(entry: string, env: NodeJS.ProcessEnv, preload: stri
     }),
   );
   try {
-    await waitFor(
+    await until(
+      what,
       async () => {
-        if (child.exitCode !== null) throw new Error(`${what} exited: ${out}`);
+        if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}: ${out}`);
         return started(out);
       },
       90_000,
-      what,
     );
   } catch (error) {
     child.kill("SIGKILL");
@@ -123,8 +126,8 @@ export async function spawnDecisionServer(env: Record<string, string>, options: 
     SLUICE_GRPC_PORT: grpcPortSetting,
   });
   const spawned = await spawnProcess("worker/decision-server.ts", serverEnv, [...DECISION_NODE_FLAGS, ...skew], `decision server on :${port}`, async () => {
-    const res = await fetch(`${url}${options.waitReady ? "/readyz" : "/healthz"}`);
-    return res.status === 200;
+    const res = await fetch(`${url}${options.waitReady ? "/readyz" : "/healthz"}`).catch(() => null); // not listening yet
+    return res?.status === 200;
   });
   return { ...spawned, url, port, grpcAddress: grpcPortSetting === "0" ? "" : `127.0.0.1:${grpcPortSetting}` };
 }
