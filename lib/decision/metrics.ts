@@ -92,7 +92,8 @@ export class DecisionMetrics {
   }
 
   // The decision path counts in plain numbers (no prom-client call, no labels object hashed per
-  // decision); prom-client's counters catch up when /metrics is read (their collect()).
+  // decision); prom-client's counters catch up when /metrics is read (their collect()), so every
+  // scrape shows exactly the decisions made until then.
   /** outcome → tier → operation → the count, and (denials) the count per reason slot. */
   private readonly decisionCounts = new Map<string, Map<string, Map<string, { count: number; byReason: number[] | null }>>>();
   private readonly cacheHitCounts = { deny: 0, key: 0 };
