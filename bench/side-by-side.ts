@@ -18,7 +18,8 @@
  *
  * BENCH_SECONDS (default 5) per run, BENCH_ROUNDS (default 5: three gave medians that moved by a µs between runs), BENCH_CONNECTIONS (default 50),
  * BENCH_FIXED_RATE (default 5000), BENCH_PROCESSES (default 1; 2 adds /v1/check on a server of two
- * decision processes). About 8 minutes with the defaults. The gRPC rows need h2load (Debian's
+ * decision processes), BENCH_BASELINE_FLAGS=1 (the baselines with the decision servers' Node flags too).
+ * About 8 minutes with the defaults. The gRPC rows need h2load (Debian's
  * nghttp2-client).
  * Another path is one more entry in `targets` (a server to start and the load to put on it).
  */
@@ -48,6 +49,8 @@ const ONLY = (process.env.BENCH_ONLY ?? "")
   .split(",")
   .map((s) => s.trim().toLowerCase())
   .filter((s) => s !== "");
+/** BENCH_BASELINE_FLAGS=1: the baselines (hello, peer, lean, node:http2 hello) run with the decision servers' Node flags too. */
+const BASELINE_FLAGS = process.env.BENCH_BASELINE_FLAGS === "1";
 /** The gRPC rows' load generator (Debian's nghttp2-client); without it they are left out. */
 const HAS_H2LOAD = existsSync("/usr/bin/h2load");
 const run = promisify(execFile);
@@ -65,8 +68,9 @@ interface Proc {
 async function start(name: string, script: string, env: Record<string, string>, ready: string, grpc = false, redisPid: number | null = null): Promise<Proc> {
   const port = await freePort();
   const grpcPort = grpc ? await freePort() : 0;
-  // Decision servers run with the product's Node flags (lib/decision/process-flags.ts), as npm run decision does.
-  const flags = script === "worker/decision-server.ts" ? DECISION_NODE_FLAGS : [];
+  // Decision servers run with the product's Node flags (lib/decision/process-flags.ts), as npm run decision does;
+  // with BENCH_BASELINE_FLAGS=1 every other server too (a like-for-like check of what the flags buy).
+  const flags = script === "worker/decision-server.ts" || BASELINE_FLAGS ? DECISION_NODE_FLAGS : [];
   const child = spawn(process.execPath, [...flags, "--import", "tsx", path.join(ROOT, script)], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: String(grpcPort) },

@@ -1,9 +1,10 @@
 "use client";
 import { useRouter } from "next/navigation";
 import { useState, useTransition } from "react";
-import { deleteTierAction } from "@/app/tiers/actions";
+import type { ActionResult } from "@/lib/errors";
 
-export function DeleteTierButton({ name, tenants }: { name: string; tenants: number }) {
+/** `onDelete`: the page's server action (app/tiers/actions.ts deleteTierAction). */
+export function DeleteTierButton({ name, tenants, onDelete }: { name: string; tenants: number; onDelete: (name: string) => Promise<ActionResult> }) {
   const router = useRouter();
   const [message, setMessage] = useState<string | null>(null);
   const [pending, start] = useTransition();
@@ -16,7 +17,7 @@ export function DeleteTierButton({ name, tenants }: { name: string; tenants: num
         onClick={() => {
           if (!window.confirm(`Delete tier ${name} from the draft?`)) return;
           start(async () => {
-            const r = await deleteTierAction(name);
+            const r = await onDelete(name);
             if (r.ok) router.push("/tiers");
             else setMessage(r.message);
           });

@@ -55,4 +55,18 @@ describe("the architecture map", () => {
       expect(existsSync(path.join(ROOT, area)), `${area} exists`).toBe(true);
     }
   });
+
+  it("the import flow has no cycle, a file that another layer may import counted as its own layer", async () => {
+    const { LAYERS } = (await import("../eslint-layers.mjs")) as { LAYERS: Record<string, string[]> };
+    const inside = (file: string, dir: string) => file === dir || file.startsWith(`${dir}/`);
+    // What `node` may import: its own row, else the row of the folder it sits in (what ESLint applies to it).
+    const rowOf = (node: string): string[] => LAYERS[node] ?? Object.entries(LAYERS).find(([folder]) => folder !== node && inside(node, folder))?.[1] ?? [];
+    const cycles: string[] = [];
+    const walk = (node: string, path: string[]) => {
+      if (path.includes(node)) return void cycles.push([...path.slice(path.indexOf(node)), node].join(" → "));
+      for (const next of rowOf(node)) walk(next, [...path, node]);
+    };
+    for (const node of Object.keys(LAYERS)) walk(node, []);
+    expect(cycles).toEqual([]);
+  });
 });

@@ -8,7 +8,7 @@ import { pageAccess } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { readTierMatrix } from "@/lib/db/ui-tiers";
 import { formatDurationMs } from "@/lib/policy/duration";
-import { saveGlobalCapsAction, saveTierAction } from "./actions";
+import { deleteTierAction, saveGlobalCapsAction, saveTierAction } from "./actions";
 import { DeleteTierButton } from "@/components/delete-tier-button";
 
 export const metadata = { title: "Tiers · Sluice" };
@@ -75,7 +75,7 @@ export default async function TiersPage({ searchParams }: { searchParams: Promis
           <TierEditor key={isNew ? "new" : draft.name} initial={draft} operations={operations} isNew={isNew} canEdit={canEdit} save={saveTierAction} />
           {!isNew && canEdit && selected && (
             <div className="mt-4">
-              <DeleteTierButton name={selected.name} tenants={selected.tenants} />
+              <DeleteTierButton name={selected.name} tenants={selected.tenants} onDelete={deleteTierAction} />
             </div>
           )}
         </>

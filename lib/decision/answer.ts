@@ -1,13 +1,7 @@
 /**
- * The decision answer (docs/decision-api.md) and its headers, built from the store's outcomes (pure).
- *
- * Headers follow draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy: "<name>";q=<quota>;w=<window s>`
- * and `RateLimit: "<name>";r=<remaining>;t=<seconds to reset>`, both naming the most restrictive
- * limit, plus the legacy trio `RateLimit-Limit/-Remaining/-Reset` with the same values. On a
- * denial, the most restrictive limit is the denying one that frees last; `RateLimit-Reset`, `t`
- * and `Retry-After` are then all its wait (whole seconds, rounded up), so the three agree. A
- * cost larger than a limit can never pass: no Retry-After. When allowed, the most restrictive
- * limit is the one with the fewest units remaining.
+ * The decision answer and its headers, built from the store's outcomes (pure). The most restrictive
+ * limit and the headers that describe it: docs/decision-api.md. On a denial `RateLimit-Reset`, `t`
+ * and `Retry-After` are all its wait (whole seconds, rounded up), so the three agree.
  */
 import type { Reason } from "../policy/types";
 import type { CheckOutcome, StoreDecision } from "../store/types";
@@ -30,10 +24,7 @@ export interface ExplainedCheck {
   shadowDenied: boolean;
 }
 
-/**
- * The answer of one decision. Its fields are always set in this order, the optional ones too
- * (plainAnswer and answerFromStore build every answer), so every answer's JSON reads the same way.
- */
+/** The answer of one decision. Its fields are always set in this order, the optional ones too, so every answer's JSON reads the same way. */
 export interface DecisionAnswer {
   allowed: boolean;
   status: 200 | 401 | 403 | 429 | 503;
@@ -61,12 +52,8 @@ export interface DecisionAnswer {
   checks?: ExplainedCheck[];
 }
 
-export interface AnswerContext {
-  tenant: string | null;
-  tier: string | null;
-  operation: string | null;
-  policyVersion: number;
-}
+/** What an answer names, whatever decided it. */
+export type AnswerContext = Pick<DecisionAnswer, "tenant" | "tier" | "operation" | "policyVersion">;
 
 export function secondsCeil(ms: number): number {
   return ms <= 0 ? 0 : Math.ceil(ms / 1000);
@@ -91,7 +78,7 @@ export function plainAnswer(ctx: AnswerContext, status: DecisionAnswer["status"]
   };
 }
 
-/** Picks the outcome the headers describe. */
+/** The index of the outcome the headers describe (the most restrictive limit), or -1 when none is enforced. */
 export function mostRestrictive(decision: StoreDecision, planned: readonly PlannedCheck[]): number {
   const outcomes = decision.outcomes;
   let best = -1;
@@ -125,30 +112,21 @@ function retryAfterMsOf(o: CheckOutcome): number {
   return o.reason === "cost_exceeds_limit" ? 0 : o.retryAfterMs;
 }
 
-const STATUS_OF_REASON: Partial<Record<Reason, DecisionAnswer["status"]>> = {
-  rate_limited: 429,
-  quota_exhausted: 429,
-  concurrency_limited: 429,
-  cost_exceeds_limit: 429,
-};
+export interface AnswerFlags {
+  explain: boolean;
+  dryRun: boolean;
+  /** Decided without the counter store (failure mode `local`). */
+  degraded?: boolean;
+  /** With `reserve`: what POST /v1/settle takes. */
+  reservationId?: string;
+}
 
 /** Builds the answer for a store decision. */
-export function answerFromStore(
-  ctx: AnswerContext,
-  decision: StoreDecision,
-  planned: readonly PlannedCheck[],
-  options: { explain: boolean; dryRun: boolean; degraded?: boolean; reservationId?: string },
-): DecisionAnswer {
+export function answerFromStore(ctx: AnswerContext, decision: StoreDecision, planned: readonly PlannedCheck[], options: AnswerFlags): DecisionAnswer {
   const i = mostRestrictive(decision, planned);
   if (i === -1) {
     // No enforced limit (only shadow ones, or none): no RateLimit headers, shadow denials flagged.
-    const answer = plainAnswer(ctx, 200, "ok");
-    if (decision.outcomes.some((o) => o.shadowDenied)) answer.shadowDenied = true;
-    if (options.degraded) answer.degraded = true;
-    if (options.reservationId !== undefined) answer.reservationId = options.reservationId;
-    if (options.dryRun) answer.dryRun = true;
-    if (options.explain) answer.checks = explainChecks(decision, planned);
-    return answer;
+    return withOptionalFields(plainAnswer(ctx, 200, "ok"), decision.outcomes.some((o) => o.shadowDenied), null, decision, planned, options);
   }
   const o = decision.outcomes[i]!;
   const p = planned[i]!;
@@ -184,7 +162,7 @@ export function answerFromStore(
   }
   const answer: DecisionAnswer = {
     allowed: !denied,
-    status: denied ? (STATUS_OF_REASON[reason] ?? 429) : 200,
+    status: denied ? 429 : 200,
     reason,
     tenant: ctx.tenant,
     tier: ctx.tier,
@@ -197,6 +175,18 @@ export function answerFromStore(
     delayMs: Math.ceil(delayMs),
     headers,
   };
+  return withOptionalFields(answer, shadowDenied, leases, decision, planned, options);
+}
+
+/** Sets the optional fields that apply, in DecisionAnswer's order. */
+function withOptionalFields(
+  answer: DecisionAnswer,
+  shadowDenied: boolean,
+  leases: string[] | null,
+  decision: StoreDecision,
+  planned: readonly PlannedCheck[],
+  options: AnswerFlags,
+): DecisionAnswer {
   if (shadowDenied) answer.shadowDenied = true;
   if (options.degraded) answer.degraded = true;
   if (leases !== null) answer.leaseId = leases.join(",");

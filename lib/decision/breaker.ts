@@ -1,9 +1,8 @@
 /**
- * A circuit breaker around the counter store. Closed: calls go through and are counted in a
- * rolling window of 1-second buckets. When at least `minCalls` calls in the window failed at a
- * rate ≥ `failureRatio`, it opens for `openMs`: no store call at all, every decision takes its
- * operation's failure mode. Then half-open: one probe at a time; a success closes it, a failure
- * opens it again. Time is an argument (`nowMs`), so tests need no sleeps.
+ * A circuit breaker around the counter store. Closed: calls go through and are counted in a rolling
+ * window of 1-second buckets. When at least `minCalls` calls in the window failed at a rate ≥
+ * `failureRatio`, it opens for `openMs`: no store call at all, every decision takes its operation's
+ * failure mode. Then half-open: one probe at a time; a success closes it, a failure opens it again.
  */
 export type BreakerState = "closed" | "open" | "half_open";
 
@@ -43,10 +42,7 @@ export class CircuitBreaker {
     this.onChange?.(state);
   }
 
-  /**
-   * Whether a store call may go out now. In half-open state only one probe is let through;
-   * the caller must report its result with `success` or `failure`.
-   */
+  /** Whether a store call may go out now. Half-open lets one probe through: report it with `success` or `failure`. */
   allow(nowMs: number): boolean {
     if (this._state === "closed") return true;
     if (this._state === "open") {
@@ -68,11 +64,7 @@ export class CircuitBreaker {
     return fresh;
   }
 
-  /**
-   * The store's connection is back: end an open period now, so the next call is the probe. Without
-   * it a breaker that opened just before Redis returned kept every decision on the failure path
-   * for up to `openMs` more (issue #17: most of the recovery time after a restart).
-   */
+  /** The store's connection is back: end an open period now, so the next call probes instead of waiting out `openMs`. */
   probeNow(): void {
     if (this._state === "open") this.openUntilMs = 0;
   }

@@ -1,15 +1,8 @@
 /**
- * From a resolved request to the list of counters one decision checks (pure: no I/O, no clock).
- *
- * The selection (tier rows for the operation or `*`, live overrides, global caps) is
- * `limitsFor` in lib/policy/effective-limits.ts; this file turns it into store checks with their keys.
- *
- * An operation that matches no pattern resolves to `*`: it is checked against the `*` rows, the
- * `*` quotas and nothing else (no global cap names `*`), and its failure mode is the default.
- *
- * Subjects per scope: `api_key` → the first 16 hex chars of sha256(key) (skipped when the caller
- * sent `tenant` instead of a key); `tenant` → `_`; `ip` → the address (skipped when none was
- * sent); `global` → `_` under the limit's own hash tag, shared by every tenant.
+ * What `limitsFor` (lib/policy/effective-limits.ts) selected, turned into the store checks of one
+ * decision with their counter keys (pure: no I/O, no clock). Subjects per scope: `api_key` → the
+ * first 16 hex chars of sha256(key) (skipped when the caller named the tenant); `tenant` → `_`;
+ * `ip` → the address (skipped when none was sent); `global` → `_` under the limit's own hash tag.
  */
 import type { EffectiveLimits } from "../policy/effective-limits";
 import type { CompiledLimit, CompiledPolicyBody, CompiledTenant } from "../policy/compiled";
@@ -35,27 +28,24 @@ export interface PlannedCheck {
   policyHeader?: string;
 }
 
-export interface PlanInput {
+export interface ChecksInput {
   /** What limitsFor (lib/policy/effective-limits.ts) selected for this tenant and operation. */
   effective: EffectiveLimits;
   /** sha256 hex of the API key, or null when the caller named the tenant. */
   keyHash: string | null;
   ip: string | null;
-  /** The deployment's key prefix (`redisPrefix()` in lib/redis/keys.ts on the decision path). */
+  /** The counter keys' prefix (SLUICE_REDIS_PREFIX on the decision server, IN_PROCESS in a simulation). */
   prefix: string;
   /** The accuracy meter's sample (lib/decision/accuracy.ts); 0 or absent: off. */
   accuracySample?: number;
-  /**
-   * The store's clock as the caller estimates it (ms): the tenant's quotas get the billing periods
-   * around it (lib/policy/quota-window.ts). Absent: quotas on the UTC calendar (the limit probe).
-   */
+  /** The store's clock as the caller estimates it (ms), for the tenant's quota periods; absent: the UTC calendar (the limit probe). */
   nowMs?: number;
 }
 
 const PERIOD_SECONDS = { day: 86_400, month: 2_592_000 } as const;
 
 /** One row of a plan: its check without the subject, or the whole planned check when the subject is fixed. */
-interface PlanRow {
+interface PlanRow extends Omit<PlannedCheck, "check"> {
   /** Where the subject comes from: the key's hash, the client address, or nowhere (fixed). */
   subject: "key" | "ip" | "fixed";
   /** The counter key up to its subject. */
@@ -68,9 +58,6 @@ interface PlanRow {
   sampledSpec: string | undefined;
   /** Fixed rows: the planned check itself, the same object for every decision. */
   fixed: PlannedCheck | null;
-  name: string;
-  scope: string;
-  windowSeconds: number;
   policyHeader: string;
 }
 
@@ -81,9 +68,8 @@ interface Plan {
   sample: number;
   rows: PlanRow[];
   /**
-   * The planning instants its quota windows hold for, [from, until): the current period of every
-   * quota at `nowMs − QUOTA_WINDOW_LAG_MS` (-∞, +∞ without quotas or without a clock). Outside,
-   * the plan is built again, so a plan's windows always hold the store's period.
+   * The instants its quota windows hold for, [from, until): every quota's current period at `nowMs −
+   * QUOTA_WINDOW_LAG_MS` (-∞, +∞ without quotas or a clock). Outside, the plan is built again.
    */
   windowFromMs: number;
   windowUntilMs: number;
@@ -91,8 +77,7 @@ interface Plan {
   timed: boolean;
 }
 
-// Keyed by the rows limitsFor selected (cached per policy document there), then by tenant: a
-// plan lives as long as the document that produced it.
+// By the rows limitsFor selected (cached per policy document there), then tenant: a plan lives as long as its document.
 const plans = new WeakMap<readonly CompiledLimit[], Map<string, Plan>>();
 
 /** `"name";q=<limit>;w=<window s>` — the RateLimit-Policy value of a check (answer.ts). */
@@ -107,15 +92,15 @@ export function quoteName(name: string): string {
 }
 
 /**
- * A check with every field of LimitCheck present, in this order (the absent ones undefined): the
- * checks of every kind of limit (windows, buckets, quotas, global caps, sampled subjects) then
- * share one hidden class, and the store and the engine read them through monomorphic lookups.
- * Typed Complete: a field added to LimitCheck and not carried here does not compile.
+ * A check with every field of LimitCheck present, in this order (the absent ones undefined; typed
+ * Complete, so a new field must be carried here): checks of every kind then share one hidden class,
+ * and the store and the engine read them through monomorphic lookups.
  */
 function limitCheck(c: Complete<LimitCheck>): Complete<LimitCheck> {
   return {
     key: c.key, kind: c.kind, algorithm: c.algorithm, limit: c.limit, windowMs: c.windowMs, burst: c.burst, precision: c.precision, mode: c.mode,
-    maxDelayMs: c.maxDelayMs, leaseTtlMs: c.leaseTtlMs, period: c.period, overage: c.overage, quotaWindow: c.quotaWindow, fairShare: c.fairShare, replicate: c.replicate, exactLog: c.exactLog, spec: c.spec,
+    maxDelayMs: c.maxDelayMs, leaseTtlMs: c.leaseTtlMs,
+    period: c.period, overage: c.overage, quotaWindow: c.quotaWindow, fairShare: c.fairShare, replicate: c.replicate, exactLog: c.exactLog, spec: c.spec,
   };
 }
 
@@ -143,20 +128,9 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number, n
   };
   for (const l of effective.limits) {
     const base: CheckBase = {
-      kind: l.scope === "global" ? "global" : "limit",
-      algorithm: l.algorithm,
-      limit: l.limit,
-      windowMs: l.windowMs,
-      burst: l.burst,
-      precision: l.precision,
-      mode: l.mode,
-      maxDelayMs: l.maxDelayMs,
-      leaseTtlMs: l.leaseTtlMs,
-      period: undefined,
-      overage: undefined,
-      quotaWindow: undefined,
-      fairShare: undefined,
-      replicate: l.regions === "shared" ? true : undefined,
+      kind: l.scope === "global" ? "global" : "limit", algorithm: l.algorithm, limit: l.limit, windowMs: l.windowMs, burst: l.burst, precision: l.precision, mode: l.mode,
+      maxDelayMs: l.maxDelayMs, leaseTtlMs: l.leaseTtlMs,
+      period: undefined, overage: undefined, quotaWindow: undefined, fairShare: undefined, replicate: l.regions === "shared" ? true : undefined,
     };
     const windowSeconds = l.algorithm === "concurrency" ? 0 : Math.ceil(l.windowMs / 1000);
     const approximate = APPROXIMATE_ALGORITHMS.has(l.algorithm);
@@ -172,25 +146,19 @@ function buildPlan(effective: EffectiveLimits, prefix: string, sample: number, n
       windowFromMs = Math.max(windowFromMs, window.current.startMs + QUOTA_WINDOW_LAG_MS);
       windowUntilMs = Math.min(windowUntilMs, window.current.endMs + QUOTA_WINDOW_LAG_MS);
     }
-    const base: CheckBase = { kind: "quota", algorithm: "quota", limit: q.limit, windowMs: 0, burst: q.limit, precision: 1, mode: "reject", maxDelayMs: 0, leaseTtlMs: 0, period: q.period, overage: q.overage, quotaWindow: window, fairShare: undefined, replicate: undefined };
+    const base: CheckBase = {
+      kind: "quota", algorithm: "quota", limit: q.limit, windowMs: 0, burst: q.limit, precision: 1, mode: "reject",
+      maxDelayMs: 0, leaseTtlMs: 0,
+      period: q.period, overage: q.overage, quotaWindow: window, fairShare: undefined, replicate: undefined,
+    };
     row("fixed", counterKeys.quota(tenant.slug, q.id, prefix), base, name, "tenant", PERIOD_SECONDS[q.period], false);
   }
   for (const c of effective.globalCaps) {
     const base: CheckBase = {
-      kind: "global",
-      algorithm: "sliding_window_counter",
-      limit: c.limit,
-      windowMs: c.windowMs,
-      burst: c.limit,
-      precision: 1,
-      mode: "reject",
-      maxDelayMs: 0,
-      leaseTtlMs: 0,
-      period: undefined,
-      overage: undefined,
-      quotaWindow: undefined,
-      fairShare: c.share === "weighted" ? { weight: tier.weight, member: tenant.slug } : undefined,
-      replicate: c.regions === "shared" ? true : undefined,
+      kind: "global", algorithm: "sliding_window_counter", limit: c.limit, windowMs: c.windowMs, burst: c.limit, precision: 1, mode: "reject",
+      maxDelayMs: 0, leaseTtlMs: 0,
+      period: undefined, overage: undefined, quotaWindow: undefined,
+      fairShare: c.share === "weighted" ? { weight: tier.weight, member: tenant.slug } : undefined, replicate: c.regions === "shared" ? true : undefined,
     };
     row("fixed", counterKeys.globalCap(c.id, prefix), base, `global-${c.operation}`, "global", Math.ceil(c.windowMs / 1000), false);
   }
@@ -220,12 +188,11 @@ function planFor(effective: EffectiveLimits, sample: number, prefix: string, now
 }
 
 /**
- * The checks of one decision, in the order limits, quotas, global caps. Built from a plan made
- * once per policy rows and tenant: a decision only adds its subjects (the key's hash, the client
- * address) to the counter keys, and checks whose subject is fixed are the same objects every time
- * (callers never mutate them).
+ * The checks of one decision (limits, quotas, global caps), from a plan made once per policy rows and
+ * tenant: a decision only adds its subjects to the counter keys, and checks whose subject is fixed
+ * are the same objects every time (callers never mutate them).
  */
-export function planChecks(input: PlanInput): PlannedCheck[] {
+export function planChecks(input: ChecksInput): PlannedCheck[] {
   const { effective, keyHash, ip } = input;
   const sample = input.accuracySample ?? 0;
   const plan = planFor(effective, sample, input.prefix, input.nowMs);
@@ -245,21 +212,14 @@ export function planChecks(input: PlanInput): PlannedCheck[] {
   return out;
 }
 
-/**
- * Under failure mode `local` an API key that cannot be resolved (this server never looked it up,
- * and the store is unavailable) is counted as this tenant, whose slug no real tenant can have
- * (slugs start with a letter or digit). The in-process store is the only one that sees it.
- */
+/** The tenant of a key that cannot be resolved under failure mode `local` (no real slug starts with `~`). */
 export const UNRESOLVED_TENANT = "~unresolved";
 
 /**
- * The checks for a request whose key cannot be resolved, under failure mode `local` (issue #17,
- * defect 2: such requests used to pass unlimited). Its tenant, and so its tier, is unknown: it is
- * checked against every tier's rows for the operation at once, so the strictest one binds, and
- * against the operation's global caps. Per-key rows count the key itself, per-IP rows the address,
- * and tenant rows and quotas one counter shared by every unresolvable key (as UNRESOLVED_TENANT):
- * together, all the keys this server cannot resolve get at most one local share of the strictest
- * tenant limit, whoever they belong to. Overrides cannot apply (they need the tenant).
+ * The checks, under failure mode `local`, for a request whose key cannot be resolved: against every
+ * tier's rows for the operation at once (the strictest binds) and its global caps. Tenant rows and
+ * quotas count UNRESOLVED_TENANT, so all the keys this server cannot resolve together get at most
+ * one local share of the strictest tenant limit. Overrides cannot apply (they need the tenant).
  */
 export function planUnresolvedChecks(doc: CompiledPolicyBody, operation: string, keyHash: string | null, ip: string | null, prefix: string): PlannedCheck[] {
   const applies = (row: string) => row === ANY_OPERATION || row === operation;

@@ -1,35 +1,20 @@
 /**
- * Client addresses as counter subjects (docs/decision-api.md and docs/decision-api.md "Client addresses"): one function
- * for every way an address reaches the decision path — `ip` in /v1/check, the forwarding headers
- * of forward-auth, `remote_address` over gRPC — so that every spelling of one address shares one
- * counter and no spelling skips a per-IP limit.
- *
- * - Canonical form: lib/policy/ip-address.ts (an IPv4-mapped IPv6 address is its IPv4 address;
- *   IPv6 lower-case and zero-compressed per RFC 5952).
- * - Forwarding headers (forward-auth): `SLUICE_CLIENT_ADDRESS_HEADER` says which header names the
- *   client: `x-real-ip,x-forwarded-for` (the default: X-Real-IP when the request has one, which a
- *   gateway sets to the address it saw — nginx `$remote_addr`, Traefik always — else
- *   X-Forwarded-For; with trusted hops or proxies configured, X-Forwarded-For, since X-Real-IP
- *   then names the last proxy), or exactly one of `x-forwarded-for` / `x-real-ip`, the other then ignored
- *   whatever it says. In X-Forwarded-For every proxy appends the address it received the request from, so only the
- *   right end is trustworthy: the client is the entry `SLUICE_TRUSTED_PROXY_HOPS` places from the
- *   right (0, the default: the rightmost, which the gateway itself appended), after which entries
- *   inside `SLUICE_TRUSTED_PROXIES` (CIDRs) are skipped too (nginx `real_ip_recursive`). When the
- *   list runs out, its leftmost entry is the client (nginx and Express do the same).
- * - An entry may carry a port (`203.0.113.7:4711`, `[2001:db8::1]:443`) or brackets; both are
- *   dropped. Anything else unparseable (`x`, `unknown`, `010.0.0.1`, a zone id), or a missing
- *   header, is the one shared subject UNKNOWN_CLIENT_ADDRESS: every such request shares each per-IP
- *   counter, so garbage in the header costs its sender the limit instead of lifting it.
+ * Client addresses as counter subjects: one rule for every way an address reaches the decision path
+ * (`ip` in /v1/check, forward-auth's forwarding headers, gRPC's `remote_address`), so every spelling
+ * of one address shares one counter and no spelling skips a per-IP limit. The rules (canonical form,
+ * which header wins, trusted hops and proxies, the shared `unknown` subject): docs/decision-api.md
+ * "Client addresses". Only the right end of X-Forwarded-For is trustworthy (every proxy appends the
+ * address it received the request from); garbage in a header costs its sender the limit instead of
+ * lifting it.
  */
 import { canonicalIpAddress, parseIpAddress, parseIpRange, type IpRange, ipInRange } from "../policy/ip-address";
 
 /** The counter subject of every request whose client address is missing or unparseable. */
 export const UNKNOWN_CLIENT_ADDRESS = "unknown";
 
-export const CLIENT_ADDRESS_HEADERS = ["x-forwarded-for", "x-real-ip"] as const;
-export type ClientAddressHeader = (typeof CLIENT_ADDRESS_HEADERS)[number];
+export type ClientAddressHeader = "x-forwarded-for" | "x-real-ip";
 /** The values of SLUICE_CLIENT_ADDRESS_HEADER: X-Real-IP when present else X-Forwarded-For (the default), or one of them only. */
-export const CLIENT_ADDRESS_SETTINGS = ["x-real-ip,x-forwarded-for", ...CLIENT_ADDRESS_HEADERS] as const;
+export const CLIENT_ADDRESS_SETTINGS = ["x-real-ip,x-forwarded-for", "x-forwarded-for", "x-real-ip"] as const;
 export type ClientAddressSetting = (typeof CLIENT_ADDRESS_SETTINGS)[number];
 
 export interface ClientAddressRules {

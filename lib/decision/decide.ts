@@ -1,26 +1,17 @@
 /**
- * One decision, pure: plan → outcome → answer. No I/O and no clock (time arrives as `nowMs`), so
- * the same three steps serve every caller:
- * - the engine (./engine.ts), which resolves the API key first and puts the deny cache, the
- *   breaker and the counter store (with its failure modes) between planDecision and answerDecision;
- * - the simulator (components/simulator/run-simulation.ts) and replay (lib/services/justify/replay.ts),
- *   which run `decideWith` over the in-process store on a simulated clock.
- *
- * 1. planDecision: the tenant's limits for the operation (`limitsFor`, lib/policy/effective-limits.ts), or
- *    the answer that needs no counter (an unknown key 401, a suspended tenant 403, no limits 200);
- *    else the checks, each with its counter key (./checks.ts).
- * 2. the outcome: a StoreDecision, from whichever store the caller asks.
- * 3. answerDecision: the answer and its headers (./answer.ts), and what the accounting records of
- *    it — the check that denied it (denialOf) and the accuracy meter's samples.
+ * One decision, pure: planDecision → a StoreDecision from whichever store the caller asks →
+ * answerDecision. No I/O and no clock (time arrives as `nowMs`), so the same steps serve the engine
+ * (./engine.ts, which puts the deny cache, the breaker and the counter store between them) and the
+ * simulator and replay (`decideWith` over the in-process store on a simulated clock).
  */
 import { limitsFor, type EffectiveLimits } from "../policy/effective-limits";
 import type { CompiledPolicyBody } from "../policy/compiled";
 import type { CounterStore, LimitCheck, StoreDecision } from "../store/types";
-import { type AnswerContext, answerFromStore, type DecisionAnswer, mostRestrictive, plainAnswer } from "./answer";
-import { type PlannedCheck, planChecks } from "./checks";
+import { type AnswerContext, type AnswerFlags, answerFromStore, type DecisionAnswer, mostRestrictive, plainAnswer } from "./answer";
+import { type ChecksInput, type PlannedCheck, planChecks } from "./checks";
 import type { AccuracyEvent } from "./ports";
 
-export interface PlanInput {
+export interface PlanInput extends Omit<ChecksInput, "effective" | "nowMs"> {
   doc: CompiledPolicyBody;
   /** The version the answer names. */
   policyVersion: number;
@@ -28,15 +19,8 @@ export interface PlanInput {
   tenant: string | null;
   /** The operation's name (`resolveOperation`), or `*`. */
   operation: string;
-  /** sha256 hex of the API key; null when the caller named the tenant. */
-  keyHash: string | null;
-  ip: string | null;
   /** The store's clock (ms): which overrides are live, and the tenant's quota periods around it. */
   nowMs: number;
-  /** The counter keys' prefix (SLUICE_REDIS_PREFIX on the decision server, IN_PROCESS in a simulation). */
-  prefix: string;
-  /** The accuracy meter's sample (./accuracy.ts); 0 or absent: off. */
-  accuracySample?: number;
   dryRun: boolean;
   explain: boolean;
   /** Which checks to keep (the simulator and replay leave out what their traffic cannot describe); absent: all. */
@@ -82,11 +66,7 @@ export function planDecision(input: PlanInput): DecisionPlan {
   return { needsStore: true, ctx, effective, planned, checks, dryRun: input.dryRun, explain: input.explain };
 }
 
-export interface AnswerOptions {
-  /** Decided without the counter store (failure mode `local`). */
-  degraded?: boolean;
-  /** With `reserve`: what POST /v1/settle takes. */
-  reservationId?: string;
+export interface AnswerOptions extends Pick<AnswerFlags, "degraded" | "reservationId"> {
   /** Whether the accuracy meter is on (its samples are looked for only then). */
   metered?: boolean;
 }
@@ -107,10 +87,7 @@ export function decidedWithout(answer: DecisionAnswer): Decided {
   return { answer, denied: null, accuracy: null };
 }
 
-/**
- * All three steps over a store that does not fail (the in-process one): the simulator and replay.
- * With the limits it selected (null: an unknown tenant), for what a caller reports about them.
- */
+/** All three steps over a store that does not fail (the in-process one), with the limits selected (null: unknown tenant). */
 export async function decideWith(store: CounterStore, input: PlanInput, cost: number): Promise<Decided & { effective: EffectiveLimits | null }> {
   const plan = planDecision(input);
   if (!plan.needsStore) return { ...decidedWithout(plan.answer), effective: plan.effective };
@@ -127,13 +104,7 @@ function accuracyOf(decision: StoreDecision, planned: readonly PlannedCheck[]): 
   return out;
 }
 
-/**
- * Which check denied a decision, for the usage aggregates (`r|…` by limit name and `q|…` by quota,
- * lib/redis/usage-format.ts) and through them the dashboards' 429s by limit and the billing export's
- * "denied for quota". It is the check the answer names (`mostRestrictive`, the same choice that
- * sets the reason, Retry-After and RateLimit headers), so a decision counts for one limit at most:
- * a request that a rate limit and a quota both refuse counts for the one the client is told about.
- */
+/** Which check denied a decision, for the usage aggregates: the one the answer names, so a decision counts for one limit at most. */
 export interface Denial {
   /** Its RateLimit-Policy name. */
   limit: string;
@@ -141,7 +112,7 @@ export interface Denial {
   quota: string | null;
 }
 
-/** The check that denied this store decision, or null when it passed (an allowed decision costs one property read). */
+/** The check that denied this store decision, or null when it passed. */
 export function denialOf(decision: StoreDecision, planned: readonly PlannedCheck[]): Denial | null {
   if (decision.allowed) return null;
   const i = mostRestrictive(decision, planned);

@@ -1,30 +1,24 @@
 /**
- * Denials, counted and written as one log line per reason per interval instead of one per
- * request: under an attack or a misconfigured client, a line per denied request would cost more
- * than the decision and drown every other line. `record` runs on each denied decision (one map
- * lookup and an increment; the first denial of a reason in an interval also keeps its tenant, tier
- * and operation as the example); allowed decisions never reach it. `drain` hands back the lines of
- * the interval and starts the next one. Pure: the caller owns the timer and the logger.
+ * Denials, logged as one line per reason per interval instead of one per request: under an attack
+ * or a misconfigured client, a line per denial would cost more than the decision and drown every
+ * other line. Pure: the caller owns the timer and the logger.
  */
 import type { Reason } from "../policy/types";
+import type { DecisionAnswer } from "./answer";
 
-export interface DeniedAnswer {
-  reason: Reason;
-  tenant: string | null;
-  tier: string | null;
-  operation: string | null;
-}
+type DeniedAnswer = Pick<DecisionAnswer, "reason" | "tenant" | "tier" | "operation">;
 
-/** One line: how many decisions were denied for `reason` since the last drain, and one of them. */
+/** One line: how many decisions were denied for `reason` since the last drain, and the first of them. */
 export interface DenialLine {
   reason: Reason;
   count: number;
-  example: { tenant: string | null; tier: string | null; operation: string | null };
+  example: Omit<DeniedAnswer, "reason">;
 }
 
 export class DenialLog {
   private classes = new Map<Reason, DenialLine>();
 
+  /** One denied decision: a map lookup and an increment. */
   record(answer: DeniedAnswer): void {
     const line = this.classes.get(answer.reason);
     if (line !== undefined) line.count++;

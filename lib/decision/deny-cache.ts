@@ -1,41 +1,27 @@
 /**
- * The deny cache answers a repeated denial without a store call, and never changes a decision:
- * with and without it, the same requests get the same decisions, reasons and Retry-After (to the
- * second), as long as this server is the only one consuming the counters it involves
- * (lib/decision/deny-cache.test.ts holds that property over random policies and traffic).
+ * The deny cache answers a repeated denial without a store call, and never changes a decision: with
+ * and without it, the same requests get the same decisions, reasons and Retry-After (to the second;
+ * deny-cache.test.ts holds that over random policies and traffic). Other servers consuming the same
+ * counters only make them deny more: a cached denial is still one the store would give, but its
+ * Retry-After or reason can then understate. Per counter key, from the store answers it saw:
+ * - `denied`: the counter denied a request of cost c, which passes after retryAfterMs if nothing
+ *   else consumes; until then a request of exactly cost c is denied by it, with the wait left.
+ * - `room`: the units it had left after that answer's commit. Only a commit lowers it (time only
+ *   frees units, in every algorithm) and every commit of this server's goes through the store, whose
+ *   answer updates it: a request of cost ≤ room passes it.
+ * A request is answered here only when one of its counters is denied for its cost AND every other is
+ * known to have room; anything unknown (a counter not seen yet, another cost, cost_exceeds_limit, a
+ * shadow limit that might report) goes to the store.
  *
- * What it knows, per counter key, from the store's answers this server saw:
- * - `denied`: this counter denied a request of cost c, which will pass after retryAfterMs if
- *   nothing else consumes: until then a request of exactly cost c is denied by it, with the wait
- *   left. (A larger cost waits longer, a smaller one may fit: both go to the store.)
- * - `room`: the units this counter had left (after that answer's commit). Nothing but a commit
- *   lowers it — time only frees units, in every algorithm — and every commit this server makes
- *   goes through the store, whose answer updates it. So a request of cost ≤ room passes it.
- *   Learnt from denied decisions with several counters (the only ones it serves) and then kept
- *   up to date by every store answer about that counter; a counter it does not hold is unknown.
- * A request is answered here only when one of its counters is denied for its cost AND every other
- * counter is known to let it pass (room ≥ cost). Then the store would deny it too, for the same
- * reason, and the answer is built as the store's would be (the denying counter that frees last).
- * Anything unknown — a counter not seen yet, a cost it cannot hold (cost_exceeds_limit: its answer
- * comes from the store), a shadow limit that might report — goes to the store.
+ * Never cached: concurrency denials (a release frees a slot at any time), shadow denials, a request
+ * on a weighted global cap (the store records every such request on the cap, and the other tenants'
+ * shares depend on it), a subject the accuracy meter samples (its exact log must see every request).
+ * Cleared when a policy version, a rollout step or a region's share loads; an answer to a call sent
+ * before the clear is not learnt (its limits may be the other version's, and would deny until the
+ * window ends).
  *
- * Never cached: concurrency denials (a release frees a slot at any time), shadow denials, and any
- * request that checks a weighted global cap (fair share): the store records every such request's
- * activity on the cap, denied or not, and the other tenants' shares depend on it — answering one
- * locally would change another tenant's decisions. Nor a subject the accuracy meter samples
- * (lib/decision/accuracy.ts): its exact log must see every request. Cleared when a new policy
- * version, a rollout step or a region's share is loaded; a store answer to a call sent before the
- * clear is not learnt (its limits may be the other version's: a tenant's v1 denial at 5 of 5, learnt
- * after the step that moves it to v2's limit of 7, would deny it until the window ends).
- *
- * Other decision servers consuming the same counters only make counters deny more: a cached
- * denial stays a denial the store would give, but its Retry-After or reason can then understate
- * (another server exhausted another of the request's counters); the next request after the wait
- * goes to the store and gets the full answer.
- *
- * Times are the local monotonic clock: an entry ends at (when the store call was sent) +
- * retryAfterMs, never later than the store's own instant, so the cache never denies a request the
- * store would pass.
+ * Times are the local monotonic clock: an entry ends at (when the store call was sent) + retryAfterMs,
+ * never later than the store's own instant, so the cache never denies a request the store would pass.
  */
 import type { CheckOutcome, LimitCheck, StoreDecision } from "../store/types";
 
@@ -65,24 +51,18 @@ export class DenyCache {
       // A subject the accuracy meter samples stays unknown, so its requests all reach the store's exact log.
       if (c.fairShare || c.exactLog) continue;
       const o = outcomes[i]!;
-      // Room is only ever read for the other counters of a denied decision with several checks,
-      // so it is learnt from denied decisions and only kept up to date by allowed ones: allowed
-      // traffic over many subjects (a per-address counter over 100k addresses) would fill the map
-      // with keys nobody asks about, and churning it costs the GC more than the rest of the decision.
+      // Room is only read for the other counters of a denied decision with several checks: learnt
+      // from denials, only kept up to date by allowed answers, so allowed traffic over many subjects
+      // does not churn the map (that cost the GC more than the rest of the decision).
       if (checks.length > 1 && !o.shadowDenied && (!decision.allowed || (this.room.size > 0 && this.room.has(c.key)))) this.bounded(this.room, c.key, o.remaining);
       else if (this.room.size > 0) this.room.delete(c.key);
-      if (!o.allowed && c.mode !== "shadow" && c.algorithm !== "concurrency" && o.reason !== "cost_exceeds_limit" && o.retryAfterMs > 0) {
-        this.bounded(this.denied, c.key, { untilMs: sentAtMs + o.retryAfterMs, cost, outcome: o });
-      } else if (this.denied.size > 0) {
-        this.denied.delete(c.key);
-      }
+      const cacheable = !o.allowed && c.mode !== "shadow" && c.algorithm !== "concurrency" && o.reason !== "cost_exceeds_limit" && o.retryAfterMs > 0;
+      if (cacheable) this.bounded(this.denied, c.key, { untilMs: sentAtMs + o.retryAfterMs, cost, outcome: o });
+      else if (this.denied.size > 0) this.denied.delete(c.key);
     }
   }
 
-  /**
-   * The store decision these checks would get at `nowMs` for `cost`, when the cache knows it (a
-   * denial); null when the store must be asked. Its outcomes carry the cached waits.
-   */
+  /** The denial these checks would get from the store at `nowMs` for `cost`, with the waits left; null: ask the store. */
   decide(checks: readonly LimitCheck[], cost: number, nowMs: number): StoreDecision | null {
     if (this.denied.size === 0) return null;
     let denying = 0;

@@ -48,11 +48,9 @@ export interface DecisionRequest {
 }
 
 /**
- * A request with every field present, in this order (the absent ones undefined). Every adapter
- * builds its requests with it: built field by field, requests had a hidden class per adapter and
- * per set of fields, and a server answering several kinds of request (checks with and without an
- * address, batches, gRPC descriptors) read every field of them through polymorphic lookups —
- * about 3 µs more CPU per decision on a single-check load than a server that saw only one kind.
+ * A request with every field present, in this order (the absent ones undefined): every adapter's
+ * requests share one hidden class. Built field by field, each kind of request had its own, and the
+ * engine's polymorphic reads cost about 3 µs more CPU per decision on a single-check load.
  */
 export function decisionRequest(r: DecisionRequest): Complete<DecisionRequest> {
   return { key: r.key, tenant: r.tenant, operation: r.operation, ip: r.ip, cost: r.cost, dryRun: r.dryRun, explain: r.explain, reserve: r.reserve };
@@ -61,13 +59,8 @@ export function decisionRequest(r: DecisionRequest): Complete<DecisionRequest> {
 export interface EngineDeps {
   /** The policy document in force (null until one is loaded). */
   policy: () => CompiledPolicy | null;
-  /**
-   * The document that decides for a known tenant (a guarded rollout's cohort gets the candidate:
-   * PolicyPort.forTenant); absent, or null, means `policy()`.
-   */
+  /** The document that decides for a known tenant (PolicyPort.forTenant); absent, or null, means `policy()`. */
   policyFor?: (tenant: string) => CompiledPolicy | null;
-  /** hash(key) → tenant slug: `peek` answers from the local cache (undefined: not cached),
-   * `fetch` asks the index and throws when it cannot. */
   keyIndex: KeyIndexPort;
   /** How keys are hashed (default sha256 hex, the digest publish indexes by). */
   hashKey?: KeyHasher;
@@ -100,12 +93,8 @@ export class NotReadyError extends Error {
   }
 }
 
-/**
- * One decision under way: what its answer and its accounting need, whatever path it takes. Every
- * field set when it starts (one hidden class); `ctx` gains the tenant and tier once planned, the two
- * store fields are set when the store answers.
- */
-interface DecisionRun {
+/** One decision under way: what its answer and accounting need. Every field set at the start (one hidden class). */
+export interface DecisionRun {
   ctx: AnswerContext;
   failureMode: FailureMode;
   /** Units the request consumes on every counter (the request's, else the operation's, else 1). */
@@ -195,8 +184,7 @@ export class DecisionEngine {
       }
     }
 
-    // A guarded rollout's cohort is decided by the candidate version: its operation, failure mode
-    // and cost too (the answer names the version that decided).
+    // A guarded rollout's cohort is decided by the candidate version: its operation, failure mode and cost too.
     const decider = tenant !== null && this.deps.policyFor !== undefined ? (this.deps.policyFor(tenant) ?? doc) : doc;
     let decidingOperation = operation;
     if (decider !== doc) {
@@ -249,11 +237,7 @@ export class DecisionEngine {
     return this.finish(run, answerDecision(run, decision, plan.planned, { reservationId: decision.reservationId, metered: this.deps.accuracySample !== undefined && this.deps.accuracySample > 0 }));
   }
 
-  /**
-   * The hash of an API key, remembered for the keys seen lately (bounded: dropped whole past
-   * KEY_HASH_CACHE_SIZE, then refilled by the keys still in use): a client sends its key on every
-   * request, and the digest is the same every time.
-   */
+  /** A client sends its key on every request: its hash is remembered (dropped whole past KEY_HASH_CACHE_SIZE). */
   private readonly keyHashes = new Map<string, string>();
   private keyHashOf(key: string): string {
     let hash = this.keyHashes.get(key);
@@ -266,9 +250,8 @@ export class DecisionEngine {
   }
 
   /**
-   * resolveOperation, remembered per policy document for the request strings seen (bounded), for
-   * the last two documents: a guarded rollout decides with two at once (live and candidate), and
-   * one cache would be emptied at every switch between them.
+   * resolveOperation, remembered per request string for each of the last two documents: a guarded
+   * rollout decides with two at once, and one cache would be emptied at every switch between them.
    */
   private opDoc: CompiledPolicy | null = null;
   private opCache = new Map<string, ReturnType<typeof resolveOperation>>();
@@ -317,22 +300,17 @@ export class DecisionEngine {
   }
 
   /**
-   * Gives back the unused part of a reservation (POST /v1/settle; lib/store/types.ts SettleResult).
-   * Only the counter store holds reservations: a degraded answer never carried one. Throws
-   * StoreTimeoutError when the store does not answer within 4 × the budget (the settle may have
-   * run: a retry with the same actual cost replays it).
+   * Gives back the unused part of a reservation (POST /v1/settle); only the counter store holds them.
+   * Throws StoreTimeoutError past closedWaitMs: the settle may have run, a retry with the same cost replays it.
    */
   settle(reservationId: string, actualCost: number): Promise<SettleResult> {
     return withTimeout(this.deps.store.settle(reservationId, actualCost), closedWaitMs(this.deps.storeTimeoutMs), () => new StoreTimeoutError());
   }
 
   /**
-   * The store budget of one round trip (REDIS_TIMEOUT_MS), measured by the store from when the
-   * command is sent (CheckOptions.timeoutMs): it measures the store being slow or down, never
-   * this server's own queue. Fail-open and local operations trade accuracy for availability past
-   * it; a fail-closed one gains nothing from giving up early (its fallback is a 503), so it waits
-   * for the answer up to 4 × the budget (at least 100 ms), and a healthy Redis behind a busy
-   * machine does not turn it into 503s.
+   * Fail-open and local operations trade accuracy for availability past the budget; a fail-closed one
+   * gains nothing from giving up early (its fallback is a 503), so it waits closedWaitMs, and a healthy
+   * Redis behind a busy machine does not turn it into 503s.
    */
   private budgetFor(failureMode: FailureMode): number {
     return failureMode === "closed" ? closedWaitMs(this.deps.storeTimeoutMs) : this.deps.storeTimeoutMs;

@@ -1,78 +1,55 @@
 /**
- * The engine's cold path (docs/failure-modes.md): what it does when the counter store fails, times
- * out or the breaker is open. Kept apart from ./engine.ts so that `decide` reads as the path a
- * healthy decision takes; nothing here runs while the store answers.
- *
- * The operation's failure mode decides: `open` allows with `degraded: true`, `closed` answers 503
- * `store_unavailable`, `local` checks an in-process store with every limit divided by the number
- * of instances (also `degraded: true`).
+ * The engine's cold path (docs/failure-modes.md), when the counter store fails, times out or the
+ * breaker is open; kept apart so that ./engine.ts `decide` reads as the path a healthy decision takes.
+ * The operation's failure mode decides: `open` allows with `degraded: true`, `closed` answers 503,
+ * `local` checks an in-process store with every limit divided by the number of instances.
  */
-import type { FailureMode } from "../policy/types";
-import { StoreTimeoutError, type CounterStore } from "../store/types";
-import { type AnswerContext, plainAnswer } from "./answer";
-import type { CircuitBreaker } from "./breaker";
+import { StoreTimeoutError } from "../store/types";
+import { plainAnswer } from "./answer";
 import { localShare, type PlannedCheck } from "./checks";
 import { answerDecision, type Decided, decidedWithout } from "./decide";
-import type { DecisionMetrics } from "./metrics";
-import type { UsageError, UsageSink } from "./ports";
+import type { DecisionRun, EngineDeps } from "./engine";
+import type { UsageError } from "./ports";
 
 /** How long a fail-closed operation waits for the store before answering 503 (DecisionEngine budgetFor). */
 export function closedWaitMs(storeTimeoutMs: number): number {
   return Math.max(storeTimeoutMs * 4, 100);
 }
 
-/** What the failure path reports to and falls back on (the engine's deps). */
-export interface FailureDeps {
-  breaker: CircuitBreaker;
-  metrics: DecisionMetrics | null;
-  usage: UsageSink | null;
-  /** The in-process store used by failure mode `local`. */
-  localStore: CounterStore;
-  /** Decision server replicas; `local` enforces limit / instances. */
-  instances: number;
+/** What the failure path reports to and falls back on. */
+type FailureDeps = Pick<EngineDeps, "breaker" | "metrics" | "usage" | "localStore" | "instances">;
+
+/** Counts a store failure in the metrics and the usage record (at `atMs`). */
+function reportError(deps: FailureDeps, error: UsageError, atMs: number): UsageError {
+  deps.metrics?.redisErrors.inc({ kind: error === "redis_error" ? "error" : error === "redis_timeout" ? "timeout" : "breaker_open" });
+  deps.usage?.recordError(atMs, error);
+  return error;
 }
 
 /** The store answered, without the key index (it lost it): a store error to report, not a breaker failure. */
 export function indexMissing(deps: FailureDeps, nowMs: number, startedMs: number): UsageError {
   deps.breaker.success(nowMs);
-  deps.metrics?.redisErrors.inc({ kind: "error" });
-  deps.usage?.recordError(startedMs, "redis_error");
-  return "redis_error";
+  return reportError(deps, "redis_error", startedMs);
 }
 
 /** The store failed or timed out (`atMs`: the store's clock, for the usage record). */
 export function storeFailed(deps: FailureDeps, error: unknown, nowMs: number, atMs: number): UsageError {
-  const kind: UsageError = error instanceof StoreTimeoutError ? "redis_timeout" : "redis_error";
   deps.breaker.failure(nowMs);
-  deps.metrics?.redisErrors.inc({ kind: kind === "redis_timeout" ? "timeout" : "error" });
-  deps.usage?.recordError(atMs, kind);
-  return kind;
+  return reportError(deps, error instanceof StoreTimeoutError ? "redis_timeout" : "redis_error", atMs);
 }
 
 /** What the failure path needs of the decision under way. */
-export interface FailedRun {
-  ctx: AnswerContext;
-  failureMode: FailureMode;
-  cost: number;
-  dryRun: boolean;
-  explain: boolean;
-}
+type FailedRun = Pick<DecisionRun, "ctx" | "failureMode" | "cost" | "dryRun" | "explain">;
 
 /**
  * The answer without the counter store, by the operation's failure mode (`planned`: the checks for
  * `local`; `atMs`: the store's clock, for the usage record of an open breaker).
  */
 export async function decideWithoutStore(deps: FailureDeps, run: FailedRun, cause: UsageError, planned: readonly PlannedCheck[] | null, atMs: number): Promise<Decided> {
-  if (cause === "breaker_open") {
-    deps.metrics?.redisErrors.inc({ kind: "breaker_open" });
-    deps.usage?.recordError(atMs, "breaker_open");
-  }
+  if (cause === "breaker_open") reportError(deps, "breaker_open", atMs);
   if (run.failureMode === "closed") return decidedWithout(plainAnswer(run.ctx, 503, "store_unavailable"));
   if (run.failureMode === "local" && planned !== null) {
-    const checks = localShare(
-      planned.map((p) => p.check),
-      deps.instances,
-    );
+    const checks = localShare(planned.map((p) => p.check), deps.instances);
     try {
       const decision = await deps.localStore.check(checks, { cost: run.cost, dryRun: run.dryRun });
       // The shares' own RateLimit-Policy (the plan's names the full limit).

@@ -30,93 +30,38 @@ export class DecisionMetrics {
   readonly accuracyTolerance: Gauge<"tier" | "limit">;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
-    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    const r = this.registry;
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: r });
     const flushDecisions = () => this.flushDecisions();
-    this.decisions = new Counter({
-      name: "sluice_decisions_total",
-      help: "Decisions made, by outcome, tier and operation.",
-      labelNames: ["outcome", "tier", "operation"],
-      registers: [this.registry],
-      collect: flushDecisions,
-    });
-    // The decision API's reasons (a bounded set: lib/policy/denial-reasons.ts), so a 429 share can
-    // count 429s only, as the dashboards do.
-    this.denials = new Counter({
-      name: "sluice_denials_total",
-      help: "Denied decisions (401, 403, 429, 503), by the answer's reason, tier and operation.",
-      labelNames: ["reason", "tier", "operation"],
-      registers: [this.registry],
-      collect: flushDecisions,
-    });
+    this.decisions = counter(r, "sluice_decisions_total", "Decisions made, by outcome, tier and operation.", ["outcome", "tier", "operation"], flushDecisions);
+    // The decision API's reasons (a bounded set), so a 429 share can count 429s only, as the dashboards do.
+    const denialsHelp = "Denied decisions (401, 403, 429, 503), by the answer's reason, tier and operation.";
+    this.denials = counter(r, "sluice_denials_total", denialsHelp, ["reason", "tier", "operation"], flushDecisions);
     this.latency = new LatencyHistogram(
       "sluice_decision_duration_seconds",
       "Time to decide (engine, excluding HTTP parsing), by outcome.",
       [0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
     );
-    this.registry.registerMetric(this.latency as unknown as Metric);
-    this.redisErrors = new Counter({
-      name: "sluice_redis_errors_total",
-      help: "Counter store failures on the decision path, by kind (error, timeout, breaker_open).",
-      labelNames: ["kind"],
-      registers: [this.registry],
-    });
-    this.breakerState = new Gauge({
-      name: "sluice_breaker_state",
-      help: "Circuit breaker state: 0 closed, 1 open, 2 half-open.",
-      registers: [this.registry],
-    });
-    this.policyVersion = new Gauge({
-      name: "sluice_policy_version",
-      help: "Version of the policy document this server enforces (0: none loaded).",
-      registers: [this.registry],
-    });
-    // A guarded rollout's cohort and control side by side: bounded, a server decides with at most
-    // two versions at once (live and candidate), and the counts move to prom-client when scraped.
-    const flushVersions = () => this.flushVersions();
-    this.decisionsByVersion = new Counter({
-      name: "sluice_decisions_by_policy_version_total",
-      help: "Decisions made, by the policy version that decided (during a guarded rollout: the cohort's candidate or the live version) and outcome.",
-      labelNames: ["policy_version", "outcome"],
-      registers: [this.registry],
-      collect: flushVersions,
-    });
-    this.rolloutCandidateVersion = new Gauge({
-      name: "sluice_rollout_candidate_version",
-      help: "The version a running guarded rollout gives its cohort (0: no rollout; everyone gets sluice_policy_version).",
-      registers: [this.registry],
-    });
-    const flushCacheHits = () => this.flushCacheHits();
-    this.localCacheHits = new Counter({
-      name: "sluice_local_cache_hits_total",
-      help: "Answers taken from a local cache instead of Redis, by cache (deny, key).",
-      labelNames: ["cache"],
-      registers: [this.registry],
-      collect: flushCacheHits,
-    });
-    // The live accuracy meter (lib/decision/accuracy.ts). Labels: tier and limit name, both from the policy.
-    this.accuracySampled = new Counter({
-      name: "sluice_accuracy_sampled_total",
-      help: "Decisions of subjects the accuracy meter samples (not dry runs), by tier and limit.",
-      labelNames: ["tier", "limit"],
-      registers: [this.registry],
-    });
-    this.accuracyAdmitted = new Counter({
-      name: "sluice_accuracy_admitted_total",
-      help: "Sampled requests admitted, by the limit (by=limit) and by an exact sliding-window log of the same limit (by=exact_log).",
-      labelNames: ["tier", "limit", "by"],
-      registers: [this.registry],
-    });
-    this.accuracySampleRatio = new Gauge({
-      name: "sluice_accuracy_sample_ratio",
-      help: "SLUICE_ACCURACY_SAMPLE: the fraction of approximate-limit subjects the accuracy meter samples.",
-      registers: [this.registry],
-    });
-    this.accuracyTolerance = new Gauge({
-      name: "sluice_accuracy_tolerance_ratio",
-      help: "The policy's accuracy tolerance per approximate limit (requirements block; default 0.05): alert when admissions diverge by more.",
-      labelNames: ["tier", "limit"],
-      registers: [this.registry],
-    });
+    r.registerMetric(this.latency as unknown as Metric);
+    this.redisErrors = counter(r, "sluice_redis_errors_total", "Counter store failures on the decision path, by kind (error, timeout, breaker_open).", ["kind"]);
+    this.breakerState = gauge(r, "sluice_breaker_state", "Circuit breaker state: 0 closed, 1 open, 2 half-open.");
+    this.policyVersion = gauge(r, "sluice_policy_version", "Version of the policy document this server enforces (0: none loaded).");
+    // A guarded rollout's cohort and control side by side: bounded, a server decides with at most two versions at once.
+    const byVersionHelp = "Decisions made, by the policy version that decided (during a guarded rollout: the cohort's candidate or the live version) and outcome.";
+    this.decisionsByVersion = counter(r, "sluice_decisions_by_policy_version_total", byVersionHelp, ["policy_version", "outcome"], () => this.flushVersions());
+    const candidateHelp = "The version a running guarded rollout gives its cohort (0: no rollout; everyone gets sluice_policy_version).";
+    this.rolloutCandidateVersion = gauge(r, "sluice_rollout_candidate_version", candidateHelp);
+    const cacheHitsHelp = "Answers taken from a local cache instead of Redis, by cache (deny, key).";
+    this.localCacheHits = counter(r, "sluice_local_cache_hits_total", cacheHitsHelp, ["cache"], () => this.flushCacheHits());
+    // The live accuracy meter (lib/decision/accuracy.ts).
+    const sampledHelp = "Decisions of subjects the accuracy meter samples (not dry runs), by tier and limit.";
+    this.accuracySampled = counter(r, "sluice_accuracy_sampled_total", sampledHelp, ["tier", "limit"]);
+    const admittedHelp = "Sampled requests admitted, by the limit (by=limit) and by an exact sliding-window log of the same limit (by=exact_log).";
+    this.accuracyAdmitted = counter(r, "sluice_accuracy_admitted_total", admittedHelp, ["tier", "limit", "by"]);
+    const ratioHelp = "SLUICE_ACCURACY_SAMPLE: the fraction of approximate-limit subjects the accuracy meter samples.";
+    this.accuracySampleRatio = gauge(r, "sluice_accuracy_sample_ratio", ratioHelp);
+    const toleranceHelp = "The policy's accuracy tolerance per approximate limit (requirements block; default 0.05): alert when admissions diverge by more.";
+    this.accuracyTolerance = gauge(r, "sluice_accuracy_tolerance_ratio", toleranceHelp, ["tier", "limit"]);
   }
 
   private readonly accuracyChildren = new Map<string, { sampled: { inc(): void }; limit: { inc(): void }; exact: { inc(): void } }>();
@@ -147,9 +92,8 @@ export class DecisionMetrics {
   }
 
   // The decision path counts in plain numbers (no prom-client call, no labels object hashed per
-  // decision); prom-client's counters are brought up to date when /metrics is read (their
-  // collect()), and the latency histogram is this file's own (LatencyHistogram), so every scrape
-  // shows exactly the decisions made until then.
+  // decision); prom-client's counters catch up when /metrics is read (their collect()), so every
+  // scrape shows exactly the decisions made until then.
   /** outcome → tier → operation → the count, and (denials) the count per reason slot. */
   private readonly decisionCounts = new Map<string, Map<string, Map<string, { count: number; byReason: number[] | null }>>>();
   private readonly cacheHitCounts = { deny: 0, key: 0 };
@@ -159,10 +103,7 @@ export class DecisionMetrics {
     this.cacheHitCounts[cache]++;
   }
 
-  /**
-   * One decision: its count by outcome, tier and operation, its latency by outcome, and for a
-   * denial (`reason` a denial reason; null or `ok` for a decision that passed) its count by reason.
-   */
+  /** One decision: its count and latency, and for a denial (`reason` not null nor `ok`) its count by reason. */
   recordDecision(outcome: MetricOutcome, tier: string, operation: string, seconds: number, reason: Reason | null = null): void {
     // Nested maps keyed by the policy's own strings: no label string built per decision.
     let byTier = this.decisionCounts.get(outcome);
@@ -228,6 +169,15 @@ export class DecisionMetrics {
   }
 }
 
+/** A counter on `registry`; `collect` brings it up to date when /metrics is read. */
+function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[], collect?: () => void): Counter<L> {
+  return new Counter({ name, help, labelNames, registers: [registry], collect });
+}
+
+function gauge<L extends string = string>(registry: Registry, name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+  return new Gauge({ name, help, labelNames, registers: [registry] });
+}
+
 /** One outcome's latency buckets (counts per bucket, not cumulative), sum and count. */
 class LatencySeries {
   readonly counts: number[];
@@ -249,9 +199,8 @@ class LatencySeries {
 
 /**
  * A Prometheus histogram with one label, `outcome`, kept as plain numbers: observing is a bucket
- * search and three additions. It is registered on the registry as prom-client's own metrics are
- * (its `get()` answers what prom-client's Histogram answers: cumulative `_bucket` values with
- * `le`, `+Inf`, `_sum`, `_count`), so the text format and cross-process aggregation are unchanged.
+ * search and three additions. Its `get()` answers what prom-client's Histogram answers, so the text
+ * format and cross-process aggregation are unchanged.
  */
 export class LatencyHistogram {
   readonly type = "histogram";
@@ -283,13 +232,5 @@ export class LatencyHistogram {
       values.push({ labels: { outcome }, value: s.count, metricName: `${this.name}_count` });
     }
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
-  }
-
-  reset(): void {
-    for (const s of this.byOutcome.values()) {
-      s.counts.fill(0);
-      s.sum = 0;
-      s.count = 0;
-    }
   }
 }

@@ -1,18 +1,15 @@
 /**
- * What the decision engine and its server need from the world, as their own types
- * (docs/architecture.md): the adapters implement them — the Redis ones (lib/redis/key-index.ts,
- * lib/redis/usage.ts, lib/redis/policy-source.ts) and the single-node Postgres ones
- * (lib/single-node/) — and the wiring (worker/decision/server.ts) plugs them in. lib/decision
- * imports no adapter and nothing of lib/redis (ESLint refuses it: LAYERS in eslint-layers.mjs).
+ * What the decision engine and its server need from the world (docs/architecture.md): the Redis and
+ * single-node Postgres adapters implement these, and worker/decision/server.ts plugs them in.
+ * lib/decision imports no adapter (ESLint refuses it: LAYERS in eslint-layers.mjs).
  */
 import { hash } from "node:crypto";
 import type { CompiledPolicy } from "../policy/compiled";
 import type { Reason } from "../policy/types";
 
 /**
- * Thrown by {@link KeyIndexPort.fetch} when the index itself is missing from the store (Redis
- * restarted empty, issue #17): the key is neither known nor unknown, so the operation's failure
- * mode applies. The store did answer, so this is no reason to open the circuit breaker.
+ * Thrown by {@link KeyIndexPort.fetch} when the index itself is missing (Redis restarted empty): the
+ * key is neither known nor unknown, so the failure mode applies; the store did answer, so the breaker stays closed.
  */
 export class KeyIndexMissingError extends Error {
   constructor() {
@@ -28,10 +25,7 @@ export interface KeyIndexPort {
   fetch(keyHash: string): Promise<string | null>;
 }
 
-/**
- * How an API key is named everywhere it is stored (the key index, the usage key prefix, counter
- * subjects): lowercase hex. Must equal the digest publish indexes keys by.
- */
+/** How an API key is named wherever it is stored (key index, usage, counter subjects): lowercase hex, the digest publish indexes by. */
 export type KeyHasher = (key: string) => string;
 
 /** sha256 hex (one-shot crypto.hash: the same digest as createHash().update().digest(), without the Hash object). */
@@ -39,9 +33,8 @@ export const sha256KeyHash: KeyHasher = (key) => hash("sha256", key, "hex");
 
 export const USAGE_OUTCOMES = ["allowed", "denied", "shadow_denied", "degraded"] as const;
 /**
- * allowed: passed (delay-mode passes included); denied: any non-200 status (401, 403, 429, 503);
- * shadow_denied: passed, but a shadow limit would have denied; degraded: passed on the failure-mode
- * path without the counter store (open or local).
+ * allowed: passed (delay-mode passes included); denied: any non-200 status; shadow_denied: passed,
+ * but a shadow limit would have denied; degraded: passed without the counter store (open or local).
  */
 export type UsageOutcome = (typeof USAGE_OUTCOMES)[number];
 export const USAGE_ERRORS = ["redis_error", "redis_timeout", "breaker_open"] as const;
@@ -73,22 +66,13 @@ export interface UsageEvent {
   latencyMs: number;
   /** The id of the quota that denied this decision (outcome `denied`, status 429); null or absent otherwise. */
   deniedQuota?: string | null;
-  /**
-   * The RateLimit-Policy name of the check that denied this decision (the one the answer names:
-   * a rate limit, quota, concurrency limit or global cap; status 429); null or absent otherwise.
-   */
+  /** The RateLimit-Policy name of the check that denied this decision (status 429); null or absent otherwise. */
   deniedLimit?: string | null;
-  /**
-   * Why a denied decision was denied: the answer's `reason` (`rate_limited`, `unknown_key`,
-   * `tenant_suspended`, …, docs/decision-api.md); null or absent when it passed.
-   */
+  /** A denied decision's `reason` (docs/decision-api.md); null or absent when it passed. */
   deniedReason?: Reason | null;
   /** The accuracy meter's samples of this decision; absent when it sampled none. */
   accuracy?: AccuracyEvent[];
-  /**
-   * Units a passed decision consumed: its cost (the operation's `cost`, or the request's). Absent
-   * means 1. Quotas count units, as the store does (docs/observability-and-billing.md).
-   */
+  /** Units a passed decision consumed (its cost); absent means 1. Quotas count units, as the store does. */
   units?: number;
 }
 
@@ -101,17 +85,10 @@ export interface UsageSink {
 /** What of the published state the store lacks (`/readyz` lists these). */
 export type MissingPart = "policy" | "keyIndex" | "serviceTokens";
 
-/**
- * What the decision server needs from a policy source: the Redis one (lib/redis/policy-source.ts),
- * or the single-node Postgres one (lib/single-node/postgres-policy-source.ts). `current` is null until a valid
- * document is loaded and never goes back to null.
- */
+/** What the decision server needs from a policy source. `current` is null until a valid document loads, never after. */
 export interface PolicyPort {
   readonly current: CompiledPolicy | null;
-  /**
-   * The document that decides for one tenant: during a guarded rollout the candidate for the
-   * cohort, else `current`. O(1) (the cohort is computed when the rollout is loaded). Absent: `current` for all.
-   */
+  /** During a guarded rollout the candidate for the cohort, else `current`; O(1). Absent: `current` for all. */
   forTenant?(tenant: string): CompiledPolicy | null;
   /** What the store lacks of the published state, as of the last read (empty: all there). */
   readonly missing: readonly MissingPart[];

@@ -1,7 +1,4 @@
-/**
- * Parsing of decision API bodies (docs/decision-api.md) with zod, into errors that name the field:
- * `{ error: { code: "invalid_request", message: "cost: expected an integer ≥ 1", field: "cost" } }`.
- */
+/** Parsing of decision API bodies (docs/decision-api.md) with zod, into errors that name the field (`cost: expected an integer ≥ 1`). */
 import { z } from "zod";
 import { canonicalClientAddress } from "./client-address";
 import { decisionRequest, type DecisionRequest } from "./engine";
@@ -21,6 +18,19 @@ const text = (what: string) =>
     .min(1, { error: `expected ${what}` })
     .max(MAX_FIELD_CHARS, { error: `at most ${MAX_FIELD_CHARS} characters` });
 
+const id = (what: string, maxChars: number) =>
+  z
+    .string({ error: `expected ${what}` })
+    .min(1, { error: `expected ${what}` })
+    .max(maxChars, { error: "too long" });
+
+const units = (min: number) =>
+  z
+    .number({ error: `expected an integer ≥ ${min}` })
+    .int({ error: `expected an integer ≥ ${min}` })
+    .min(min, { error: `expected an integer ≥ ${min}` })
+    .max(MAX_COST, { error: `expected an integer ≤ ${MAX_COST}` });
+
 /** Unknown fields are refused, naming the field: a typo (`dry_run`) must not silently consume. */
 export const checkSchema = z
   .strictObject({
@@ -32,24 +42,13 @@ export const checkSchema = z
       .max(64, { error: "expected an IP address" })
       .refine((v) => canonicalClientAddress(v) !== null, { error: "expected an IP address" })
       .optional(),
-    cost: z
-      .number({ error: "expected an integer ≥ 1" })
-      .int({ error: "expected an integer ≥ 1" })
-      .min(1, { error: "expected an integer ≥ 1" })
-      .max(MAX_COST, { error: `expected an integer ≤ ${MAX_COST}` })
-      .optional(),
+    cost: units(1).optional(),
     dryRun: z.boolean({ error: "expected a boolean" }).optional(),
     explain: z.boolean({ error: "expected a boolean" }).optional(),
     reserve: z.boolean({ error: "expected a boolean" }).optional(),
   })
-  .refine((v) => v.key !== undefined || v.tenant !== undefined, {
-    error: "one of key or tenant is required",
-    path: ["key"],
-  })
-  .refine((v) => v.key === undefined || v.tenant === undefined, {
-    error: "give key or tenant, not both",
-    path: ["tenant"],
-  });
+  .refine((v) => v.key !== undefined || v.tenant !== undefined, { error: "one of key or tenant is required", path: ["key"] })
+  .refine((v) => v.key === undefined || v.tenant === undefined, { error: "give key or tenant, not both", path: ["tenant"] });
 
 function fieldPath(path: readonly PropertyKey[]): string {
   let out = "";
@@ -99,14 +98,12 @@ function parseOne(value: unknown, prefix: (string | number)[]): { ok: true; requ
 
 const okText = (v: unknown): v is string => typeof v === "string" && v.length >= 1 && v.length <= MAX_FIELD_CHARS;
 
-/**
- * The hot path: a body every field of which checkSchema accepts, decoded by hand into the same
- * object zod would return (known fields only, absent ones left out). Returns null for anything
- * else, which then gets zod's verdict and error message — so the two can never disagree on an
- * error, and on a valid body they give the same request.
- */
 const CHECK_FIELDS = new Set(["key", "tenant", "operation", "ip", "cost", "dryRun", "explain", "reserve"]);
 
+/**
+ * The hot path: a body checkSchema accepts, decoded by hand into the request zod would give. Null
+ * for anything else, which then gets zod's verdict: the two never disagree on an error.
+ */
 function fastCheck(v: Record<string, unknown>): DecisionRequest | null {
   for (const name in v) if (!CHECK_FIELDS.has(name)) return null;
   const { key, tenant, operation, ip, cost, dryRun, explain, reserve } = v;
@@ -139,9 +136,7 @@ export function parseCheckBody(body: unknown): ParsedCheck {
     const list = body.requests;
     if (!Array.isArray(list)) return { ok: false, error: { field: "requests", message: "requests: expected an array" } };
     if (list.length === 0) return { ok: false, error: { field: "requests", message: "requests: expected at least 1 request" } };
-    if (list.length > MAX_BATCH) {
-      return { ok: false, error: { field: "requests", message: `requests: at most ${MAX_BATCH} requests` } };
-    }
+    if (list.length > MAX_BATCH) return { ok: false, error: { field: "requests", message: `requests: at most ${MAX_BATCH} requests` } };
     const requests: DecisionRequest[] = [];
     for (let i = 0; i < list.length; i++) {
       const one = parseOne(list[i], ["requests", i]);
@@ -155,10 +150,7 @@ export function parseCheckBody(body: unknown): ParsedCheck {
 }
 
 export const releaseSchema = z.strictObject({
-  leaseId: z
-    .string({ error: "expected a lease id" })
-    .min(1, { error: "expected a lease id" })
-    .max(MAX_FIELD_CHARS * 4, { error: "too long" }),
+  leaseId: id("a lease id", MAX_FIELD_CHARS * 4),
 });
 
 export function parseReleaseBody(body: unknown): { ok: true; leaseId: string } | { ok: false; error: FieldError } {
@@ -169,15 +161,8 @@ export function parseReleaseBody(body: unknown): { ok: true; leaseId: string } |
 }
 
 export const settleSchema = z.strictObject({
-  reservationId: z
-    .string({ error: "expected a reservation id" })
-    .min(1, { error: "expected a reservation id" })
-    .max(MAX_FIELD_CHARS * 8, { error: "too long" }),
-  actualCost: z
-    .number({ error: "expected an integer ≥ 0" })
-    .int({ error: "expected an integer ≥ 0" })
-    .min(0, { error: "expected an integer ≥ 0" })
-    .max(MAX_COST, { error: `expected an integer ≤ ${MAX_COST}` }),
+  reservationId: id("a reservation id", MAX_FIELD_CHARS * 8),
+  actualCost: units(0),
 });
 
 export type SettleBody = z.infer<typeof settleSchema>;

@@ -1,13 +1,8 @@
 /**
  * `GET /v1/usage` (docs/decision-api.md): one tenant's limits and quotas as its counters hold them
- * now, for a tenant read token. The tenant is the token's — nothing in the request names one — so
- * nothing of another tenant is ever read.
- *
- * The numbers are lib/policy/tenant-usage-answer.ts's (the portal's): each quota's counter of the
- * tenant's current billing period (the keys DECIDE counts in, read by the backend), and for each
- * tenant-wide rate limit a dry run of its check on the counter store (the same script that decides,
- * consuming nothing). So `remaining` is what a dry-run `/v1/check` answers now, and one more than
- * what a committed one answers.
+ * now. The tenant is the read token's (nothing in the request names one), so nothing of another
+ * tenant is ever read. The answer is lib/policy/tenant-usage-answer.ts's (the portal's), over each
+ * quota's counters and a dry run of each tenant-wide limit: `remaining` is what a dry-run /v1/check answers.
  */
 import type { CompiledPolicy } from "../policy/compiled";
 import type { EffectiveLimits } from "../policy/effective-limits";
@@ -28,7 +23,6 @@ export interface TenantUsageDeps {
   doc: CompiledPolicy;
   reader: TenantUsageReader;
   store: CounterStore;
-  /** The counter keys' deployment prefix. */
   prefix: string;
   /** The store's clock as the engine estimates it (ms). */
   nowMs: number;
@@ -57,10 +51,7 @@ export async function readTenantUsageNow(deps: TenantUsageDeps, tenant: string):
       globalCaps: [],
     };
     const planned = planChecks({ effective, keyHash: null, ip: null, prefix, nowMs });
-    const decision = await deps.store.check(
-      planned.map((p) => p.check),
-      { cost: 1, dryRun: true, timeoutMs: deps.timeoutMs },
-    );
+    const decision = await deps.store.check(planned.map((p) => p.check), { cost: 1, dryRun: true, timeoutMs: deps.timeoutMs });
     decision.outcomes.forEach((o, i) => limitPeeks.set(tenantWide[i]!.id, { remaining: Math.max(0, Math.floor(o.remaining)), resetAtMs: o.resetAtMs }));
   }
   return buildUsageAnswer(doc, plan, { counters, limitPeeks }, nowMs);

@@ -1,14 +1,10 @@
 /**
  * What one client may hold on the gRPC port, and the one timer that enforces the time limits.
- * Without these a client that opens streams and never ends them kept up to 64 KiB per stream, on
- * up to 2^32−1 streams per connection, forever (#30.3: 3,000 streams took RSS from 130 to 410 MB).
- *
- * - streams: SETTINGS_MAX_CONCURRENT_STREAMS; HTTP/2 itself refuses a stream past it (nghttp2:
- *   RST_STREAM REFUSED_STREAM, or the connection if the client ignores settings it acknowledged);
- * - bytes: the request bytes a connection's unfinished calls may hold, counted from each message's
- *   announced length before its bytes are read (worker/decision/grpc-message.ts);
- * - time per call, from its HEADERS to the end of its message (what the handler then takes is
- *   bounded by the decision's own store budget); time without a call on a connection.
+ * Without these a client that opens streams and never ends them holds up to 64 KiB per stream, on
+ * up to 2^32−1 streams per connection, forever (3,000 streams took RSS from 130 to 410 MB). HTTP/2
+ * itself refuses a stream past maxStreams (nghttp2: RST_STREAM REFUSED_STREAM); the session bytes
+ * are counted from each message's announced length (worker/decision/grpc-message.ts); a call's
+ * time ends with its message, after which the decision's own store budget bounds it.
  *
  * The time limits cost no timer per call: calls and connections sit in insertion-ordered sets
  * (a call's deadline is its start plus a constant, so the oldest expires first), and one sweep

@@ -1,33 +1,24 @@
 /**
  * The decision server's HTTP/1.1 server on node:http (`SLUICE_HTTP_SERVER=node`), behind the
- * interface of ./http-server.ts: the same limits and the same answers as the hand-written
- * ./http1.ts, which exists only because node:http costs more CPU per request (docs/decision-api.md#http).
- * node:http does the parsing, framing, keep-alive, pipelining and timeouts; this adapter adds what
- * the interface promises on top: a request seen from its head (route), a bounded whole body, a 431
- * past `maxHeaders` lines (node would drop them), the refusals worded by the caller, one answer per
+ * interface of ./http-server.ts with the same limits and answers as ./http1.ts. node:http does the
+ * parsing, framing, keep-alive, pipelining and timeouts; this adapter adds what the interface
+ * promises on top: a request seen from its head (route), a bounded whole body, a 431 past
+ * `maxHeaders` lines (node would drop them), the refusals worded by the caller, one answer per
  * request, at most `maxPipelined` requests started per connection (node parses a whole read of
- * pipelined requests at once), and drain.
- *
- * Differences that are node:http's own: its keep-alive timer restarts on any byte, so empty lines
- * keep an idle connection open (http1.ts does not count them as activity), and it closes an idle
- * connection a second after the keep-alive timeout it advertises.
+ * pipelined requests at once), and drain. Where node:http's timers differ: docs/decision-api.md#http.
  */
 import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { checkHeaderValue, CLIENT_ERROR_STATUS, httpLimits, type HttpClientError, type HttpExchange, type HttpHandler, type HttpServer, type HttpServerOptions } from "./http-server";
+import { checkHeaderValue, CLIENT_ERROR_STATUS, headerLines, httpLimits, MAX_UNSENT_BYTES, pathOf, routeRequest, runHandler, sendClientError, waitForDrain } from "./http-server";
+import type { HttpClientError, HttpExchange, HttpServer, HttpServerOptions } from "./http-server";
 
 const EMPTY = Buffer.alloc(0);
-
-/** Written but unsent bytes of one connection before its next request is started (its client does not read its answers). */
-const MAX_UNSENT_BYTES = 256 * 1024;
 
 /** What this adapter tracks of one socket. */
 interface SocketState {
   readonly socket: Socket;
-  /** Requests read whose answer is not written yet. */
+  /** Requests read whose answer is not written yet: the ones started (routed), at most maxPipelined, and the waiting ones. */
   pending: number;
-  /** Of those, the ones started (routed): at most maxPipelined. */
-  running: number;
   /** Requests read and not started yet, in order: node:http parses a whole read of pipelined requests at once. */
   readonly waiting: (() => void)[];
   /** The request read last (a parse error is in its body while it is not complete). */
@@ -48,14 +39,13 @@ class NodeExchange implements HttpExchange {
   private sent = false;
 
   constructor(
-    private readonly req: IncomingMessage,
+    readonly req: IncomingMessage,
     private readonly res: ServerResponse,
     private readonly draining: () => boolean,
   ) {
     this.method = req.method ?? "GET";
     this.url = req.url ?? "/";
-    const q = this.url.indexOf("?");
-    this.path = q === -1 ? this.url : this.url.slice(0, q);
+    this.path = pathOf(this.url);
   }
 
   header(name: string): string | undefined {
@@ -65,11 +55,6 @@ class NodeExchange implements HttpExchange {
 
   get answered(): boolean {
     return this.sent || this.res.destroyed;
-  }
-
-  /** Its whole body has arrived (whether or not anyone read it). */
-  get complete(): boolean {
-    return this.req.complete;
   }
 
   send(status: number, headers: readonly string[], body: string, close = false): void {
@@ -121,7 +106,7 @@ export function createNodeHttpServer(options: HttpServerOptions): HttpServer {
   const isDraining = () => draining;
 
   server.on("connection", (socket: Socket) => {
-    const state: SocketState = { socket, pending: 0, running: 0, waiting: [], latest: null, refused: false, refusal: null };
+    const state: SocketState = { socket, pending: 0, waiting: [], latest: null, refused: false, refusal: null };
     sockets.set(socket, state);
     socket.on("drain", () => startWaiting(state));
     socket.on("close", () => {
@@ -130,20 +115,12 @@ export function createNodeHttpServer(options: HttpServerOptions): HttpServer {
     });
   });
 
-  function refuse(exchange: HttpExchange, kind: HttpClientError): void {
-    const answer = options.clientError(kind);
-    exchange.send(CLIENT_ERROR_STATUS[kind], answer.headers, answer.body, true);
-  }
-
   /**
    * Starts the requests waiting on a socket while fewer than maxPipelined are unanswered and its
    * client reads what it is sent: a client that pipelines and stops reading holds a bounded backlog.
    */
   function startWaiting(state: SocketState): void {
-    while (state.waiting.length > 0 && state.running < limits.maxPipelined && state.socket.writableLength <= MAX_UNSENT_BYTES) {
-      state.running++;
-      state.waiting.shift()!();
-    }
+    while (state.waiting.length > 0 && state.pending - state.waiting.length < limits.maxPipelined && state.socket.writableLength <= MAX_UNSENT_BYTES) state.waiting.shift()!();
   }
 
   function onRequest(req: IncomingMessage, res: ServerResponse, expect: "continue" | "other" | null): void {
@@ -161,8 +138,7 @@ export function createNodeHttpServer(options: HttpServerOptions): HttpServer {
     res.once("close", () => {
       inFlight--;
       state.pending--;
-      if (started) state.running--;
-      else state.waiting.splice(state.waiting.indexOf(start), 1);
+      if (!started) state.waiting.splice(state.waiting.indexOf(start), 1);
       if (state.pending === 0 && state.refusal !== null) state.socket.end(state.refusal);
       else startWaiting(state);
       onIdle?.();
@@ -176,16 +152,10 @@ export function createNodeHttpServer(options: HttpServerOptions): HttpServer {
     const length = Number(req.headers["content-length"] ?? 0);
     // A declared body over the limit is never read: whatever answers it, the connection ends.
     exchange.closeAfter = length > limits.maxBodyBytes;
-    if (req.rawHeaders.length > 2 * limits.maxHeaders) return refuse(exchange, "headers_too_large");
-    if (req.httpVersion === "1.1" && req.headers.host === undefined) return refuse(exchange, "malformed");
-    if (expect === "other") return refuse(exchange, "expectation_failed");
-    let handler: HttpHandler | null;
-    try {
-      handler = options.route(exchange);
-    } catch (error) {
-      options.handlerError(exchange, error);
-      handler = null;
-    }
+    if (req.rawHeaders.length > 2 * limits.maxHeaders) return sendClientError(options, exchange, "headers_too_large");
+    if (req.httpVersion === "1.1" && req.headers.host === undefined) return sendClientError(options, exchange, "malformed");
+    if (expect === "other") return sendClientError(options, exchange, "expectation_failed");
+    const handler = routeRequest(options, exchange);
     let bytes = 0;
     if (handler === null) {
       // Answered from its head: the body is read and dropped, up to the limit.
@@ -195,24 +165,19 @@ export function createNodeHttpServer(options: HttpServerOptions): HttpServer {
       });
       return;
     }
-    if (exchange.closeAfter) return refuse(exchange, "body_too_large");
+    if (exchange.closeAfter) return sendClientError(options, exchange, "body_too_large");
     if (expect === "continue") res.writeContinue();
     const parts: Buffer[] = [];
     req.on("data", (chunk: Buffer) => {
       if (exchange.answered) return;
       bytes += chunk.length;
-      if (bytes > limits.maxBodyBytes) refuse(exchange, "body_too_large");
+      if (bytes > limits.maxBodyBytes) sendClientError(options, exchange, "body_too_large");
       else parts.push(chunk);
     });
     req.on("end", () => {
       if (exchange.answered) return;
       exchange.body = parts.length === 1 ? parts[0]! : Buffer.concat(parts, bytes);
-      try {
-        const pending = handler(exchange);
-        if (pending !== undefined) pending.catch((error: unknown) => options.handlerError(exchange, error));
-      } catch (error) {
-        options.handlerError(exchange, error);
-      }
+      runHandler(options, handler, exchange);
     });
   }
 
@@ -229,43 +194,30 @@ export function createNodeHttpServer(options: HttpServerOptions): HttpServer {
     state.refused = true;
     const kind: HttpClientError = error.code === "HPE_HEADER_OVERFLOW" ? "headers_too_large" : error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "timeout" : "malformed";
     const latest = state.latest;
-    if (latest !== null && !latest.complete) {
+    if (latest !== null && !latest.req.complete) {
       if (latest.answered) socket.destroy();
-      else refuse(latest, kind);
+      else sendClientError(options, latest, kind);
       return;
     }
     const status = CLIENT_ERROR_STATUS[kind];
     const answer = options.clientError(kind);
-    let lines = "";
-    for (let i = 0; i < answer.headers.length; i += 2) lines += `${answer.headers[i]!}: ${answer.headers[i + 1]!}\r\n`;
-    const refusal = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nDate: ${new Date().toUTCString()}\r\n${lines}Connection: close\r\nContent-Length: ${Buffer.byteLength(answer.body)}\r\n\r\n${answer.body}`;
+    const head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nDate: ${new Date().toUTCString()}\r\n${headerLines(answer.headers)}Connection: close\r\n`;
+    const refusal = `${head}Content-Length: ${Buffer.byteLength(answer.body)}\r\n\r\n${answer.body}`;
     if (state.pending > 0) state.refusal = refusal;
     else socket.end(refusal);
   });
 
-  /** Connections owed no answer (node:http's closeIdleConnections misses those that never sent a request). */
-  function closeIdle(): void {
+  /** Closes the connections owed no answer (node:http's closeIdleConnections misses those that never sent a request): how many are left. */
+  function closeIdle(): number {
     for (const state of sockets.values()) if (state.pending === 0 && state.socket.writableLength === 0) state.socket.destroy();
+    return sockets.size;
   }
 
   async function drain(graceMs = 10_000): Promise<void> {
     draining = true;
     server.close();
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, graceMs);
-      timer.unref();
-      onIdle = () => {
-        if (inFlight > 0) return;
-        closeIdle();
-        if (sockets.size === 0) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      closeIdle();
-      onIdle();
-    });
-    onIdle = null;
+    closeIdle();
+    await waitForDrain(graceMs, () => inFlight === 0 && closeIdle() === 0, (onChange) => (onIdle = onChange));
     for (const socket of sockets.keys()) socket.destroy();
   }
 

@@ -1,17 +1,12 @@
 /**
- * The decision server's HTTP/1.1 server as a port: one small interface, two implementations,
- * chosen by SLUICE_HTTP_SERVER (docs/decision-api.md#http):
- *
- * - `http1` (the default): lib/net/http1.ts, hand-written on node:net. It exists for speed only: on
- *   a path that answers a few hundred bytes per request, node:http's per-request objects cost about
- *   as much CPU as the decision itself (docs/benchmarks.md).
- * - `node`: lib/net/http-node.ts, node:http behind the same interface: the reference the first is
- *   tested against (lib/net/http-server.test.ts runs one suite on both; http-differential.test.ts
- *   feeds both the same hostile byte streams), and the fallback if a bug is ever found in it.
- *
- * ./create-http-server.ts makes one of either kind. A caller sees a request once its head is read
- * (`route`: answer at once, or name the handler that gets the whole body), then its answer as one
- * status, a flat header list and one body string.
+ * The decision server's HTTP/1.1 server as a port, chosen by SLUICE_HTTP_SERVER: `http1`
+ * (./http1.ts, hand-written on node:net: the default, for speed only, since node:http's per-request
+ * objects cost about as much CPU as the decision itself) or `node` (./http-node.ts, node:http: the
+ * reference the first is tested against, and the fallback). docs/decision-api.md#http is the
+ * contract both keep (http-server.test.ts runs one suite on both; http-differential.test.ts feeds
+ * both the same hostile byte streams). A caller sees a request once its head is read (`route`:
+ * answer at once, or name the handler that gets the whole body), then answers with one status, a
+ * flat header list and one body string. ./create-http-server.ts makes one of either kind.
  */
 import type net from "node:net";
 
@@ -49,10 +44,7 @@ export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = {
 /** The limits with `given`'s values where it has them. */
 export function httpLimits(given: Partial<HttpLimits>): HttpLimits {
   const limits = { ...DEFAULT_HTTP_LIMITS };
-  for (const name of Object.keys(DEFAULT_HTTP_LIMITS) as (keyof HttpLimits)[]) {
-    const value = given[name];
-    if (value !== undefined) limits[name] = value;
-  }
+  for (const name of Object.keys(limits) as (keyof HttpLimits)[]) limits[name] = given[name] ?? limits[name];
   return limits;
 }
 
@@ -116,10 +108,75 @@ export interface HttpServer {
   drain(graceMs?: number): Promise<void>;
 }
 
-/** A header value this server writes: no control characters but tab (no response splitting). */
 const UNSAFE_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
 
-/** Throws when a header value could split the answer. */
+/** Throws when a header value could split the answer: no control characters but tab. */
 export function checkHeaderValue(name: string, value: string): void {
   if (UNSAFE_VALUE.test(value)) throw new Error(`header ${name}: control character in its value`);
+}
+
+/** `Name: value\r\n` for each header of a flat [name, value, …] list, every value checked (checkHeaderValue). */
+export function headerLines(headers: readonly string[]): string {
+  let lines = "";
+  for (let i = 0; i < headers.length; i += 2) {
+    checkHeaderValue(headers[i]!, headers[i + 1]!);
+    lines += `${headers[i]!}: ${headers[i + 1]!}\r\n`;
+  }
+  return lines;
+}
+
+/** Written but unsent bytes of one connection before it is read further (its client does not read its answers). */
+export const MAX_UNSENT_BYTES = 256 * 1024;
+
+/** The request target without its query. */
+export function pathOf(url: string): string {
+  const q = url.indexOf("?");
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/** `options.route` for a request whose head is read; if it throws, handlerError answers and the body is skipped. */
+export function routeRequest(options: HttpServerOptions, exchange: HttpExchange): HttpHandler | null {
+  try {
+    return options.route(exchange);
+  } catch (error) {
+    options.handlerError(exchange, error);
+    return null;
+  }
+}
+
+/** Runs the handler of a whole request; a throw or a rejection goes to handlerError. */
+export function runHandler(options: HttpServerOptions, handler: HttpHandler, exchange: HttpExchange): void {
+  try {
+    const pending = handler(exchange);
+    if (pending !== undefined) pending.catch((error: unknown) => options.handlerError(exchange, error));
+  } catch (error) {
+    options.handlerError(exchange, error);
+  }
+}
+
+/** Answers a request the server refuses itself (worded by the caller), and ends its connection. */
+export function sendClientError(options: HttpServerOptions, exchange: HttpExchange, kind: HttpClientError): void {
+  const answer = options.clientError(kind);
+  exchange.send(CLIENT_ERROR_STATUS[kind], answer.headers, answer.body, true);
+}
+
+/**
+ * Drain's wait, once the server stopped accepting: resolves when `settled()` holds, asked now and
+ * at every change the adapter reports through `watch` (an answer done, a connection closed), or
+ * after `graceMs`.
+ */
+export function waitForDrain(graceMs: number, settled: () => boolean, watch: (onChange: (() => void) | null) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const finish = () => {
+      clearTimeout(timer);
+      watch(null);
+      resolve();
+    };
+    const timer = setTimeout(finish, graceMs);
+    timer.unref();
+    watch(() => {
+      if (settled()) finish();
+    });
+    if (settled()) finish();
+  });
 }

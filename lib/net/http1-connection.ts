@@ -5,15 +5,13 @@
  * complete (a whole request) or refuse; then answered → flush; the sweep judges the timeouts.
  */
 import type net from "node:net";
-import { CLIENT_ERROR_STATUS, type HttpClientError, type HttpHandler } from "./http-server";
-import { Http1Exchange, scheduleFlush, type Http1ServerState } from "./http1-exchange";
+import { MAX_UNSENT_BYTES, routeRequest, runHandler, sendClientError, type HttpClientError, type HttpHandler } from "./http-server";
+import { Http1Exchange, type Http1ServerState } from "./http1-exchange";
 import { chunkSize, FIELD_LINE, frameRequest, MAX_CHUNK_LINE, parseHead, REQUEST_LINE, type Http1Head } from "./http1-head";
 
 const CRLF = Buffer.from("\r\n");
 const CRLFCRLF = Buffer.from("\r\n\r\n");
 const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
-/** Written but unsent bytes of one connection before it is read further (its client does not read its answers). */
-const MAX_UNSENT_BYTES = 256 * 1024;
 /** parse() stopped for good: the rest of the input is not read. */
 const END_OF_INPUT = Number.MAX_SAFE_INTEGER;
 
@@ -138,17 +136,20 @@ export class Connection {
           this.begin(head);
           break;
         }
-        case Phase.Body: {
+        case Phase.Body:
+        case Phase.ChunkData: {
           const take = Math.min(this.left, buf.length - at);
           if (this.handler !== null) {
-            // The usual case, the whole body in this buffer, is not copied.
-            if (take === this.left && this.bodyParts.length === 0) this.current!.body = buf.subarray(at, at + take);
+            // The usual case, a whole Content-Length body in this buffer, is not copied.
+            if (this.phase === Phase.Body && take === this.left && this.bodyParts.length === 0) this.current!.body = buf.subarray(at, at + take);
             else this.bodyParts.push(buf.subarray(at, at + take));
           }
           this.bodyBytes += take;
           at += take;
           this.left -= take;
-          if (this.left === 0) this.complete();
+          if (this.left > 0) break;
+          if (this.phase === Phase.Body) this.complete();
+          else this.phase = Phase.ChunkEnd;
           break;
         }
         case Phase.ChunkSize: {
@@ -161,15 +162,6 @@ export class Connection {
           // The last chunk (size 0) leaves `left` at 0: it counts the trailers' bytes.
           this.left = size;
           this.phase = size === 0 ? Phase.Trailers : Phase.ChunkData;
-          break;
-        }
-        case Phase.ChunkData: {
-          const take = Math.min(this.left, buf.length - at);
-          if (this.handler !== null) this.bodyParts.push(buf.subarray(at, at + take));
-          this.bodyBytes += take;
-          at += take;
-          this.left -= take;
-          if (this.left === 0) this.phase = Phase.ChunkEnd;
           break;
         }
         case Phase.ChunkEnd: {
@@ -214,19 +206,11 @@ export class Connection {
     // handler, bodyParts, bodyBytes and left were reset when the previous request completed.
     this.current = exchange;
     if (expect === "other") return void this.refuse("expectation_failed");
-    let handler: HttpHandler | null;
-    try {
-      handler = server.options.route(exchange);
-    } catch (error) {
-      server.options.handlerError(exchange, error);
-      handler = null;
-    }
+    const handler = routeRequest(server.options, exchange);
     if (tooLarge) {
-      if (handler !== null) return void this.refuse("body_too_large");
-      // Answered already, with Connection: close.
-      this.current = null;
-      this.reading = false;
-      this.phase = Phase.Closed;
+      // Answered already (with Connection: close) when it has no handler.
+      if (handler !== null) this.refuse("body_too_large");
+      else this.stopReading();
       return;
     }
     this.handler = handler;
@@ -254,13 +238,7 @@ export class Connection {
     this.reading = false;
     this.phase = exchange.closeAfter ? Phase.Closed : Phase.Head;
     this.sinceS = this.server.clockS;
-    if (handler === null) return;
-    try {
-      const pending = handler(exchange);
-      if (pending !== undefined) pending.catch((error: unknown) => this.server.options.handlerError(exchange, error));
-    } catch (error) {
-      this.server.options.handlerError(exchange, error);
-    }
+    if (handler !== null) runHandler(this.server.options, handler, exchange);
   }
 
   /**
@@ -271,11 +249,7 @@ export class Connection {
    */
   private refuse(kind: HttpClientError): number {
     const exchange = this.current;
-    this.current = null;
-    this.handler = null;
-    this.reading = false;
-    this.phase = Phase.Closed;
-    this.buf = null;
+    this.stopReading();
     if (exchange !== null && exchange.answered) {
       exchange.closeAfter = true;
       // Its answer is written already when nothing is owed any more.
@@ -288,17 +262,25 @@ export class Connection {
       this.queue.push(refused);
       this.server.inFlight++;
     }
-    const answer = this.server.options.clientError(kind);
-    refused.send(CLIENT_ERROR_STATUS[kind], answer.headers, answer.body, true);
+    sendClientError(this.server.options, refused, kind);
     return END_OF_INPUT;
   }
 
-  /** An exchange was answered: if it is next in line, this connection writes at the end of the turn (scheduleFlush). */
+  /** Reads no more requests: the connection ends once its answers are written. */
+  private stopReading(): void {
+    this.current = null;
+    this.handler = null;
+    this.reading = false;
+    this.phase = Phase.Closed;
+    this.buf = null;
+  }
+
+  /** An exchange was answered: if it is next in line, this connection writes at the end of the turn (Http1ServerState.scheduleFlush). */
   answered(exchange: Http1Exchange): void {
     if (this.dead) this.forget(exchange);
     else if (this.queue[0] === exchange && !this.flushPending) {
       this.flushPending = true;
-      scheduleFlush(this.server, this);
+      this.server.scheduleFlush(this);
     }
   }
 

@@ -1,48 +1,54 @@
-/**
- * One request of lib/net/http1.ts and its answer, and the state its connections share with their
- * server (one per server: two servers in one process keep their own clock and Date line).
- */
+/** One request of lib/net/http1.ts and its answer, and the state a server shares with its connections. */
 import { STATUS_CODES } from "node:http";
-import { checkHeaderValue, type HttpExchange, type HttpLimits, type HttpServerOptions } from "./http-server";
+import { headerLines, pathOf, type HttpExchange, type HttpLimits, type HttpServerOptions } from "./http-server";
 import { headerValue } from "./http1-head";
 import type { Connection } from "./http1-connection";
 
-/** What a server's connections share. */
-export interface Http1ServerState {
-  readonly limits: HttpLimits;
-  readonly options: HttpServerOptions;
+export const dateLine = () => `Date: ${new Date().toUTCString()}\r\n`;
+
+/** What a server's connections share: one per server, so two servers in one process keep their own clock and Date line. */
+export class Http1ServerState {
   /** Seconds since the server started, advanced by its own sweep: the coarse clock of its timeouts. */
-  clockS: number;
+  clockS = 0;
   /** `Date: …\r\n` of its answers, renewed by its sweep. */
-  dateLine: string;
+  dateLine = dateLine();
   /** The keep-alive lines of an answer that keeps the connection (HTTP/1.1, and HTTP/1.0 which asked for it). */
   readonly keepAliveLines11: string;
   readonly keepAliveLines10: string;
   /** Connections with answers ready to write, written together at the end of this event-loop turn's I/O. */
-  readonly toFlush: Connection[];
-  flushScheduled: boolean;
-  draining: boolean;
-  readonly connections: Set<Connection>;
-  inFlight: number;
-  onIdle: (() => void) | null;
+  readonly toFlush: Connection[] = [];
+  flushScheduled = false;
+  draining = false;
+  readonly connections = new Set<Connection>();
+  inFlight = 0;
+  /** Drain's watcher (waitForDrain): told when no request is in flight, or no connection is left. */
+  onIdle: (() => void) | null = null;
+
+  constructor(
+    readonly limits: HttpLimits,
+    readonly options: HttpServerOptions,
+  ) {
+    const keepAliveS = Math.max(1, Math.floor(limits.keepAliveTimeoutMs / 1000));
+    this.keepAliveLines11 = `Keep-Alive: timeout=${keepAliveS}\r\n`;
+    this.keepAliveLines10 = `Connection: keep-alive\r\n${this.keepAliveLines11}`;
+  }
+
+  /**
+   * A connection has answers ready: it writes them at the end of this event-loop turn's I/O phase,
+   * with every other connection's (setImmediate). Each write wakes a sleeping client, which costs the
+   * writer more than the write: one write per turn instead of one per answer (the numbers are in
+   * docs/decision-api.md#http, "Writes").
+   */
+  scheduleFlush(conn: Connection): void {
+    this.toFlush.push(conn);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(flushAll, this);
+    }
+  }
 }
 
 const EMPTY = Buffer.alloc(0);
-
-/**
- * A connection has answers ready: it writes them at the end of this event-loop turn's I/O phase,
- * with every other connection's (setImmediate). Each write to a peer that sleeps wakes it, which
- * costs the writer more than the write; answers written one by one as each request is read wake
- * the client once per answer, answers written together once per turn (bench: the deny path's
- * server CPU per decision). The wait is the rest of the current turn.
- */
-export function scheduleFlush(server: Http1ServerState, conn: Connection): void {
-  server.toFlush.push(conn);
-  if (!server.flushScheduled) {
-    server.flushScheduled = true;
-    setImmediate(flushAll, server);
-  }
-}
 
 function flushAll(server: Http1ServerState): void {
   server.flushScheduled = false;
@@ -78,8 +84,7 @@ export class Http1Exchange implements HttpExchange {
     readonly headers: readonly string[],
     keepAlive: boolean,
   ) {
-    const q = url.indexOf("?");
-    this.path = q === -1 ? url : url.slice(0, q);
+    this.path = pathOf(url);
     this.closeAfter = !keepAlive;
   }
 
@@ -92,12 +97,7 @@ export class Http1Exchange implements HttpExchange {
   }
 
   send(status: number, headers: readonly string[], body: string, close = false): void {
-    let lines = "";
-    for (let i = 0; i < headers.length; i += 2) {
-      checkHeaderValue(headers[i]!, headers[i + 1]!);
-      lines += `${headers[i]!}: ${headers[i + 1]!}\r\n`;
-    }
-    this.sendLines(status, lines, body, close);
+    this.sendLines(status, headerLines(headers), body, close);
   }
 
   sendLines(status: number, lines: string, body: string, close = false): void {

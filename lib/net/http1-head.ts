@@ -27,9 +27,8 @@ export const FIELD_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[\t ]*((?:[\x21-\x7e\x
 
 /** Headers whose later copies node:http drops instead of joining (IncomingMessage.headers). */
 const SINGLE_VALUED = new Set([
-  "age", "authorization", "content-length", "content-type", "etag", "expires", "from", "host", "if-modified-since",
-  "if-unmodified-since", "last-modified", "location", "max-forwards", "proxy-authorization", "referer", "retry-after",
-  "server", "user-agent",
+  "age", "authorization", "content-length", "content-type", "etag", "expires", "from", "host", "if-modified-since", "if-unmodified-since", "last-modified",
+  "location", "max-forwards", "proxy-authorization", "referer", "retry-after", "server", "user-agent",
 ]);
 
 /** Character classes of RFC 9110 §5.6.2 and §5.5 by char code (latin1): 1 tchar, 2 field-vchar (VCHAR, obs-text), 4 SP or HTAB. */
@@ -48,14 +47,11 @@ for (const name of ["Host", "Content-Type", "Content-Length", "Authorization", "
 }
 
 /**
- * Parses a request head (the text before the empty line, latin1-decoded): a request line `method
- * SP target SP HTTP/1.x`, then field lines `name: value` with a token name, no space before the
- * colon, and a value of visible characters, obs-text, spaces and tabs (trimmed of spaces and tabs
- * at both ends). Anything else — a bare CR or LF, an obs-fold, a control character — is
- * `malformed`; more than `maxHeaders` field lines is `headers_too_large`: never dropped, since a
- * dropped Content-Length or Transfer-Encoding would frame the body as the next request. Field lines
- * are scanned character by character against CHAR_CLASS rather than matched with a regular
- * expression: this runs once per request.
+ * Parses a request head (the text before the empty line, latin1-decoded): REQUEST_LINE, then field
+ * lines as FIELD_LINE; anything else (a bare CR or LF, an obs-fold, a control character) is
+ * `malformed`, and more than `maxHeaders` lines `headers_too_large`, never a silent drop (a dropped
+ * Content-Length would frame the body as the next request). Field lines are scanned against
+ * CHAR_CLASS rather than matched with FIELD_LINE: this runs once per request.
  */
 export function parseHead(text: string, maxHeaders = DEFAULT_HTTP_LIMITS.maxHeaders): Http1Head | "malformed" | "headers_too_large" {
   let end = text.indexOf("\r\n");
@@ -120,7 +116,6 @@ const DIGITS = /^[0-9]{1,15}$/;
  * The framing of a request from its head, or `malformed`: two Content-Lengths, a Content-Length
  * with a Transfer-Encoding, a transfer coding other than chunked, a length that is not digits, or
  * HTTP/1.1 without Host. Anything that could frame the body two ways is refused (request smuggling).
- * (One more place a proxy and a server could part: a request asking for an Upgrade ends the connection.)
  */
 export function frameRequest(head: Http1Head): Http1Framing | "malformed" {
   const { headers, minor } = head;
@@ -136,7 +131,6 @@ export function frameRequest(head: Http1Head): Http1Framing | "malformed" {
         upgrade = true;
         break;
       case "content-length":
-        // Two lengths are a smuggling attempt or a broken client either way.
         if (contentLength !== undefined) return "malformed";
         contentLength = headers[i + 1]!;
         break;
@@ -158,7 +152,6 @@ export function frameRequest(head: Http1Head): Http1Framing | "malformed" {
   let chunked = false;
   let length = 0;
   if (transferEncoding !== undefined) {
-    // Only chunked is understood, and with a Content-Length beside it the length is ambiguous.
     if (contentLength !== undefined || transferEncoding.trim().toLowerCase() !== "chunked") return "malformed";
     chunked = true;
   } else if (contentLength !== undefined) {

@@ -5,13 +5,10 @@
  * the wait measured the machine) from a store that stopped answering.
  *
  * A 10 ms timer samples the loop (about 100 wake-ups a second, a few µs each) and remembers the
- * stalls of the last two seconds with when they ended. What it replaced, a bare
- * `monitorEventLoopDelay` histogram read as "the last second", made an idle decision server look
- * starved and wait 1 s instead of its 25 ms budget while Redis hung (the outage test of
- * worker/decision/grpc.int.test.ts: p99 1002 ms): the histogram records the whole interval between
- * its samples, its 10 ms period included (an idle loop reports 13–16 ms on a quiet machine), and
- * its maximum covers everything since its last reset, however long ago (the process's start, or
- * a stall long before the call being judged).
+ * stalls of the last two seconds with when they ended. Not `monitorEventLoopDelay`: its histogram
+ * counts its own sampling period (an idle loop reads 13–16 ms) and keeps its maximum since its last
+ * reset, however long ago, so an idle server looked starved and waited 1 s instead of its 25 ms
+ * budget while Redis hung.
  */
 
 /** The sampling period (ms). */

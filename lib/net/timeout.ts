@@ -1,8 +1,6 @@
 /**
  * Races a promise against a timer: rejects with `timeoutError()` after `ms`, else settles as the
  * promise does (a non-Error rejection wrapped in an Error). The promise itself is not cancelled.
- * Used by the decision engine's key lookups, the Redis store's budget and the single-node
- * server's Postgres reads.
  *
  * The timer is judged after the event loop's next I/O phase: timers run before I/O, so after this
  * process was busy (or descheduled) for longer than `ms`, the answer may be sitting unread in a

@@ -1,17 +1,10 @@
 /**
- * A lease id names the counter it lives in, so `release(leaseId)` needs nothing else:
- * `<token>.<cost>.<counter key>` (token: 32 hex, no dots; the key may contain dots, so it comes last).
- *
- * Its holder can change it, so nothing in it is trusted beyond what the store can check: the store
- * keeps the units each lease was granted (lib/store/lua/concurrency.ts, the pure twin's `granted`)
- * and a release whose id names other units frees nothing and fails with {@link ForgedLeaseError};
- * what it loops over is the units the store granted, never the number in the id (issue #30).
+ * A lease id, `<token>.<cost>.<counter key>` (token: 32 hex; the key may contain dots, so it comes
+ * last), names its counter, so `release(leaseId)` needs nothing else. Its holder can change it, so
+ * the store checks its units against the ones it granted (docs/security.md).
  */
 
-/**
- * The record of the units a lease was granted: a STRING `<counter key>:lease:<token>` (the counter's
- * hash tag, so its slot), written by DECIDE with the lease and expiring with it, read by RELEASE.
- */
+/** The units a lease was granted: a STRING `<counter key>:lease:<token>` (the counter's slot), written by DECIDE, expiring with the lease. */
 export const LEASE_RECORD_SUFFIX = ":lease:";
 
 /** 32 random hex characters, from Web Crypto (in Node and in the browser, where the simulator runs the memory store). */

@@ -1,8 +1,6 @@
 /**
- * The in-process counter store: the pure algorithms (lib/policy/algorithms) over a Map with expiry.
- * The embedded single-process default and the engine of the UI's simulator. All-or-nothing in two
- * phases, like the Redis script: evaluate every check against the current states, then commit all
- * of them only if all allow. JavaScript runs one check() at a time, so no locking is needed.
+ * The in-process counter store (single-process mode, the UI's simulator): the pure algorithms over a
+ * Map with expiry, all-or-nothing in two phases like DECIDE; one check() runs at a time, so no locks.
  */
 import { evaluateCheck, releaseLease, slidingWindowLog, type AnyState, type EngineResult } from "../policy/algorithms";
 import { refundMark, refundState, type RefundMark } from "../policy/algorithms/refund";
@@ -22,11 +20,7 @@ export interface MemoryStoreOptions {
 export interface MemoryCounterStore extends CounterStore {
   /** Live (unexpired) counters, for tests and the simulator. */
   size(): number;
-  /**
-   * What quota counters hold, read by the Redis store's key names (`<quota key>:<period label>`,
-   * lib/policy/tenant-usage-answer.ts): the units counted in that period, 0 for any other key.
-   * GET /v1/usage in single-node mode reads these, as the Redis mode MGETs its keys.
-   */
+  /** Quota counters by their Redis key names (`<quota key>:<period label>`), 0 for any other key: GET /v1/usage in single-node mode. */
   readQuotaCounters(keys: readonly string[]): Map<string, number>;
 }
 
@@ -47,11 +41,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
   const clock = options.clock ?? Date.now;
   const entries = new Map<string, Entry>();
   const reservations = new Map<string, Reservation>();
-  /**
-   * `<quota key>:<label>` → the key its state lives at and the period's start: a quota's state is
-   * one entry per key with its period's start (lib/policy/algorithms/quota.ts), and this names it
-   * the way Redis does, one key per period.
-   */
+  /** `<quota key>:<label>` → where that period's state lives, so quotas can be read by their Redis names (one key per period). */
   const quotaLabels = new Map<string, { key: string; startMs: number }>();
   let lastSweepMs = 0;
 
@@ -79,11 +69,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryCount
     for (const [label, q] of quotaLabels) if (!entries.has(q.key)) quotaLabels.delete(label);
   }
 
-  /**
-   * The accuracy meter's exact log beside a sampled counter (twin of lib/store/lua/exact-log.ts):
-   * the pure sliding_window_log of the same limit at `<key>:x`, which logs what it would have
-   * admitted. Admitted by X = X allows and every other check of the decision allows.
-   */
+  /** The accuracy meter's exact log at `<key>:x` (twin of lib/store/lua/exact-log.ts): the pure sliding_window_log of the same limit. */
   function exactLogSample(check: LimitCheck, result: EngineResult, denying: number, nowMs: number, cost: number): AccuracySample {
     const logKey = `${check.key}:x`;
     const exact = slidingWindowLog(read(logKey, nowMs) as SlidingLogState | undefined, check, { nowMs, cost });

@@ -1,9 +1,7 @@
 /**
- * Reservation ids (reserve-then-settle): `rsv_<token>_<records>`, where token is 32 hex and
- * records the base64url JSON list of the reservation's record keys, one per hash slot it touched
- * (lib/redis/keys.ts `reservation`), so `settle` needs nothing else — like a lease id. The memory
- * store uses the token alone. A record lives RESERVATION_TTL_MS: a reservation not settled by then
- * stays charged in full (erring on the side of limiting), and its counters keep their own TTLs.
+ * Reservation ids: `rsv_<token>_<records>` (token: 32 hex; records: the base64url JSON list of its
+ * record keys, one per hash slot, lib/redis/keys.ts), so `settle` needs nothing else. A reservation
+ * not settled within RESERVATION_TTL_MS stays charged in full (erring on the side of limiting).
  */
 export const RESERVATION_TTL_MS = 10 * 60_000;
 

@@ -1,18 +1,13 @@
 /**
- * The counter store port: one decision's full list of checks in, all answers out, all-or-nothing.
- * Implemented by the Redis store (one Lua script, Redis server time) and the in-process memory
- * store (the pure algorithms over a Map). `lib/store/testing/conformance.ts` holds the cases both must pass.
+ * The counter store port: one decision's checks in, all answers out, all-or-nothing. The Redis store
+ * (./redis) and the memory store (./memory.ts) pass the same cases (./testing/conformance.ts).
  */
 import type { AlgorithmLimit, LimitOutcome } from "../policy/algorithms/types";
 import type { Algorithm } from "../policy/types";
 
-export type CheckKind = "limit" | "quota" | "global";
-
 /**
- * T with every field present, an optional one as undefined when absent. A builder typed with it
- * must name every field, so a field added to T that the builder does not carry is a type error, not
- * a value that silently vanishes on the way. The hot objects of the decision path are built so
- * (lib/decision/checks.ts limitCheck, lib/decision/engine.ts decisionRequest): one hidden class each.
+ * T with every field present (an optional one as undefined): a field added to T that a builder does
+ * not carry is a type error, and each hot object of the decision path keeps one hidden class.
  */
 export type Complete<T> = { [K in keyof Required<T>]: T[K] };
 
@@ -20,37 +15,23 @@ export type Complete<T> = { [K in keyof Required<T>]: T[K] };
 export interface LimitCheck extends AlgorithmLimit {
   /** Full counter key, hash tag included (lib/redis/keys.ts builds it). Windowed keys get suffixes. */
   key: string;
-  kind: CheckKind;
+  kind: "limit" | "quota" | "global";
   /** For quotas, the algorithm is a calendar fixed window: `period` says which. */
   algorithm: Algorithm | "quota";
   /** Weighted fair share of a global cap: this tenant's tier weight and its member id. */
   fairShare?: { weight: number; member: string };
   /**
-   * The live accuracy meter samples this subject (lib/decision/accuracy.ts): the store also keeps
-   * an exact sliding-window log of `limit` per `windowMs` beside the counter (key `<key>:x`) and
-   * reports in `accuracy` what that log would have decided. Never set on a dry run's checks' behalf:
-   * a dry run records nothing.
+   * Sampled by the accuracy meter (lib/decision/accuracy.ts): the store keeps an exact log of the same
+   * limit at `<key>:x` and reports in `accuracy` what it would have decided (not on a dry run).
    */
   exactLog?: true;
-  /**
-   * `regions: shared` (docs/regions.md): what this check admits is also counted in the other
-   * regions' counters of the same window (lib/regions/replication.ts). Only fixed_window and
-   * sliding_window_counter checks carry it (the policy file refuses the others).
-   */
+  /** `regions: shared` (docs/regions.md, lib/regions/replication.ts): what it admits is counted in the other regions too; fixed_window and sliding_window_counter only. */
   replicate?: true;
-  /**
-   * The limit string DECIDE takes (checkSpec in lib/store/lua/wire.ts), when the caller made it
-   * once for every check of this limit (a concurrency check's never: each carries its own lease
-   * token). Absent: the Redis store makes it.
-   */
+  /** DECIDE's limit string (checkSpec, lib/store/lua/wire.ts), made once per limit by the caller; absent: the Redis store makes it. */
   spec?: string;
 }
 
-/**
- * What the accuracy meter saw for one sampled check of a decision that was not a dry run. A
- * request counts as admitted by X when X allowed it and every other check of the decision allowed
- * it too (all-or-nothing: a request another check denies is admitted by neither).
- */
+/** What the accuracy meter saw for one sampled check. Admitted by X: X allowed it and so did every other check of the decision. */
 export interface AccuracySample {
   /** The limit itself admitted it (its own verdict, shadow mode included). */
   limitAdmitted: boolean;
@@ -66,10 +47,8 @@ export interface CheckOptions {
   /** Keep what this decision commits refundable: a committed decision then has a `reservationId` for `settle`. */
   reserve?: boolean;
   /**
-   * The store budget of this decision (ms): how long the store may take to answer once the
-   * command is on its way — time the decision waited inside this process before that does not
-   * count, nor a reply that had arrived but was not read yet. Past it the check rejects with
-   * {@link StoreTimeoutError} (the command may still run: never retry it). Undefined: no budget;
+   * The store budget (ms), from when the command is sent (./redis/deadline.ts). Past it, the check
+   * rejects with {@link StoreTimeoutError}: the command may still run, never retry it. Undefined:
    * only the connection's own command timeout ends the wait.
    */
   timeoutMs?: number;
@@ -115,19 +94,11 @@ export interface SettleResult {
 
 export interface CounterStore {
   check(checks: readonly LimitCheck[], options: CheckOptions): Promise<StoreDecision>;
-  /**
-   * Frees a concurrency lease; false when it was unknown or already expired. Rejects with
-   * ForgedLeaseError (lib/store/lease-id.ts), freeing nothing, when the id names other units than
-   * its lease was granted.
-   */
+  /** Frees a concurrency lease: false when unknown or expired; ForgedLeaseError (./lease-id.ts), freeing nothing, when its id was changed. */
   release(leaseId: string): Promise<boolean>;
   /** Gives back the unused part of a reservation, once (see SettleResult). */
   settle(reservationId: string, actualCost: number): Promise<SettleResult>;
   close(): Promise<void>;
-  /**
-   * Sends the checks this store has queued for the current event-loop turn now rather than at its
-   * check phase (the Redis store's coalescer, lib/store/redis/coalescer.ts); absent where nothing
-   * is queued. The gRPC server calls it after starting a turn's calls (#27).
-   */
+  /** Sends the checks queued for this event-loop turn now, not at its check phase (lib/store/redis/coalescer.ts); absent where nothing queues. */
   flush?(): void;
 }

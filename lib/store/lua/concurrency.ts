@@ -1,7 +1,6 @@
 /**
  * The Lua twin of lib/policy/algorithms/concurrency.ts. Redis: a ZSET `<key>` of lease units
- * `<token>:<j>` scored by their expiry, and per lease the record of the units it was granted
- * (`<key>:lease:<token>`, LEASE_RECORD_SUFFIX), which RELEASE (release.ts) checks the lease id against.
+ * `<token>:<j>` scored by their expiry, and per lease the record of its units (LEASE_RECORD_SUFFIX).
  */
 import { LEASE_RECORD_SUFFIX } from "../lease-id";
 

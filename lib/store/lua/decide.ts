@@ -1,19 +1,8 @@
 /**
  * DECIDE — decides one or more requests, each all-or-nothing, atomically, in one call (Lua 5.1,
- * Redis ≥ 7.0). It runs as a Redis Function ({@link DECIDE_LIBRARY}: loaded once per node, every
- * function defined once) and, where FUNCTION is not available, as a script (decideLua: EVALSHA).
- * Its request and reply are lib/store/lua/wire.ts, whose names the Lua below interpolates.
- *
- * The algorithm twins it calls are the files beside this one, each the Lua twin of the pure file
- * of the same name in lib/policy/algorithms (same verdicts and numbers, with Redis data structures
- * and a few shortcuts of their own, each said where it is); lib/policy/algorithms/*.int.test.ts
- * replay scenarios through both, with a test clock and on Redis server time.
- *
- * For each decision, phase 1 evaluates every check reading only; phase 2, if every check allows and
- * it is not a dry run, commits them all, and every key written gets its PEXPIRE in the same call.
- * The rules every check obeys whatever its algorithm (a cost its limit can never admit, shadow
- * mode, the accuracy meter's sample, the lease it hands out) are written once: `judge` (inlined
- * where a check is evaluated) and `answer`.
+ * Redis ≥ 7.0), as a Redis Function ({@link DECIDE_LIBRARY}) or, where FUNCTION is refused, a script
+ * (decideLua); request and reply: ./wire.ts. Beside it, the Lua twins of lib/policy/algorithms/*.ts,
+ * proven equal to them by lib/policy/algorithms/*.int.test.ts.
  */
 import { createHash } from "node:crypto";
 import { CONCURRENCY_LUA } from "./concurrency";
@@ -48,40 +37,33 @@ const OUTCOME_LUA: Record<OutcomeField, string> = {
   extra: "extra",
 };
 const slot = (field: OutcomeField) => `reply[m + ${OUT[field] + 1}]`;
-/** Every check's fields; `extra` only for the limits that have one. */
 const FIXED_FIELDS = OUTCOME_FIELDS.filter((f) => f !== "extra");
 
 /**
  * A check's verdict once its algorithm has filled \`o\`: a cost its limit can never admit denies (no
- * wait to tell: nothing would be consumed), and a shadow limit that would deny lets it pass.
- * o.consumes: whether committing writes this counter; o.shadow: its shadow bits so far. Written
- * once here and inlined where MAIN evaluates a check (a Lua call per check costs more than these
- * few comparisons).
+ * wait to tell), and a shadow limit that would deny lets it pass (o.consumes: whether committing
+ * writes the counter). Inlined where MAIN evaluates a check: a Lua call costs more than that.
  */
-const judge = (c: string, o: string) => `local maxCost = ${c}.maxCost
+const JUDGE = `local maxCost = c.maxCost
     if maxCost and cost > maxCost then
-      ${o}.allowed, ${o}.reason, ${o}.retry, ${o}.delay, ${o}.remaining = false, 'cost_exceeds_limit', 0, 0, ${o}.idle
+      o.allowed, o.reason, o.retry, o.delay, o.remaining = false, 'cost_exceeds_limit', 0, 0, o.idle
     end
-    ${o}.consumes, ${o}.shadow = ${o}.allowed, 0
-    if not ${o}.allowed and ${c}.shadow then
-      ${o}.allowed, ${o}.reason, ${o}.retry, ${o}.delay, ${o}.shadow = true, 'ok', 0, 0, ${SHADOW.denied}
+    o.consumes, o.shadow = o.allowed, 0
+    if not o.allowed and c.shadow then
+      o.allowed, o.reason, o.retry, o.delay, o.shadow = true, 'ok', 0, 0, ${SHADOW.denied}
     end`;
 
-const MAIN = `-- Tables every decision reuses (one decision at a time; cleared as they are refilled): a call
--- of many decisions allocates as little as it can, and Lua's GC has less to do.
+const MAIN = `-- Tables every decision reuses, so that a call of many decisions allocates as little as it can.
 local outcomes, undo, activity = {}, {}, {}
--- The call's decision shapes: {cost, dry, wantUndo, n, limits, fair, single, check}.
 local shapes
 -- The call's decisions: how many, the next one, the index of its first key, where its answer starts.
 local callN, callNext, callKb, callStart
-
--- The reply, and its length (kept here: #reply is a search each time).
+-- The reply, and its length (#reply is a search each time).
 local reply, rn
 ${luaReasonCodes()}
 
--- A check's answer, written at the end of the reply once the decision is committed or not: the
--- accuracy meter's bits for a sampled subject (admitted by X: X allows and so does every other check
--- of the decision, \`others\`), the lease or overage it hands out, and what it shows as remaining.
+-- A check's answer at the end of the reply, once the decision is committed or not: the accuracy
+-- meter's bits (\`others\`: every other check allows), the lease or overage, what remains.
 local function answer(key, c, o, committed, others)
   local allowed, reason, shadow, remaining, extra = o.allowed, o.reason, o.shadow, o.idle, -1
   if o.exact ~= nil then
@@ -107,7 +89,6 @@ local function answer(key, c, o, committed, others)
 end
 
 -- One decision of this shape, its checks' keys at KEYS[kb + 1 ..], in two phases.
--- (cost, dry and wantUndo are the shape's, set by run_decisions when the shape changes.)
 local function decide(kb, shape)
   local n, cs = shape.n, shape.limits
   -- Phase 1: evaluate, reading only. Only a weighted global cap records activity.
@@ -117,9 +98,8 @@ local function decide(kb, shape)
     local c, o, key = cs[i], outcomes[i], KEYS[kb + i]
     o.exact = nil
     if c.fair then fair_share(key, c, activity, o) else c.evaluate(key, c, o) end
-    ${judge("c", "o")}
+    ${JUDGE}
     if not o.allowed then denying = denying + 1 end
-    -- The accuracy meter's sampled subjects: what an exact log of the same limit would decide.
     if c.sampled and not dry then o.exact, o.exactTotal = exact_log(key .. ':x', c) end
   end
 
@@ -148,7 +128,6 @@ local function decide(kb, shape)
     answer(key, c, o, committed, denying - (o.allowed and 0 or 1) == 0)
   end
   if wantUndo then
-    -- Each undo command as its length and its words, after the outcomes.
     local words = 0
     for j = 1, undoN do
       local cmd = undo[j]
@@ -175,13 +154,12 @@ local function run_decisions(shapeAt)
     if shape ~= last then cost, dry, wantUndo, last = shape.cost, shape.dry, shape.wantUndo, shape end
     if shape.single then
       -- One committing check that is not a fair share (the usual /v1/check): the same rules without
-      -- the two phases' bookkeeping, which a check alone does not need (its verdict is the
-      -- decision's), and without a call. Measured in 128-decision calls: 0.1–0.2 µs of Redis per
-      -- decision less than decide(), and within 0.1 µs of the separate one-check MAIN it replaced.
+      -- the two phases' bookkeeping, which a check alone does not need, and without a call
+      -- (0.1–0.2 µs of Redis per decision less than decide(), measured in 128-decision calls).
       local c, o, key = shape.check, outcomes[1], KEYS[callKb + 1]
       o.exact = nil
       c.evaluate(key, c, o)
-      ${judge("c", "o")}
+      ${JUDGE}
       if c.sampled then o.exact, o.exactTotal = exact_log(key .. ':x', c) end
       if o.consumes then c.commit(key, c, o) end
       answer(key, c, o, o.consumes, true)
@@ -193,8 +171,7 @@ local function run_decisions(shapeAt)
   end
 end
 
--- The call's limits and shapes (lib/store/lua/wire.ts), then its decisions one after the other:
--- each all-or-nothing on its own, the call atomic.
+-- The call's limits and shapes (lib/store/lua/wire.ts), then its decisions one after the other.
 local function main()
   reply, rn = {now}, 1
   local S = tonumber(ARGV[${ARG.limits}])
@@ -258,17 +235,11 @@ function algorithmsTable(parts: readonly string[]): string {
   return `algorithms = { ${table.join(", ")} }`;
 }
 
-/** Everything but the entry point: the prelude, these algorithm twins, MAIN. */
 function decideBody(parts: readonly string[]): string {
   return [PRELUDE_LUA, ...parts.map((p) => ALGORITHM_LUA[p]), algorithmsTable(parts), MAIN].join("\n");
 }
 
-/**
- * The DECIDE script (EVAL / EVALSHA) for decisions whose checks use these Lua parts (see
- * luaParts). A script's chunk runs whole on every call, so each holds only the algorithms its
- * decisions use. The Redis store sends these only where Redis Functions are not available
- * ({@link DECIDE_LIBRARY}).
- */
+/** The DECIDE script for these Lua parts (luaParts): a script's chunk runs whole on every call, so each holds only what its decisions use. */
 export function decideLua(parts: readonly string[]): string {
   return ["local KEYS, ARGV = KEYS, ARGV", decideBody(parts), `begin(ARGV[${ARG.now}])`, "return main()"].join("\n");
 }
@@ -277,17 +248,9 @@ export function decideLua(parts: readonly string[]): string {
 export const DECIDE_LUA = decideLua(Object.keys(ALGORITHM_LUA).sort());
 
 /**
- * DECIDE as a Redis Function library (Redis ≥ 7.0: FUNCTION LOAD once per node, then FCALL). A
- * script's chunk runs whole on every EVALSHA — every function of it defined again, every table
- * built again — which cost Redis more per call than the lean ceiling's whole script; a library is
- * run once when loaded, and each FCALL runs only its function (begin(), then MAIN). So the library
- * holds every algorithm, and one function, `<name>_decide`, with the same KEYS, ARGV and reply as
- * the scripts.
- *
- * The name carries a hash of the text, so Sluice versions that differ never replace each other's
- * library on a shared Redis (a rolling upgrade runs both). Loaded by the store when a node answers
- * "Function not found" (a new or restarted node, FUNCTION FLUSH), and only then is the call sent
- * again: nothing ran.
+ * DECIDE as a Redis Function library, `<name>_decide`: loaded once per node, then an FCALL runs only
+ * its function, where a script defines every function again on each call (docs/benchmarks.md). The
+ * name carries a hash of the text, so differing Sluice versions never replace each other's library.
  */
 function decideLibrary(): { name: string; code: string; decide: string } {
   const body = decideBody(Object.keys(ALGORITHM_LUA).sort());

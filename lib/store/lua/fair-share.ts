@@ -1,8 +1,6 @@
 /**
- * The Lua twin of lib/policy/fair-share.ts (a weighted global cap). Redis: a HASH
- * `<key>:<windowStartMs>` with `t` (total) and `u:<member>` (per tenant), and a HASH `<key>:a` of
- * the active members (`<weight>:<windowStartMs last seen>`). Activity is recorded for every
- * decision that is not a dry run, allowed or not: it is how the others' share is known.
+ * The Lua twin of lib/policy/fair-share.ts (a weighted global cap). Redis: a HASH `<key>:<windowStartMs>`
+ * (`t` the total, `u:<member>` per tenant) and a HASH `<key>:a` of active members (`<weight>:<ws seen>`).
  */
 export const FAIR_SHARE_LUA = `local function fair_share(key, c, activity, o)
   local W, L = c.window, c.limit
@@ -39,7 +37,7 @@ export const FAIR_SHARE_LUA = `local function fair_share(key, c, activity, o)
     return max(0, min(L - t, floor(max(L * weight - u * weights, (L - t) * weights - owed) / weights)))
   end
   local idle = available(total, mine)
-  -- Recorded for every decision that is not a dry run, allowed or not (rare: global caps only).
+  -- Recorded for every decision that is not a dry run, allowed or not: how the others' share is known.
   activity[#activity + 1] = function()
     for _, f in ipairs(stale) do redis.call('HDEL', ak, f) end
     redis.call('HSET', ak, member, fmt(weight) .. ':' .. fmt(ws))

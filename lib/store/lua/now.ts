@@ -1,8 +1,4 @@
-/**
- * The clock of a single-purpose script (RELEASE, SETTLE): `now` in ms from ARGV[arg] when a test
- * passes its clock, else Redis server TIME (docs/semantics.md "Time is Redis time"). DECIDE has
- * its own in the prelude, which also pads expiries under a test clock.
- */
+/** The clock of RELEASE and SETTLE: `now` in ms from ARGV[arg] when a test passes its clock, else Redis server TIME (DECIDE's: prelude.ts). */
 export function luaNow(arg: number): string {
   return `local now
 if ARGV[${arg}] ~= nil and ARGV[${arg}] ~= '' then

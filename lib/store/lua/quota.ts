@@ -1,13 +1,9 @@
 /**
- * The Lua twin of lib/policy/algorithms/quota.ts. Redis: a STRING `<key>:<label>`.
- *
- * A tenant quota carries its window (`c.win`, lib/policy/quota-window.ts): the current billing
- * period and the next, each `<end ms>;<label>;<limit>;<carry>;`, worked out by the decision server
- * (time zones stay in TypeScript). This script picks one by its clock — the current one while `now`
- * is before its end — once per call and limit. A slot's `carry` names the old tier's quota whose
- * counter, same label and hash slot, counts as used (a plan change under `full`): one GET more, in
- * the same call. A quota without a window (an Envoy rule) is on the UTC calendar
- * (lib/policy/quota-period.ts, mirrored below).
+ * The Lua twin of lib/policy/algorithms/quota.ts. Redis: a STRING `<key>:<label>`. A tenant quota
+ * carries its window (`c.win`, lib/policy/quota-window.ts): the current billing period and the next,
+ * worked out in TypeScript (time zones stay there); this picks one by its clock. A slot's `carry`
+ * names the old tier's quota whose counter also counts (a plan change under `full`). Without a
+ * window: the UTC calendar (lib/policy/quota-period.ts).
  */
 export const QUOTA_LUA = `local function civil_from_days(days)
   local z = days + 719468
@@ -33,8 +29,7 @@ local function days_from_civil(y, m, d)
   return era * 146097 + doe - 719468
 end
 
--- The period's end and label at \`now\`, worked out once per call and period (the decisions of one
--- call share the clock, so they share the period; quotaPeriods is the prelude's, reset per call).
+-- The period's end and label at \`now\`, worked out once per call and period.
 local function quota_period(period)
   local known = quotaPeriods[period]
   if known then return known[1], known[2] end
@@ -55,8 +50,7 @@ local function quota_period(period)
   return periodEnd, label
 end
 
--- The slot of the window at \`now\` (pickSlot in lib/policy/quota-window.ts), cached on the parsed
--- limit for the call: its end, label, limit and carry ('' for none).
+-- The slot of the window at \`now\` (pickSlot, lib/policy/quota-window.ts), cached on the parsed limit.
 local function quota_slot(c)
   if c.win == '' then
     local periodEnd, label = quota_period(c.period)

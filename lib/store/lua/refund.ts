@@ -1,8 +1,7 @@
 /**
- * REFUND — takes back the commit of one DECIDE call (Redis Cluster cross-slot path only, see
- * lib/store/redis/cluster.ts). KEYS: the keys of the undo commands, all in one slot. ARGV: for each
- * command, its name and then its arguments after the key, as `name, argc, args…`. Only DECRBY /
- * HINCRBY / ZREM are ever sent, and only to a key that still exists (a refund never creates one).
+ * REFUND — takes back the commit of one DECIDE call (lib/store/redis/cluster.ts). KEYS: the undo
+ * commands' keys, one slot. ARGV: per command, `name, argc, args…` (its arguments after the key).
+ * Only DECRBY / HINCRBY / ZREM, and only to a key that still exists (a refund never creates one).
  */
 export const REFUND_LUA = `
 local a = 1

@@ -1,14 +1,8 @@
 /**
- * RELEASE — frees a concurrency lease (the twin of releaseLease in
- * lib/policy/algorithms/concurrency.ts). KEYS[1]: the lease's counter. ARGV: [1] token, [2] the
- * units the lease id names, [3] now override (tests only).
- *
- * The id comes from the client, so its units are checked against the record DECIDE wrote with the
- * lease (LEASE_RECORD_SUFFIX) before anything is removed, and the loop runs over the units the
- * store granted: an id changed to 3,000,000 units costs two lookups, not three million ZREMs
- * (issue #30). Returns 1 released, 0 no such live lease, -1 the id names other units than the
- * lease was granted (nothing freed). A lease without a record (taken before records existed)
- * answers 0 and expires with its TTL.
+ * RELEASE — frees a concurrency lease (releaseLease's twin, lib/policy/algorithms/concurrency.ts).
+ * KEYS[1]: the lease's counter. ARGV: [1] token, [2] the units the lease id names, [3] now override
+ * (tests only). The id's units are checked against the lease's record, and the loop runs over the
+ * units granted. Returns 1 released, 0 no such live lease, -1 the id names other units (nothing freed).
  */
 import { LEASE_RECORD_SUFFIX } from "../lease-id";
 import { luaNow } from "./now";

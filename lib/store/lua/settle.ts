@@ -1,20 +1,11 @@
 /**
- * SETTLE — gives back the unused part of a reservation (POST /v1/settle), once: the Lua twin of
- * refundState in lib/policy/algorithms/refund.ts. KEYS[1]: the reservation record, then the keys
- * of its commands (all in one slot). ARGV[1]: the actual cost, [2] now override in ms (tests only;
- * else Redis TIME).
- *
- * The record (a HASH written by the Redis store when a `reserve` decision commits, with the
- * reservation's TTL) holds `c`, the reserved cost, and `u`, the JSON list of the commands DECIDE
- * returned to take that commit back (`DECRBY k cost`, `HINCRBY k f -cost·unit`, `ZREM k member…`),
- * and `e`, when it expires (ms, store clock: exact, whatever PEXPIRE's granularity).
- * Settling scales each to `units = max(0, c − actual)`: never more than was reserved, never below
- * zero on any counter, only on keys that still exist (a refund never creates one, nor touches an
- * expiry), and all of them in this one script (all-or-nothing). Then it records `a` (actual) and
- * `r` (refunded): the same settle again answers `replayed` and refunds nothing more; another actual
- * cost answers `conflict`. No record (never made, or older than its TTL): `unknown`.
- *
- * Returns {status, reserved, actual, refunded}.
+ * SETTLE — gives back the unused part of a reservation, once: {status, reserved, actual, refunded}
+ * (SettleResult, lib/store/types.ts); the twin of refundState (lib/policy/algorithms/refund.ts).
+ * KEYS[1]: the reservation record, then its commands' keys (one slot). ARGV[1]: the actual cost, [2]
+ * now override (tests only). The record holds `c`, the reserved cost, `u`, the commands that take
+ * the commit back, and `e`, its expiry (ms, store clock: exact, whatever PEXPIRE's granularity). Each
+ * command is scaled to `units = max(0, c − actual)`, never below zero, only on keys that still exist
+ * (a refund never creates one, nor touches an expiry); then `a` (actual) and `r` (refunded) are kept.
  */
 import { luaNow } from "./now";
 

@@ -1,7 +1,4 @@
-/**
- * The Lua twin of lib/policy/algorithms/sliding-window-counter.ts. Redis: a HASH `<key>` of
- * sub-window index → count.
- */
+/** The Lua twin of lib/policy/algorithms/sliding-window-counter.ts. Redis: a HASH `<key>` of sub-window index → count. */
 export const SLIDING_WINDOW_COUNTER_LUA = `-- counts of sub-windows j (absent: 0), the newest k of them up to m, and the fit test
 local function swc_newest(cnt, k, m)
   local newest = 0
@@ -22,12 +19,9 @@ local function sliding_window_counter(key, c, o)
   end
   local sub = c.sub
   if k == 1 then
-    -- Precision 1, the plain formula: weighted = previous × (1 − elapsed/window) + current, on the
-    -- same scaled integers as below, with the two counts in locals (no tables: this is the hot
-    -- path of most policies). The answers are the general body's for k = 1 to the unit; a denial
-    -- goes on to the general body, which works out the wait.
-    -- The call's sub-window, its field names and the scaled limit, the same for every decision
-    -- of the call (one clock): worked out by the first one, kept on the parsed limit.
+    -- Precision 1: previous × (1 − elapsed/window) + current, on the general body's scaled integers
+    -- with the two counts in locals (no tables: the hot path of most policies); a denial goes on to
+    -- the general body for the wait. The call's sub-window, field names and scaled limit live on c.
     local i = c.i
     if not i then
       i = floor(now / sub)
@@ -46,10 +40,9 @@ local function sliding_window_counter(key, c, o)
   end
   local i = floor(now / sub)
   local L = c.limit
-  -- With Redis time, a live key's last write was in a sub-window w >= i - k (its expiry is
-  -- (w + k + 1) * sub), and that sub-window's first write dropped every field < w - k: the only
-  -- fields that can have slid out are i - 2k .. i - k - 1, so they are read here too and dropped
-  -- by name on the commit, instead of listing the whole hash (HKEYS), which test clocks still need.
+  -- With Redis time, a live key (expiring at (w + k + 1) * sub) was last written in a sub-window
+  -- w >= i - k, whose first write dropped every field < w - k: only i - 2k .. i - k - 1 can have slid
+  -- out, so they are read here and dropped by name on commit, not by HKEYS (which test clocks need).
   local lo = i - k
   if ttlPad == 0 then lo = i - 2 * k end
   local fields = {}

@@ -1,7 +1,4 @@
-/**
- * The Lua twin of lib/policy/algorithms/sliding-window-log.ts. Redis: a ZSET `<key>` of
- * `<atMs>:<n>:<cost>` members scored by their time.
- */
+/** The Lua twin of lib/policy/algorithms/sliding-window-log.ts. Redis: a ZSET `<key>` of `<atMs>:<n>:<cost>` members scored by their time. */
 export const SLIDING_WINDOW_LOG_LUA = `local function sliding_window_log(key, c, o)
   local live = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(now - c.window), '+inf', 'WITHSCORES')
   local n = #live / 2

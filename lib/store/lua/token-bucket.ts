@@ -1,8 +1,4 @@
-/**
- * The Lua twin of lib/policy/algorithms/token-bucket.ts (leaky_bucket runs it too, as the pure
- * leaky-bucket.ts does). Redis: a HASH `<key>` with `l` (the level, in units × window ms) and `t`
- * (its time).
- */
+/** The Lua twin of lib/policy/algorithms/token-bucket.ts (leaky_bucket runs it too). Redis: a HASH `<key>`, `l` the level (units × window ms), `t` its time. */
 export const TOKEN_BUCKET_LUA = `local function token_bucket(key, c, o)
   local W, L = c.window, c.limit
   local capacity = tonumber(c.burst) * W

@@ -1,18 +1,8 @@
 /**
- * Redis Cluster: a script may only touch keys of one hash slot. A tenant's counters share the tag
- * `{t:<tenant>}`, but a global cap lives in its own slot (`{g:<capId>}`), so a decision with global
- * caps spans slots. Then, and only then, all-or-nothing is kept by reservation and refund:
- *   1. each global cap's slot is checked and committed first (one DECIDE per slot);
- *      if one denies, the ones already committed are refunded and the rest is evaluated as a dry run;
- *   2. the tenant's slot is checked and committed in one DECIDE;
- *      if it denies, every global reservation is refunded (REFUND, one per slot).
- * The one exception, and its bound: between step 1 and the refund (one round trip, tens of ms at
- * most: the command timeout), a global cap holds units for a request that will be denied. Other
- * requests on that cap can be denied for capacity that is then given back: at most the cost of the
- * decisions in flight at that moment, for at most one round trip; the final counters are exact
- * (a denied request consumes nothing once the refund ran). If the refund itself fails (Redis down),
- * the units stay counted until the window passes: it errs on the side of limiting.
- * On a standalone Redis none of this happens: every decision is one DECIDE.
+ * Redis Cluster: a script may only touch one hash slot, and a global cap (`{g:<capId>}`) lives apart
+ * from its tenant (`{t:<tenant>}`). A decision across slots stays all-or-nothing by reservation and
+ * refund (docs/semantics.md): the global caps' slots are decided first, then the tenant's, one DECIDE
+ * per slot (after a denial, as dry runs); if any denied, what the others committed is refunded.
  */
 import { REFUND_LUA } from "../lua/refund";
 import { FLAG } from "../lua/wire";
@@ -33,7 +23,6 @@ export function hashTag(key: string): string {
   return key;
 }
 
-/** Whether these checks live in more than one hash slot. */
 export function spansSlots(checks: readonly LimitCheck[]): boolean {
   const first = hashTag(checks[0]!.key);
   for (let i = 1; i < checks.length; i++) if (hashTag(checks[i]!.key) !== first) return true;
@@ -66,11 +55,7 @@ export async function checkAcrossSlots(deps: ClusterDeps, checks: readonly Limit
   for (const tag of order) {
     const idx = groups.get(tag)!;
     const flags = (dryRun || !allowed ? FLAG.dryRun : 0) | (tag !== homeTag || reserve ? FLAG.undo : 0);
-    const r = await deps.decide(
-      idx.map((i) => checks[i]!),
-      cost,
-      flags,
-    );
+    const r = await deps.decide(idx.map((i) => checks[i]!), cost, flags);
     nowMs = Math.max(nowMs, r.nowMs);
     idx.forEach((i, j) => (outcomes[i] = r.outcomes[j]!));
     if (!r.allowed) allowed = false;

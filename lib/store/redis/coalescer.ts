@@ -1,21 +1,15 @@
 /**
- * Coalescing (standalone Redis): the decisions that reach the store within one event-loop turn — a
- * batch request's hundred, or the concurrent requests of many connections — go to Redis as ONE
- * DECIDE call. DECIDE decides them one after the other, each all-or-nothing, atomically; a later
- * one sees what an earlier one consumed, exactly as if they had arrived one by one, and one whose
- * evaluation raises an error fails alone.
- *
- * What it buys: the script invocation, Redis TIME, the command's encoding and the reply's parsing
- * paid once per turn instead of once per decision (measured: 22 µs of Redis CPU per decision at one
- * decision per call, 6.9 µs at twelve; docs/benchmarks.md). The plain version it replaces is one
- * call per decision, which a Redis Cluster still gets (a call must stay in one hash slot).
- * Bounded, so that one call never holds Redis for long.
+ * Coalescing (standalone Redis): the decisions of one event-loop turn go to Redis as ONE DECIDE
+ * call, which decides them one after the other, each all-or-nothing, as if they came one by one.
+ * What it buys: the script call, Redis TIME, encoding and parsing paid once per turn (Redis CPU per
+ * decision: 22 µs at one per call, 6.9 µs at twelve; docs/benchmarks.md), where the plain version
+ * (a Redis Cluster's) makes one call per decision. Bounded: one call never holds Redis long.
  */
 import type { DecisionInput, DecisionResult } from "./codec";
 import { type CallClock, watchCall, type Waiting } from "./deadline";
 import { watchLoopDelay } from "../../net/loop-delay";
 
-export const MAX_DECISIONS_PER_CALL = 128;
+const MAX_DECISIONS_PER_CALL = 128;
 const MAX_CHECKS_PER_CALL = 1_024;
 
 /** A decision waiting for the turn's call (one shape for all: the fields of DecisionInput and Waiting). */
@@ -28,19 +22,13 @@ export interface CoalescerDeps {
   call(batch: readonly DecisionInput[]): Promise<(DecisionResult | Error)[]>;
   /** A result that arrived after its decision had timed out: its caller was answered without it. */
   late(result: DecisionResult): void;
-  /** The longest a decision with a budget waits while Redis keeps answering (ms; deadline.ts). */
   maxWaitMs: number;
 }
 
 export interface Coalescer {
   /** Decides with the other decisions of this turn; `timeoutMs`: the decision's store budget. */
   submit(checks: DecisionInput["checks"], cost: number, flags: number, timeoutMs: number | undefined): Promise<DecisionResult>;
-  /**
-   * Sends the decisions queued so far now, not at the check phase. For a caller that starts a
-   * turn's decisions together from the check phase itself (the gRPC server, after its calls' last
-   * bytes were read): there, the call scheduled by `submit` would wait for the next loop
-   * iteration. (The scheduled flush then finds nothing, or what came after, to send.)
-   */
+  /** Sends the queued decisions now: from the check phase itself (the gRPC server), `submit`'s call would wait a loop iteration. */
   flush(): void;
 }
 
@@ -50,8 +38,7 @@ export function createCoalescer(deps: CoalescerDeps): Coalescer {
   /** When Redis last answered one of these calls (performance.now()): the deadline's sign that it is up. */
   let lastAnswerAtMs = -Infinity;
   const clock: CallClock = { lastAnswerAtMs: () => lastAnswerAtMs, maxWaitMs: deps.maxWaitMs };
-  // Watching the event loop from the start (off the request path, lib/net/loop-delay.ts): the
-  // first burst is judged with it too.
+  // Watching the event loop from the start, so that the first burst is judged with it too.
   watchLoopDelay();
 
   /** Sends one call of these decisions and answers each, unless its deadline answered it first. */

@@ -1,7 +1,4 @@
-/**
- * DECIDE's codec, pure: a batch of decisions → the call's KEYS and ARGV, and the reply → one
- * result per decision. The format is lib/store/lua/wire.ts; this file only follows it.
- */
+/** DECIDE's codec, pure: decisions → the call's KEYS and ARGV, the reply → one result per decision (format: lib/store/lua/wire.ts). */
 import { formatLeaseId, newLeaseToken } from "../lease-id";
 import { ARG, checkSpec, CODE, ERROR, FLAG, hasExtraField, OUT, OUTCOME_WIDTH, REASONS, SHADOW, SHAPE } from "../lua/wire";
 import type { CheckOutcome, LimitCheck, StoreDecision } from "../types";
@@ -34,11 +31,9 @@ function specOf(check: LimitCheck): string {
 }
 
 /**
- * The call's KEYS and ARGV. Two things are sent once per call rather than per decision: each
- * distinct limit string (~80 bytes to encode, send, parse and intern; a decision names it by its
- * index), and each distinct decision shape (cost, flags, limit indexes): the decisions of one call
- * mostly share one, so a decision is first compared with the one before it, index by index, and
- * usually costs its keys alone.
+ * The call's KEYS and ARGV. Each distinct limit string (~80 bytes to encode, send and parse) and
+ * each distinct decision shape is sent once per call; a decision is first compared with the one
+ * before it, index by index, and usually costs its keys alone.
  */
 export function encodeDecide(batch: readonly DecisionInput[], nowArg: string): { keys: string[]; args: string[] } {
   const keys: string[] = [];
@@ -104,20 +99,17 @@ export function decodeDecide(raw: Reply, batch: readonly DecisionInput[]): (Deci
       at += 2;
       continue;
     }
+    // With FLAG.undo, allowed and the undo word count come before the outcomes.
     const wantUndo = (flags & FLAG.undo) !== 0;
-    let undoWords = 0;
-    if (wantUndo) {
-      // allowed, then the undo word count, before the outcomes
-      undoWords = Number(raw[at + 1]);
-      at += 2;
-    }
+    const undoWords = wantUndo ? Number(raw[at + 1]) : 0;
+    if (wantUndo) at += 2;
     let allowed = true;
     const outcomes = new Array<CheckOutcome>(checks.length);
     for (let i = 0; i < checks.length; i++) {
       const o = readOutcome(raw, at, checks[i]!, cost);
       if (!o.allowed) allowed = false;
       outcomes[i] = o;
-      at += outcomeWidth(checks[i]!);
+      at += hasExtraField(checks[i]!) ? OUTCOME_WIDTH + 1 : OUTCOME_WIDTH;
     }
     const undo: UndoCommand[] = wantUndo ? [] : NO_UNDO;
     for (const end = at + undoWords; at < end; ) {
@@ -129,11 +121,6 @@ export function decodeDecide(raw: Reply, batch: readonly DecisionInput[]): (Deci
     results[d] = { nowMs, allowed, outcomes, undo };
   }
   return results;
-}
-
-/** How many reply fields one check's outcome takes. */
-export function outcomeWidth(check: LimitCheck): number {
-  return hasExtraField(check) ? OUTCOME_WIDTH + 1 : OUTCOME_WIDTH;
 }
 
 /** One check's outcome from its fields of the reply, starting at `at`. */

@@ -1,16 +1,7 @@
 /**
- * The Redis counter store (the CounterStore port, lib/store/types.ts): every check of a decision
- * in one atomic DECIDE (lib/store/lua/decide.ts), Redis server TIME as the clock, every key with a
- * TTL set in the same call. A decision goes through these parts, in this order:
- * 1. ./coalescer.ts — standalone Redis: the decisions of one event-loop turn become one DECIDE call;
- *    ./cluster.ts — Redis Cluster: a decision whose checks span hash slots is split by slot;
- * 2. ./codec.ts — the call's KEYS and ARGV, pure (the format: lib/store/lua/wire.ts);
- * 3. ./loader.ts — FCALL of the DECIDE library, loaded when a node lacks it; scripts where
- *    FUNCTION is refused;
- * 4. ./deadline.ts — the call's store budget, re-judged when lateness looks like load;
- * 5. ./codec.ts again — the reply, one result per decision; ./leases.ts gives back the leases of
- *    a reply that came after its budget.
- * Beside the decision path: releasing leases (./leases.ts) and reserve-then-settle (./reservations.ts).
+ * The Redis counter store: each decision's checks in one atomic DECIDE (../lua/decide.ts), Redis
+ * TIME as the clock, every TTL set in the same call. A decision goes through ./coalescer.ts (or
+ * ./cluster.ts), ./codec.ts, ./loader.ts, ./deadline.ts, then ./codec.ts (docs/architecture.md).
  */
 import type { RedisClient } from "../../redis/client";
 import { withTimeout } from "../../net/timeout";
@@ -25,17 +16,11 @@ import { createLoader, isCluster, type ScriptStats } from "./loader";
 import { createReservations } from "./reservations";
 
 export { hashTag } from "./cluster";
-export { MAX_DECISIONS_PER_CALL } from "./coalescer";
-export type { ScriptStats } from "./loader";
 
 export interface RedisStoreOptions {
-  /**
-   * TESTS ONLY: a clock whose value replaces Redis TIME inside the scripts (ARG.now), so parity
-   * tests can replay scenarios; keys then live 60 s past their windows, because real time passes
-   * between the test clock's steps. Production never passes it: time is Redis time.
-   */
+  /** TESTS ONLY: replaces Redis TIME inside the scripts (ARG.now) so parity tests can replay scenarios; keys then live 60 s longer. */
   testClock?: () => number;
-  /** The longest a decision with a budget waits while Redis keeps answering (ms, default 1,000; the decision server passes its command timeout). See ./deadline.ts. */
+  /** The longest a decision with a budget waits while Redis keeps answering (ms, default 1,000; ./deadline.ts). */
   maxWaitMs?: number;
 }
 
@@ -50,7 +35,6 @@ export function createRedisStore(redis: RedisClient, options: RedisStoreOptions 
   const leases = createLeases(loader, nowArg);
   const reservations = createReservations(redis, loader, nowArg, testClock !== undefined);
 
-  /** One DECIDE call: written, sent, read. */
   async function call(batch: readonly DecisionInput[]): Promise<(DecisionResult | Error)[]> {
     const { keys, args } = encodeDecide(batch, nowArg());
     const reply = await loader.decide(keys, args, () => luaParts(batch.flatMap((d) => d.checks)));
@@ -83,8 +67,7 @@ export function createRedisStore(redis: RedisClient, options: RedisStoreOptions 
       const [s, us] = timeoutMs === undefined ? await time : await withTimeout(time, timeoutMs, () => new StoreTimeoutError());
       return { nowMs: Number(s) * 1000 + Math.floor(Number(us) / 1000), allowed: true, outcomes: [] };
     }
-    // Several round trips: the budget covers them together (a timeout mid-way leaves reserved
-    // global units counted until their window passes: it errs on the side of limiting).
+    // Several round trips under one budget (a timeout mid-way leaves global units counted: erring on the side of limiting).
     if (isCluster(redis) && spansSlots(checks)) return budget(checkAcrossSlots(cluster, checks, cost, dryRun, reserve));
     const wantUndo = reserve && !dryRun;
     const flags = (dryRun ? FLAG.dryRun : 0) | (wantUndo ? FLAG.undo : 0);
@@ -95,8 +78,7 @@ export function createRedisStore(redis: RedisClient, options: RedisStoreOptions 
 
   return {
     check(checks, options) {
-      // The usual call on a standalone Redis (no reservation to write after it): the turn's DECIDE
-      // result is the answer itself, without another promise around it.
+      // The usual call on a standalone Redis: the turn's DECIDE result is the answer, no promise around it.
       if (coalescer && checks.length > 0 && !(options.reserve === true && !options.dryRun)) {
         return coalescer.submit(checks, options.cost, options.dryRun ? FLAG.dryRun : 0, options.timeoutMs);
       }
@@ -106,8 +88,7 @@ export function createRedisStore(redis: RedisClient, options: RedisStoreOptions 
     release: leases.release,
     settle: reservations.settle,
     scriptStats: () => ({ ...loader.stats }),
-    async close(): Promise<void> {
-      // The client belongs to the caller (shared by the decision server); nothing of ours to close.
-    },
+    // The client is the caller's (shared by the decision server): nothing of ours to close.
+    close: async () => undefined,
   };
 }

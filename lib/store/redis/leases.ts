@@ -1,7 +1,4 @@
-/**
- * Concurrency leases: releasing one (RELEASE, lib/store/lua/release.ts), and giving back the
- * leases of a reply that came too late for anyone to hold them.
- */
+/** Concurrency leases: releasing one (RELEASE, lib/store/lua/release.ts), and giving back those of a reply nobody waited for. */
 import { ForgedLeaseError, parseLeaseId } from "../lease-id";
 import { RELEASE_LUA } from "../lua/release";
 import type { CheckOutcome } from "../types";
@@ -10,14 +7,10 @@ import { type Loader, script } from "./loader";
 const RELEASE = script(RELEASE_LUA);
 
 export interface Leases {
-  /** Frees a lease: false when unknown or expired; ForgedLeaseError when its id was changed. */
   release(leaseId: string): Promise<boolean>;
   /**
-   * A decision whose reply came after its budget: its caller was answered without it (failed open,
-   * or 503), so nobody holds the ids of the concurrency leases the script took. Left alone, each
-   * would keep its tenant at the limit for the lease's whole TTL after a slow moment of Redis (a
-   * 30 s lockout for a limit of 1). They are released as soon as the reply arrives. Counters the
-   * script consumed stay consumed: the request did pass.
+   * A reply that came after its budget: nobody holds its leases, and each would keep its tenant at the
+   * limit for its whole TTL (30 s for a limit of 1), so they are released now (its counters stay).
    */
   giveBack(result: { allowed: boolean; outcomes: readonly CheckOutcome[] }): void;
 }

@@ -1,28 +1,17 @@
 /**
- * Sends DECIDE and the store's small scripts, and keeps them loaded.
- *
- * DECIDE is a Redis Function (FCALL of DECIDE_LIBRARY, lib/store/lua/decide.ts). Only when a node
- * answers "Function not found" (a new or restarted node, FUNCTION FLUSH: nothing ran) is the
- * library loaded (FUNCTION LOAD, on every primary of a Cluster) and the call sent once more. Where
- * FUNCTION is refused (Redis before 7.0, an ACL without it) DECIDE runs as a script of just the
- * algorithms the call needs, by EVALSHA, repeated once as EVAL on NOSCRIPT; the small scripts
- * (RELEASE, REFUND, SETTLE) always run so. Nothing else is ever retried: after a timeout the call
- * may have run, and running it again would count the request twice.
+ * Sends DECIDE (FCALL, its library loaded where a node lacks it; a script where FUNCTION is refused)
+ * and the small scripts (EVALSHA, EVAL on NOSCRIPT): docs/failure-modes.md. Only a call that did not
+ * run is sent again: after a timeout it may have run, and running it again would count it twice.
  */
 import { createHash } from "node:crypto";
 import { type Cluster, Command } from "ioredis";
 import { isFunctionMissing, isNoScript, type RedisClient } from "../../redis/client";
 import { DECIDE_LIBRARY, decideLua } from "../lua/decide";
 
-export interface Script {
-  source: string;
-  sha: string;
-}
-
-export const script = (source: string): Script => ({ source, sha: createHash("sha1").update(source).digest("hex") });
+export const script = (source: string) => ({ source, sha: createHash("sha1").update(source).digest("hex") });
+export type Script = ReturnType<typeof script>;
 
 export interface ScriptStats {
-  /** DECIDE calls as Redis Functions (FCALL). */
   fcall: number;
   /** FUNCTION LOADs of the DECIDE library (a node that did not have it). */
   functionLoads: number;
@@ -54,10 +43,7 @@ function decideScript(parts: readonly string[]): Script {
 
 export function createLoader(redis: RedisClient): Loader {
   const stats: ScriptStats = { fcall: 0, functionLoads: 0, evalsha: 0, eval: 0 };
-  /**
-   * Whether DECIDE runs as a Redis Function: null until a load told; false where FUNCTION LOAD is
-   * refused, which then runs the scripts.
-   */
+  /** Whether DECIDE runs as a Redis Function: null until a load told; false where FUNCTION LOAD is refused. */
   let functions: boolean | null = null;
   /** The load in progress (every call that found the function missing waits for the same one). */
   let loading: Promise<boolean> | null = null;
@@ -76,8 +62,7 @@ export function createLoader(redis: RedisClient): Loader {
         }
         functions = true;
       } catch (error) {
-        // Refused for good (no FUNCTION command, no permission): scripts from now on. Anything
-        // else (the connection, a timeout) leaves it undecided: the next call tries again.
+        // Refused for good: scripts from now on. Anything else (a timeout…) leaves it to the next call.
         if (error instanceof Error && /unknown command|NOPERM|unknown subcommand/i.test(error.message)) functions = false;
         else throw error;
       } finally {
@@ -99,9 +84,8 @@ export function createLoader(redis: RedisClient): Loader {
     }
   }
 
-  // A Command without a reply encoding: the reply as it comes (integers, and Buffers for the rare
-  // lease token or error), without ioredis mapping every element of it into a new array of
-  // strings. (callBuffer would do the same, but breaks under auto-pipelining.)
+  // A Command without a reply encoding: the reply as it comes, without ioredis mapping every element
+  // into a new array of strings (callBuffer would too, but breaks under auto-pipelining).
   const fcall = (keys: string[], args: string[]) => {
     stats.fcall++;
     const command = new Command("fcall", [DECIDE_LIBRARY.decide, String(keys.length), ...keys, ...args]);

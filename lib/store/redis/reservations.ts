@@ -1,8 +1,6 @@
 /**
- * Reserve-then-settle on Redis (docs/decision-api.md `POST /v1/settle`): a committed `reserve`
- * decision's undo commands are kept in a record per hash slot they touch (lib/redis/keys.ts
- * `reservation`, a HASH with the reservation's TTL), and SETTLE (lib/store/lua/settle.ts) gives
- * back the unused part once.
+ * Reserve-then-settle on Redis (docs/decision-api.md): a committed `reserve` decision's undo commands
+ * in a record per hash slot they touch (lib/redis/keys.ts `reservation`), which SETTLE settles once.
  */
 import { keys as redisKeys } from "../../redis/keys";
 import type { RedisClient } from "../../redis/client";
@@ -16,11 +14,7 @@ import { type Loader, script } from "./loader";
 const SETTLE = script(SETTLE_LUA);
 
 export interface Reservations {
-  /**
-   * Writes a committed reservation's records and returns its id; undefined when nothing was
-   * committed. Written after the DECIDE that committed: if this write fails, the request stays
-   * charged in full (never refunded).
-   */
+  /** Writes a committed reservation's records and returns its id; undefined when nothing was committed, or the write failed (charged in full). */
   record(nowMs: number, cost: number, undo: UndoCommand[]): Promise<string | undefined>;
   settle(reservationId: string, actualCost: number): Promise<SettleResult>;
 }
