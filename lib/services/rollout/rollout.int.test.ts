@@ -248,7 +248,9 @@ describe("the guard (worker job, test clock)", () => {
 
 describe("the Policy page's cohort-against-control charts", () => {
   it("draw each finished minute with the cohort of the step that ran then: 429 share, decisions, margin and all tenants' latency", async () => {
-    const view = await startRollout({ db, redis }, { canaries: ["acme"], steps: ["10%:1h", "100%"] }, { actor, nowMs: T0 });
+    // 20% of the demo's twelve tenants: two by the hash, so at least one besides the canary acme
+    // (at 10% the one tenant taken was acme itself in one run of twelve, and no tenant joined).
+    const view = await startRollout({ db, redis }, { canaries: ["acme"], steps: ["20%:1h", "100%"] }, { actor, nowMs: T0 });
     const m0 = Math.floor(T0 / MIN) * MIN;
     await usage(m0, [
       { tenant: "acme", allowed: 90, denied: 10 },
@@ -256,9 +258,9 @@ describe("the Policy page's cohort-against-control charts", () => {
       { tenant: "hooli", allowed: 180, denied: 0, other: { tenant_suspended: 20 } },
     ]);
     const promoted = await changeRollout({ db, redis }, "promote", { actor, nowMs: m0 + 2 * MIN + 10_000 });
-    // The rollout's id salts the hash: which tenant the 10% takes differs from run to run.
+    // The rollout's id salts the hash: which tenants the 20% takes differs from run to run.
     const joined = promoted.cohort.members.find((t) => t !== "acme");
-    const control = ["hooli", "stark"].find((t) => t !== joined)!;
+    const control = ["hooli", "stark", "globex"].find((t) => !promoted.cohort.members.includes(t))!;
     expect(joined).toBeDefined();
     expect((await db.rollout.findUniqueOrThrow({ where: { id: view.id } })).stepStarts.map((d) => d.getTime())).toEqual([T0, m0 + 2 * MIN + 10_000]);
     await usage(m0 + 2 * MIN, [
@@ -272,7 +274,7 @@ describe("the Policy page's cohort-against-control charts", () => {
     // Minute 1, the canary alone: 10% against the control's 0% (hooli's 403s are no 429s).
     expect(charts.points[0]).toMatchObject({ step: 1, cohortDecisions: 100, controlDecisions: 200, cohortSharePct: 10, controlSharePct: 0, marginPoints: 10, maxMarginPoints: 5, allowP95Ms: 1, rejectP95Ms: 1 });
     expect(charts.points[1]).toMatchObject({ step: 1, cohortDecisions: 0, cohortSharePct: null, marginPoints: null, allowP95Ms: null });
-    // Minute 3, step 2: the tenant the 10% took joined the cohort.
+    // Minute 3, step 2: a tenant the 20% took joined the cohort (another it took, if any, sent nothing).
     expect(charts.points[2]).toMatchObject({ step: 2, cohortDecisions: 100, controlDecisions: 200, cohortSharePct: 10, controlSharePct: 2.5, marginPoints: 7.5 });
     // After it ends, the charts cover its duration (the minute it ended in included).
     await changeRollout({ db, redis }, "abort", { actor, nowMs: m0 + 4 * MIN + 20_000 });
