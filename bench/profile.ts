@@ -6,7 +6,8 @@
  * `deny`: one hot address far over its limit; `batch`: 100 checks per request; `demo`: four
  * counters per request; `grpc`: ShouldRateLimit calls from h2load, bench/h2load-rls.ts), stops
  * it, and prints the profile's self time per function and its inclusive time per function (the `.cpuprofile` stays in PROFILE_DIR, default a temp directory,
- * for Chrome DevTools), with the server's and Redis's CPU per decision over the run.
+ * for Chrome DevTools), with the server's and Redis's CPU per decision over the run. PROFILE_WARM=demo,grpc
+ * loads other paths first, so that the profiled path runs on a server that has answered them.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -24,6 +25,8 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
 const PATH = process.env.PROFILE_PATH ?? "single";
 const TOP = Number(process.env.PROFILE_TOP ?? 35);
+/** PROFILE_WARM=demo,grpc…: other paths loaded first (3 s each, before the warm-up): the profiled path then runs on a server that has answered them, as a shared one does. */
+const WARM = (process.env.PROFILE_WARM ?? "").split(",").filter((w) => w !== "");
 
 /** Each path's load: the environment its wrk script (or h2load, for grpc) reads. */
 const LOAD_ENV: Record<string, Record<string, string>> = {
@@ -110,7 +113,7 @@ async function main(): Promise<void> {
     process.env.SLUICE_REDIS_PREFIX = prefix;
     await publishBenchPolicy(redis);
     const port = await freePort();
-    const grpcPort = PATH === "grpc" ? await freePort() : 0;
+    const grpcPort = PATH === "grpc" || WARM.includes("grpc") ? await freePort() : 0;
     child = spawn(process.execPath, [...DECISION_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${dir}`, "--import", "tsx", path.join(ROOT, "worker/decision-server.ts")], {
       cwd: ROOT,
       env: { ...process.env, REDIS_URL: own.url, SLUICE_REDIS_PREFIX: prefix, SLUICE_SERVICE_TOKENS: BENCH_TOKEN, DECISION_PORT: String(port), DECISION_HOST: "127.0.0.1", SLUICE_GRPC_PORT: String(grpcPort), SLUICE_DECISION_PROCESSES: process.env.SLUICE_DECISION_PROCESSES ?? "1" },
@@ -122,10 +125,14 @@ async function main(): Promise<void> {
       if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const load = (seconds: number) =>
-      PATH === "grpc"
-        ? h2loadRlsLoad(`127.0.0.1:${grpcPort}`, `${url}/metrics`, seconds, 50, { ...process.env, BENCH_TOKEN, ...loadEnv })
-        : wrkLoad(`${url}/v1/check`, seconds, 50, { ...process.env, BENCH_TOKEN, ...loadEnv });
+    const load = (seconds: number, path = PATH) =>
+      path === "grpc"
+        ? h2loadRlsLoad(`127.0.0.1:${grpcPort}`, `${url}/metrics`, seconds, 50, { ...process.env, BENCH_TOKEN, ...LOAD_ENV[path] })
+        : wrkLoad(`${url}/v1/check`, seconds, 50, { ...process.env, BENCH_TOKEN, ...LOAD_ENV[path] });
+    for (const w of WARM) {
+      if (!LOAD_ENV[w]) throw new Error(`PROFILE_WARM: one of ${Object.keys(LOAD_ENV).join(", ")}`);
+      await load(3, w);
+    }
     await load(2); // warm-up: JIT, scripts loaded, the deny address over its limit
     await redis.config("RESETSTAT");
     const server0 = cpuUs(child.pid!);
