@@ -7,7 +7,7 @@
  * counters per request; `grpc`: ShouldRateLimit calls from h2load, bench/h2load-rls.ts), stops
  * it, and prints the profile's self time per function and its inclusive time per function (the `.cpuprofile` stays in PROFILE_DIR, default a temp directory,
  * for Chrome DevTools), with the server's and Redis's CPU per decision over the run. PROFILE_WARM=demo,grpc
- * loads other paths first, so that the profiled path runs on a server that has answered them.
+ * loads other paths first, so that the profiled path runs on a server that has answered them (their samples are in the profile too).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -25,7 +25,11 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 8);
 const PATH = process.env.PROFILE_PATH ?? "single";
 const TOP = Number(process.env.PROFILE_TOP ?? 35);
-/** PROFILE_WARM=demo,grpc…: other paths loaded first (3 s each, before the warm-up): the profiled path then runs on a server that has answered them, as a shared one does. */
+/**
+ * PROFILE_WARM=demo,grpc…: other paths loaded first (3 s each, before the warm-up): the profiled path then runs on a server that
+ * has answered them, as a shared one does. The profile covers the process's whole life, so their samples are in it too: compare a
+ * function's share with a run without PROFILE_WARM, or raise PROFILE_SECONDS to dilute them.
+ */
 const WARM = (process.env.PROFILE_WARM ?? "").split(",").filter((w) => w !== "");
 
 /** Each path's load: the environment its wrk script (or h2load, for grpc) reads. */
