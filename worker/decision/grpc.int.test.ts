@@ -16,6 +16,7 @@ import { spawnDecisionServer, type SpawnedServer } from "../../lib/processes/har
 import { type OwnRedis, startOwnRedis } from "../../lib/processes/redis-server";
 import { keys } from "../../lib/redis/keys";
 import { healthClient, rlsClient, type RlsDescriptorMessage, type RlsRequestMessage, type RlsResponseMessage } from "../../lib/rls/protos";
+import { TIMING_METADATA } from "./grpc";
 
 const TOKEN = "svc_grpc_test_0001";
 const PREFIX = "grpc:";
@@ -57,6 +58,12 @@ let client: ReturnType<typeof rlsClient>;
 const auth = (token = TOKEN, header = "authorization") => {
   const m = new grpc.Metadata();
   m.set(header, header === "authorization" ? `Bearer ${token}` : token);
+  return m;
+};
+/** auth() asking for the server-timing trailer. */
+const timed = () => {
+  const m = auth();
+  m.set(TIMING_METADATA, "1");
   return m;
 };
 
@@ -289,6 +296,17 @@ describe("Envoy RLS over gRPC (real decision server)", () => {
     expect((await call(client, request([orders(KEY("big"))]))).response?.overall_code).toBe("OK");
   });
 
+  it("sends the server-timing trailer only to a call that asks for it (x-sluice-server-timing)", async () => {
+    const d = descriptor({ api_key: KEY("big"), method: "GET", path: "/v1/orders" });
+    const plain = await call(client, request([d]));
+    const asked = await call(client, request([d]), timed());
+    expect(plain.response?.overall_code).toBe("OK");
+    expect(plain.serverMs).toBeNaN();
+    expect(asked.response?.overall_code).toBe("OK");
+    expect(asked.serverMs).toBeGreaterThanOrEqual(0);
+    expect(asked.serverMs).toBeLessThan(asked.ms);
+  });
+
   it("answers grpc.health.v1.Health/Check SERVING, and NOT_FOUND for another service", async () => {
     const health = healthClient(server.grpcAddress);
     const check = (service: string) =>
@@ -321,7 +339,7 @@ describe("Envoy RLS over gRPC (real decision server)", () => {
         // Enough answers that the p99 below is not just the slowest two (a starved event loop fires
         // even a 25 ms timer late now and then on this shared machine).
         for (let i = 0; i < 80; i++) {
-          for (const [op, d] of Object.entries(ops)) results.push({ how, op, reply: await call(c, request([d])) });
+          for (const [op, d] of Object.entries(ops)) results.push({ how, op, reply: await call(c, request([d]), timed()) });
         }
       } finally {
         if (how !== "killed") process.kill(pid, "SIGCONT");

@@ -45,6 +45,8 @@ export const MAX_MESSAGE_BYTES = 64 * 1024;
 /** How long draining waits for calls in flight before it cuts the connections. */
 const DRAIN_MS = 10_000;
 const SHOULD_RATE_LIMIT = `/${RLS_SERVICE}/ShouldRateLimit`;
+/** Metadata asking for the `server-timing` trailer (any value). */
+export const TIMING_METADATA = "x-sluice-server-timing";
 const UNAUTHENTICATED_MESSAGE = "missing or wrong service token: send `authorization: Bearer <token>` or `x-sluice-token` in the metadata";
 
 export interface DecisionGrpcDeps {
@@ -168,13 +170,16 @@ export function createDecisionGrpc(deps: DecisionGrpcDeps): DecisionGrpc {
     if (deps.descriptorTokens && tokenOf(call.headers) === undefined && !tokens.accepts(descriptorToken(request))) {
       return refuse(GrpcStatus.UNAUTHENTICATED, UNAUTHENTICATED_MESSAGE);
     }
-    const started = performance.now();
+    // The server-timing trailer, on request only: Envoy drops it, and node:http2's per-call trailer
+    // object cost about 2 µs of a call's ~45 (docs/benchmarks.md, #27).
+    const started = call.headers[TIMING_METADATA] === undefined ? -1 : performance.now();
     return answer(request).then(
       (result): UnaryAnswer => {
         if (!result.ok) return refuse(result.kind === "not_ready" ? GrpcStatus.UNAVAILABLE : GrpcStatus.INVALID_ARGUMENT, result.message);
         countOk(result.response.overall_code);
+        const framed = encodeRateLimitResponse(result.response);
         // Like /v1/check's Server-Timing: how long the decisions took, store call included.
-        return { framed: encodeRateLimitResponse(result.response), trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
+        return started < 0 ? { framed } : { framed, trailers: { "server-timing": `decide;dur=${(performance.now() - started).toFixed(2)}` } };
       },
       (error: unknown) => {
         logger.error({ reqId: requestIdOf(call.headers), err: errorMessage(error) }, "internal error in ShouldRateLimit");
