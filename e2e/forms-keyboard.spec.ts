@@ -2,7 +2,8 @@
  * The tier form by keyboard (issue #18, forms and keyboard): an empty "New tier" highlights what it
  * complains about; "+ add" opens the limit editor with focus inside and says what it added, Escape
  * takes an untouched new limit back and returns focus; the editor shows only the fields of the
- * chosen algorithm (Lease TTL for concurrency only).
+ * chosen algorithm (Lease TTL for concurrency only). Delete tier asks first, removes a tier nobody is
+ * on from the draft, and refuses one with tenants, saying why.
  */
 import { expect, test } from "@playwright/test";
 import { signIn } from "./fixtures";
@@ -48,4 +49,42 @@ test("the limit editor by keyboard, and an empty new tier names its missing fiel
   await expect(editor).toHaveCount(0);
   await expect(page.getByTestId("limit-matrix").getByRole("button", { name: /^Edit \* api_key token_bucket/ })).toHaveCount(1);
   await expect(page.getByRole("button", { name: "Create tier" })).toBeEnabled();
+});
+
+test("Delete tier asks, then removes a tier without tenants from the list; a tier with tenants is refused with the reason", async ({ page }) => {
+  await signIn(page, "product");
+  const tier = "e2e-delete-me";
+  const tabs = page.getByRole("tablist", { name: "Tiers" });
+  const tab = (name: string) => tabs.getByRole("tab", { name: new RegExp(`^${name} \\(`) });
+
+  await page.goto("/tiers?new=1");
+  await page.getByLabel("Tier name").fill(tier);
+  await page.getByRole("button", { name: "Add a limit for * per api_key" }).click();
+  const editor = page.getByTestId("cell-editor");
+  await editor.getByLabel("Limit", { exact: true }).fill("3");
+  await editor.getByLabel("Window (e.g. 1m)").fill("1m");
+  await page.getByRole("button", { name: "Create tier" }).click();
+  await expect(page).toHaveURL(new RegExp(`/tiers\\?tier=${tier}`));
+  await expect(tab(tier)).toBeVisible();
+
+  let asked = "";
+  page.once("dialog", (d) => {
+    asked = d.message();
+    void d.accept();
+  });
+  await page.getByRole("button", { name: `Delete tier ${tier}` }).click();
+  await expect(page).toHaveURL(/\/tiers$/);
+  await expect(tab(tier)).toHaveCount(0);
+  expect(asked).toBe(`Delete tier ${tier} from the draft?`);
+  await page.reload();
+  await expect(tab("pro")).toBeVisible();
+  await expect(tab(tier)).toHaveCount(0);
+
+  // The seed puts tenants on pro: the draft keeps it, and the button says why.
+  await page.goto("/tiers?tier=pro");
+  page.once("dialog", (d) => void d.accept());
+  await page.getByRole("button", { name: "Delete tier pro" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: /^\d+ tenant\(s\) are on pro; move them to another tier first$/ })).toBeVisible();
+  await page.reload();
+  await expect(tab("pro")).toHaveAttribute("aria-selected", "true");
 });

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { portIsFree } from "../lib/net/ports";
-import { spawnRedisServer, stopRedisProcess, waitForRedis } from "../lib/processes/redis-server";
+import { stopProcess } from "../lib/processes/own-server";
+import { spawnRedisServer, waitForRedis } from "../lib/processes/redis-server";
 
 const run = promisify(execFile);
 
@@ -45,7 +46,7 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
     ]);
   });
   const stop = async () => {
-    await Promise.all(children.map((c) => stopRedisProcess(c)));
+    await Promise.all(children.map((c) => stopProcess(c)));
     rmSync(dir, { recursive: true, force: true });
   };
   try {

@@ -4,20 +4,28 @@
  * The operation's failure mode decides: `open` allows with `degraded: true`, `closed` answers 503,
  * `local` checks an in-process store with every limit divided by the number of instances.
  */
-import { StoreTimeoutError } from "../store/types";
-import { plainAnswer } from "./answer";
+import type { FailureMode } from "../policy/types";
+import { StoreTimeoutError, type CounterStore } from "../store/types";
+import { type AnswerContext, plainAnswer } from "./answer";
+import type { CircuitBreaker } from "./breaker";
 import { localShare, type PlannedCheck } from "./checks";
 import { answerDecision, type Decided, decidedWithout } from "./decide";
-import type { DecisionRun, EngineDeps } from "./engine";
-import type { UsageError } from "./ports";
+import type { DecisionMetrics } from "./metrics";
+import type { UsageError, UsageSink } from "./ports";
 
 /** How long a fail-closed operation waits for the store before answering 503 (DecisionEngine budgetFor). */
 export function closedWaitMs(storeTimeoutMs: number): number {
   return Math.max(storeTimeoutMs * 4, 100);
 }
 
-/** What the failure path reports to and falls back on. */
-type FailureDeps = Pick<EngineDeps, "breaker" | "metrics" | "usage" | "localStore" | "instances">;
+/** What the failure path reports to and falls back on: EngineDeps, declared here because ./engine.ts imports this file. */
+interface FailureDeps {
+  breaker: Pick<CircuitBreaker, "success" | "failure">;
+  metrics: Pick<DecisionMetrics, "redisErrors"> | null;
+  usage: Pick<UsageSink, "recordError"> | null;
+  localStore: Pick<CounterStore, "check">;
+  instances: number;
+}
 
 /** Counts a store failure in the metrics and the usage record (at `atMs`). */
 function reportError(deps: FailureDeps, error: UsageError, atMs: number): UsageError {
@@ -38,8 +46,8 @@ export function storeFailed(deps: FailureDeps, error: unknown, nowMs: number, at
   return reportError(deps, error instanceof StoreTimeoutError ? "redis_timeout" : "redis_error", atMs);
 }
 
-/** What the failure path needs of the decision under way. */
-type FailedRun = Pick<DecisionRun, "ctx" | "failureMode" | "cost" | "dryRun" | "explain">;
+/** What the failure path needs of the decision under way (a DecisionRun). */
+type FailedRun = { ctx: AnswerContext; failureMode: FailureMode; cost: number; dryRun: boolean; explain: boolean };
 
 /**
  * The answer without the counter store, by the operation's failure mode (`planned`: the checks for
