@@ -16,15 +16,26 @@
  *   `sluice_decision_duration_seconds` (allowed when OK overall, else denied).
  */
 import { Counter } from "prom-client";
-import type { EnvoyOutcome } from "../policy/envoy/decide";
+import type { EnvoyCount, EnvoyOutcome, EnvoyPlan, EnvoyResponse } from "../policy/envoy/decide";
 import { envoyOutcomes } from "../policy/envoy/decide";
-import type { EnvoyDecided } from "./engine";
 import type { DecisionMetrics } from "../decision/metrics";
 import type { UsageOutcome, UsageSink } from "../decision/ports";
 
 /** The tenant (and tier) of an Envoy domain's decisions in usage. */
 export const envoyUsageTenant = (domain: string) => `envoy:${domain}`;
 export const UNKNOWN_DOMAIN_LABEL = "_unknown";
+
+/** What one call of the decider (./engine.ts) came to: the response, and what its accounting needs. */
+export interface EnvoyDecided {
+  plan: EnvoyPlan;
+  response: EnvoyResponse;
+  counts: (EnvoyCount | null)[];
+  /** Descriptors answered without the store (by their failure mode), by index. */
+  degraded: ReadonlySet<number>;
+  /** The store's clock at the decision (ms). */
+  nowMs: number;
+  latencyMs: number;
+}
 
 type Labelled = EnvoyOutcome | "unknown_domain";
 

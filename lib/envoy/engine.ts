@@ -7,7 +7,7 @@
  *    (lib/envoy/counter-store.ts), Sluice's algorithms (a rule's `algorithm`, `window`, `period`) through
  *    the counter store, one decision per descriptor (started in the same turn: the Redis store
  *    sends them as one DECIDE call), all through the circuit breaker, within the store budget;
- * 3. the response (`envoyResponse`), and the call's accounting: usage and /metrics (./envoy-accounting.ts).
+ * 3. the response (`envoyResponse`), and the call's accounting: usage and /metrics (./accounting.ts).
  *
  * When the store fails, times out or the breaker is open, each rule's failure mode answers for
  * its descriptor (its `failureMode`, else the policy's `defaults.failureMode`): `open` OK,
@@ -19,13 +19,13 @@
 import type { CompiledPolicy } from "../policy/compiled";
 import { counterKeys, IN_PROCESS } from "../policy/counter-keys";
 import type { CompiledEnvoyRule } from "../policy/envoy/compiled";
-import { envoyResponse, planEnvoyRequest, type EnvoyCount, type EnvoyDescriptorPlan, type EnvoyLimitPlan, type EnvoyPlan, type EnvoyRequest, type EnvoyRequestError, type EnvoyResponse } from "../policy/envoy/decide";
+import { envoyResponse, planEnvoyRequest, type EnvoyCount, type EnvoyDescriptorPlan, type EnvoyLimitPlan, type EnvoyPlan, type EnvoyRequest, type EnvoyRequestError } from "../policy/envoy/decide";
 import { envoyCheck } from "../policy/envoy/memory";
 import type { FailureMode } from "../policy/types";
 import type { EnvoyCounterStore } from "./counter-store";
 import { StoreTimeoutError, type CounterStore, type LimitCheck } from "../store/types";
 import type { CircuitBreaker } from "../decision/breaker";
-import { EnvoyAccounting } from "./accounting";
+import { EnvoyAccounting, type EnvoyDecided } from "./accounting";
 import { NotReadyError } from "../decision/engine";
 import { closedWaitMs } from "../decision/failure-path";
 import type { DecisionMetrics } from "../decision/metrics";
@@ -53,18 +53,6 @@ export interface EnvoyDeciderDeps {
   usage: UsageSink | null;
   /** Local clock (ms), for the breaker and latency. */
   now?: () => number;
-}
-
-/** What one call came to: the response, and what its accounting needs. */
-export interface EnvoyDecided {
-  plan: EnvoyPlan;
-  response: EnvoyResponse;
-  counts: (EnvoyCount | null)[];
-  /** Descriptors answered without the store (by their failure mode), by index. */
-  degraded: ReadonlySet<number>;
-  /** The store's clock at the decision (ms). */
-  nowMs: number;
-  latencyMs: number;
 }
 
 export type EnvoyDecision = { ok: true; decided: EnvoyDecided } | { ok: false; error: EnvoyRequestError };

@@ -5,7 +5,7 @@
  * told to — except `x-sluice-reason: store_unavailable` on an OVER_LIMIT that a `closed` failure
  * mode gave (the store could not answer), so the denial says why.
  */
-import type { EnvoyDecided } from "../envoy/engine";
+import type { EnvoyDecided } from "../envoy/accounting";
 import { REASON_HEADER } from "./mapping";
 import type { RlsDescriptorStatus, RlsHeader, RlsResponseMessage } from "./messages";
 
