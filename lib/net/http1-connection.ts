@@ -54,7 +54,7 @@ export class Connection {
 
   constructor(
     readonly socket: net.Socket,
-    readonly server: Http1ServerState,
+    readonly server: Http1ServerState<Connection>,
   ) {
     this.sinceS = server.clockS;
     socket.on("data", (chunk: Buffer) => this.onData(chunk));

@@ -1,13 +1,12 @@
-/** One request of lib/net/http1.ts and its answer, and the state a server shares with its connections. */
+/** One request of lib/net/http1.ts and its answer, and the state a server shares with its connections: both name a connection by what they ask of it, as ./http1-connection.ts imports this file. */
 import { STATUS_CODES } from "node:http";
 import { headerLines, pathOf, type HttpExchange, type HttpLimits, type HttpServerOptions } from "./http-server";
 import { headerValue } from "./http1-head";
-import type { Connection } from "./http1-connection";
 
 export const dateLine = () => `Date: ${new Date().toUTCString()}\r\n`;
 
 /** What a server's connections share: one per server, so two servers in one process keep their own clock and Date line. */
-export class Http1ServerState {
+export class Http1ServerState<C extends { flush(): void } = { flush(): void }> {
   /** Seconds since the server started, advanced by its own sweep: the coarse clock of its timeouts. */
   clockS = 0;
   /** `Date: …\r\n` of its answers, renewed by its sweep. */
@@ -16,10 +15,10 @@ export class Http1ServerState {
   readonly keepAliveLines11: string;
   readonly keepAliveLines10: string;
   /** Connections with answers ready to write, written together at the end of this event-loop turn's I/O. */
-  readonly toFlush: Connection[] = [];
+  readonly toFlush: C[] = [];
   flushScheduled = false;
   draining = false;
-  readonly connections = new Set<Connection>();
+  readonly connections = new Set<C>();
   inFlight = 0;
   /** Drain's watcher (waitForDrain): told when no request is in flight, or no connection is left. */
   onIdle: (() => void) | null = null;
@@ -39,7 +38,7 @@ export class Http1ServerState {
    * writer more than the write: one write per turn instead of one per answer (the numbers are in
    * docs/decision-api.md#http, "Writes").
    */
-  scheduleFlush(conn: Connection): void {
+  scheduleFlush(conn: C): void {
     this.toFlush.push(conn);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
@@ -75,7 +74,7 @@ export class Http1Exchange implements HttpExchange {
   readonly path: string;
 
   constructor(
-    private readonly conn: Connection,
+    private readonly conn: { readonly server: Http1ServerState; answered(exchange: Http1Exchange): void },
     readonly method: string,
     readonly url: string,
     /** 0 for HTTP/1.0, 1 for HTTP/1.1. */

@@ -12,7 +12,7 @@ import { dateLine, Http1ServerState } from "./http1-exchange";
 
 /** Creates the server (call `server.listen`). */
 export function createHttp1Server(options: HttpServerOptions): HttpServer {
-  const state = new Http1ServerState(httpLimits(options), options);
+  const state = new Http1ServerState<Connection>(httpLimits(options), options);
   // Half-open: a client that sends its requests and then half-closes still gets its answers (Connection.afterInput).
   const server = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) => {
     const conn = new Connection(socket, state);
