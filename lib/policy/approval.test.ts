@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { approvalSchema, approvalVerdict, blastRadius, type ApprovalSettings } from "./approval";
+import { approvalSchema, type ApprovalSettings } from "./approval";
+import { approvalVerdict, blastRadius } from "./blast-radius";
 import { compilePolicy, type PolicySpec } from "./compile";
 import { parsePolicyFile } from "./policy-file";
 import { cohortMembers } from "./rollout";

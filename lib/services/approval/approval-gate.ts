@@ -9,7 +9,7 @@ import { writeAudit } from "../../db/audit";
 import type { Tx } from "../../db/client";
 import { findPendingApproval, toApprovalRecord, type ApprovalKind, type ApprovalRecord } from "../../db/approval-repo";
 import { newId } from "../../db/policy-repo";
-import { approvalVerdict, blastRadius } from "../../policy/approval";
+import { approvalVerdict, blastRadius } from "../../policy/blast-radius";
 import type { CompiledPolicy, CompiledPolicyBody } from "../../policy/compiled";
 import { diffPolicies } from "../../policy/policy-diff";
 import type { Role } from "../../policy/types";
