@@ -6,7 +6,8 @@ import { closeDuePeriods } from "../../jobs/billing-close";
 import { drainClosedMinutes } from "../../jobs/rollup";
 import { emptyExpected, seedTenants, testPolicyDocument, writeDecisions, type Decision } from "../../jobs/testing/fixtures";
 import { exportBilling } from "./billing-export";
-import { BILLING_FORMATS, sha256Hex, type LinePeriod } from "./billing-format";
+import { BILLING_FORMATS, sha256Hex } from "./billing-format";
+import type { LinePeriod } from "./statement";
 import { idempotencyKey } from "./billing-meter-formats";
 import { reconcileBilling } from "./billing-reconcile";
 

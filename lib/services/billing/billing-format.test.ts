@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { csvField, renderCloudEvents, renderCsv, renderJson, sha256Hex, type Statement } from "./billing-format";
+import { csvField, renderCloudEvents, renderCsv, renderJson, sha256Hex } from "./billing-format";
+import type { Statement } from "./statement";
 
 const statement: Statement = {
   period: "2026-11",

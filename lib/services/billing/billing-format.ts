@@ -38,62 +38,11 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { METER_CONTENT_TYPES, METER_FORMATS, METER_RENDERERS } from "./billing-meter-formats";
+import type { Statement, StatementLine, TierSpanOut } from "./statement";
 
 // The billing systems' event formats (OpenMeter, Lago, Orb) live in ./billing-meter-formats.ts.
 export const BILLING_FORMATS = ["csv", "json", "cloudevents", ...METER_FORMATS] as const;
 export type BillingFormat = (typeof BILLING_FORMATS)[number];
-
-export interface TierSpanOut {
-  tier: string;
-  from: string;
-  to: string;
-}
-
-/** The tenant's own billing period a line covers (docs/billing-periods.md, "The export of an anchored tenant"). */
-export interface LinePeriod {
-  /** The counter label: `2026-11-15@America/Los_Angeles`. */
-  label: string;
-  timeZone: string;
-  /** First and last local day, `YYYY-MM-DD`. */
-  start: string;
-  end: string;
-  /** The period's first instant and its end (exclusive), ISO 8601 UTC. */
-  startAt: string;
-  endAt: string;
-}
-
-export interface StatementLine {
-  tenant: string;
-  tenantName: string;
-  tier: string;
-  tierHistory: TierSpanOut[];
-  quotaId: string;
-  operation: string;
-  quotaPeriod: "day" | "month";
-  limit: number;
-  overage: "block" | "bill";
-  used: number;
-  overageUnits: number;
-  /** Requests denied by this quota (see the `denied` column above). */
-  denied: number;
-  /** The tenant's own override of its tier's quota was in force during the month. */
-  tenantOverride: boolean;
-  /** Absent for a tenant on the UTC calendar month: the line is the month. */
-  billingPeriod?: LinePeriod;
-}
-
-export interface StatementAdjustment extends StatementLine {
-  revision: number;
-}
-
-export interface Statement {
-  period: string;
-  status: "provisional" | "final";
-  /** Number of adjustment batches included (0 until late usage arrives after the close). */
-  revision: number;
-  lines: StatementLine[];
-  adjustments: StatementAdjustment[];
-}
 
 /**
  * What every column means and its unit: shown on the Billing page, carried inside the JSON and

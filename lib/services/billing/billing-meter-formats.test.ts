@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { Statement } from "./billing-format";
+import type { Statement } from "./statement";
 import { renderStatement } from "./billing-format";
 import { idempotencyKey, renderLago, renderOpenMeter, renderOrb } from "./billing-meter-formats";
 

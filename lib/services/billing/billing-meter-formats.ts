@@ -16,7 +16,7 @@
  * docs/billing-periods.md, "Exports for billing systems".
  */
 import { createHash } from "node:crypto";
-import type { Statement, StatementLine } from "./billing-format";
+import type { Statement, StatementLine } from "./statement";
 
 export const METER_FORMATS = ["openmeter", "lago", "orb"] as const;
 export type MeterFormat = (typeof METER_FORMATS)[number];

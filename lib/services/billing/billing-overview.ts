@@ -8,7 +8,7 @@
  */
 import type { Db } from "../../db/client";
 import { quotaLabel } from "../../policy/labels";
-import type { StatementLine } from "./billing-format";
+import type { StatementLine } from "./statement";
 import { closeStatus, type CloseStatus } from "./billing-close-status";
 import { reconcileBilling, type ReconcileRow } from "./billing-reconcile";
 import { quotaDrift, type ExplainedDrift, type PeriodDrift } from "./quota-drift";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CSV_COLUMNS, PERIOD_COLUMNS, renderCloudEvents, renderCsv, renderJson, renderStatement, type Statement, type StatementLine } from "./billing-format";
+import { CSV_COLUMNS, PERIOD_COLUMNS, renderCloudEvents, renderCsv, renderJson, renderStatement } from "./billing-format";
+import type { Statement, StatementLine } from "./statement";
 import { idempotencyKey, renderOrb } from "./billing-meter-formats";
 
 const period = { label: "2026-10-15@America/Los_Angeles", timeZone: "America/Los_Angeles", start: "2026-10-15", end: "2026-11-14", startAt: "2026-10-15T07:00:00.000Z", endAt: "2026-11-15T08:00:00.000Z" };

@@ -17,7 +17,7 @@ import { quotaUsageOfTenant, tierHistoryOfRange, type Client, type QuotaUsageRow
 import type { PolicyAt, PolicyQuotaDoc, QuotaDef } from "../../db/quota-defs";
 import { isCalendarMonth, labelZone, OWN_SHARE_SUFFIX, periodsEndingInMonth, type TenantBillingState, type TenantPeriod } from "../../policy/billing-month";
 import { startOfLocalDay } from "../../policy/zoned-time";
-import type { LinePeriod, StatementLine } from "./billing-format";
+import type { LinePeriod, StatementLine } from "./statement";
 
 const DAY_MS = 86_400_000;
 

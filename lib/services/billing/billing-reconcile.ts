@@ -20,7 +20,7 @@ import type { Db } from "../../db/client";
 import { monthRangeMs } from "../../db/billing-repo";
 import { pgTs } from "../../db/usage-repo";
 import { OWN_SHARE_SUFFIX } from "../../policy/billing-month";
-import type { StatementLine } from "./billing-format";
+import type { StatementLine } from "./statement";
 import { buildStatement } from "./billing-statement";
 
 /** Passed decisions of one tenant in the hourly rollups of its periods' spans. */

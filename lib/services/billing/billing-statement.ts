@@ -28,7 +28,7 @@ import {
 } from "../../db/billing-repo";
 import { effectiveQuotas, PolicyHistory, type PolicyAt, type PolicyQuotaDoc, type QuotaDef } from "../../db/quota-defs";
 import { z } from "zod";
-import type { LinePeriod, Statement, StatementAdjustment, StatementLine } from "./billing-format";
+import type { LinePeriod, Statement, StatementAdjustment, StatementLine } from "./statement";
 import { periodLines, tenantPeriodsOfMonth } from "./billing-period-lines";
 
 export interface QuotaInfo {
