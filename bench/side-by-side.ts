@@ -277,7 +277,7 @@ async function main(): Promise<void> {
     const targets: Target[] = await Promise.all(chosen.map(async (t) => ({ ...t, proc: await t.proc() })));
     // Warm-up: JIT, scripts loaded, key caches, the deny address over its limit.
     // One second each: the servers are shared by several targets, and the whole run must stay
-    // within about eight minutes.
+    // within about ten minutes.
     for (const t of targets) await measure(t, 1).catch((e: unknown) => process.stderr.write(`warm-up ${t.name}: ${String(e)}\n`));
     const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
     for (let round = 0; round < ROUNDS; round++) {
