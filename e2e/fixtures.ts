@@ -61,3 +61,15 @@ async function overflow(page: Page): Promise<{ px: number; culprits: string[] }>
 export async function expectFits(page: Page, label: string): Promise<void> {
   await expect.poll(() => overflow(page), { message: `${label} is wider than the window`, timeout: 5_000 }).toEqual({ px: 0, culprits: [] });
 }
+
+/** Creates a tier from /tiers?new=1 with one limit (`limit` per `window` per API key, every operation); lands on its tab. */
+export async function createTierInUi(page: Page, tier: string, limit = "3", window = "1m"): Promise<void> {
+  await page.goto("/tiers?new=1");
+  await page.getByLabel("Tier name").fill(tier);
+  await page.getByRole("button", { name: "Add a limit for * per api_key" }).click();
+  const editor = page.getByTestId("cell-editor");
+  await editor.getByLabel("Limit", { exact: true }).fill(limit);
+  await editor.getByLabel("Window (e.g. 1m)").fill(window);
+  await page.getByRole("button", { name: "Create tier" }).click();
+  await expect(page).toHaveURL(new RegExp(`/tiers\\?tier=${tier}`));
+}

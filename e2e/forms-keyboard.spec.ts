@@ -6,7 +6,7 @@
  * on from the draft, and refuses one with tenants, saying why.
  */
 import { expect, test } from "@playwright/test";
-import { signIn } from "./fixtures";
+import { createTierInUi, signIn } from "./fixtures";
 
 test("the limit editor by keyboard, and an empty new tier names its missing fields", async ({ page }) => {
   await signIn(page, "product");
@@ -57,14 +57,7 @@ test("Delete tier asks, then removes a tier without tenants from the list; a tie
   const tabs = page.getByRole("tablist", { name: "Tiers" });
   const tab = (name: string) => tabs.getByRole("tab", { name: new RegExp(`^${name} \\(`) });
 
-  await page.goto("/tiers?new=1");
-  await page.getByLabel("Tier name").fill(tier);
-  await page.getByRole("button", { name: "Add a limit for * per api_key" }).click();
-  const editor = page.getByTestId("cell-editor");
-  await editor.getByLabel("Limit", { exact: true }).fill("3");
-  await editor.getByLabel("Window (e.g. 1m)").fill("1m");
-  await page.getByRole("button", { name: "Create tier" }).click();
-  await expect(page).toHaveURL(new RegExp(`/tiers\\?tier=${tier}`));
+  await createTierInUi(page, tier);
   await expect(tab(tier)).toBeVisible();
 
   let asked = "";

@@ -6,7 +6,7 @@
  */
 import { expect, test, type Page } from "@playwright/test";
 import { E2E } from "../playwright.config";
-import { signIn } from "./fixtures";
+import { createTierInUi, signIn } from "./fixtures";
 
 test.describe.configure({ mode: "serial" });
 
@@ -28,14 +28,7 @@ for (const vp of VIEWPORTS) {
       await signIn(page, "product");
 
       // 1. A new tier: 3 requests per minute per API key.
-      await page.goto("/tiers?new=1");
-      await page.getByLabel("Tier name").fill(tier);
-      await page.getByRole("button", { name: "Add a limit for * per api_key" }).click();
-      const editor = page.getByTestId("cell-editor");
-      await editor.getByLabel("Limit", { exact: true }).fill("3");
-      await editor.getByLabel("Window (e.g. 1m)").fill("1m");
-      await page.getByRole("button", { name: "Create tier" }).click();
-      await expect(page).toHaveURL(new RegExp(`/tiers\\?tier=${tier}`));
+      await createTierInUi(page, tier);
       await expect(page.getByTestId("draft-badge-count")).toHaveText(/^\d+ unpublished changes?$/);
 
       // 2. The tenant moved: the list shows live and draft tiers side by side.
