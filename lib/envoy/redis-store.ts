@@ -4,15 +4,15 @@
  * Redis answers NOSCRIPT (nothing ran then, so nothing is counted twice; any other failure is
  * never retried).
  *
- * Coalescing (standalone Redis), as the DECIDE store does (./coalescer.ts): the calls that reach
- * it within one event-loop turn go out as one script call, at most MAX_CALLS_PER_SCRIPT calls and
- * MAX_KEYS_PER_SCRIPT counters each; the script counts them one after the other, atomically, so
- * each call is as if it came alone. What it buys: the script invocation, TIME and the command's
- * encoding paid once per turn (bench/envoy.ts: without it the Envoy row cost more server CPU per
- * call than Sluice's own). The plain version is one script call per ShouldRateLimit, which a Redis
- * Cluster gets: there each counter is its own hash slot, so a call's counters go out one script
- * call each, in parallel — each atomic, and independent in their semantics (every one is counted,
- * whatever the others say).
+ * Coalescing (standalone Redis), as the DECIDE store does (lib/store/redis/coalescer.ts): the calls
+ * that reach it within one event-loop turn go out as one script call, at most MAX_CALLS_PER_SCRIPT
+ * calls and MAX_KEYS_PER_SCRIPT counters each; the script counts them one after the other,
+ * atomically, so each call is as if it came alone. What it buys: the script invocation, TIME and
+ * the command's encoding paid once per turn (bench/envoy.ts: without it the Envoy row cost more
+ * server CPU per call than Sluice's own). The plain version is one script call per ShouldRateLimit,
+ * which a Redis Cluster gets: there each counter is its own hash slot, so a call's counters go out
+ * one script call each, in parallel — each atomic, and independent in their semantics (every one is
+ * counted, whatever the others say).
  */
 import { createHash } from "node:crypto";
 import type { RedisClient } from "../redis/client";
@@ -20,6 +20,7 @@ import { withTimeout } from "../net/timeout";
 import { ENVOY_COUNT_LUA } from "./fixed-window-lua";
 import type { EnvoyCounterInput, EnvoyCounterStore, EnvoyCounts } from "./counter-store";
 import { StoreTimeoutError } from "../store/types";
+import { inChunks } from "../store/redis/coalescer";
 import { isCluster } from "../store/redis/loader";
 
 const SHA = createHash("sha1").update(ENVOY_COUNT_LUA).digest("hex");
@@ -85,13 +86,7 @@ export function createRedisEnvoyCounters(redis: RedisClient, options: RedisEnvoy
     scheduled = false;
     const pending = queue;
     queue = [];
-    for (let from = 0; from < pending.length; ) {
-      let to = from;
-      let keys = 0;
-      while (to < pending.length && to - from < MAX_CALLS_PER_SCRIPT && (to === from || keys + pending[to]!.inputs.length <= MAX_KEYS_PER_SCRIPT)) keys += pending[to++]!.inputs.length;
-      send(pending.slice(from, to));
-      from = to;
-    }
+    inChunks(pending, MAX_CALLS_PER_SCRIPT, MAX_KEYS_PER_SCRIPT, (p) => p.inputs.length, send);
   }
   function coalesced(inputs: readonly EnvoyCounterInput[]): Promise<EnvoyCounts> {
     return new Promise((resolve, reject) => {

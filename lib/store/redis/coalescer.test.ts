@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { LimitCheck } from "../types";
 import type { DecisionInput, DecisionResult } from "./codec";
-import { createCoalescer } from "./coalescer";
+import { createCoalescer, inChunks } from "./coalescer";
 
 const CHECKS = [] as unknown as readonly LimitCheck[];
 const RESULT: DecisionResult = { nowMs: 1, allowed: true, outcomes: [], undo: [] };
@@ -48,5 +48,27 @@ describe("coalescer", () => {
     await checkPhase();
     expect(calls).toEqual([3, 2]);
     await Promise.all(later);
+  });
+});
+
+describe("inChunks", () => {
+  const chunksOf = (sizes: number[], maxItems: number, maxSize: number) => {
+    const chunks: number[][] = [];
+    inChunks(sizes, maxItems, maxSize, (n) => n, (c) => chunks.push(c));
+    return chunks;
+  };
+
+  it("keeps the items in order, each chunk within both bounds; an item over the size bound goes alone", () => {
+    expect(chunksOf([1, 1, 1, 1, 1], 2, 100)).toEqual([[1, 1], [1, 1], [1]]);
+    expect(chunksOf([3, 3, 3, 1], 10, 6)).toEqual([[3, 3], [3, 1]]);
+    expect(chunksOf([2, 9, 2], 10, 5)).toEqual([[2], [9], [2]]);
+    expect(chunksOf([], 10, 5)).toEqual([]);
+  });
+
+  it("hands over the array itself when it fits in one chunk (no copy on the usual turn)", () => {
+    const items = [1, 2, 3];
+    let sent: number[] | null = null;
+    inChunks(items, 10, 10, (n) => n, (c) => (sent = c));
+    expect(sent).toBe(items);
   });
 });

@@ -80,16 +80,7 @@ export function createCoalescer(deps: CoalescerDeps): Coalescer {
     scheduled = false;
     const pending = queue;
     queue = [];
-    for (let from = 0; from < pending.length; ) {
-      let to = from;
-      let checks = 0;
-      while (to < pending.length && to - from < MAX_DECISIONS_PER_CALL && (to === from || checks + pending[to]!.checks.length <= MAX_CHECKS_PER_CALL)) {
-        checks += pending[to]!.checks.length;
-        to++;
-      }
-      send(from === 0 && to === pending.length ? pending : pending.slice(from, to));
-      from = to;
-    }
+    inChunks(pending, MAX_DECISIONS_PER_CALL, MAX_CHECKS_PER_CALL, (p) => p.checks.length, send);
   }
 
   return {
@@ -106,4 +97,18 @@ export function createCoalescer(deps: CoalescerDeps): Coalescer {
       });
     },
   };
+}
+
+/**
+ * Hands `items` to `send` in order, in chunks of at most `maxItems` items whose `size`s add up to at
+ * most `maxSize` (an item larger than that goes alone); all of them as they are when they fit in one.
+ */
+export function inChunks<T>(items: T[], maxItems: number, maxSize: number, size: (item: T) => number, send: (chunk: T[]) => void): void {
+  for (let from = 0; from < items.length; ) {
+    let to = from;
+    let total = 0;
+    while (to < items.length && to - from < maxItems && (to === from || total + size(items[to]!) <= maxSize)) total += size(items[to++]!);
+    send(from === 0 && to === items.length ? items : items.slice(from, to));
+    from = to;
+  }
 }
