@@ -30,6 +30,23 @@ function tableAfter(page: string, heading: string): Map<string, string> {
 
 const names = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1].replace(/\/$/, ""));
 
+/**
+ * The cycles of a graph, each as "a → b → a". Depth-first, each node walked once: an edge to a node
+ * still on the trail closes a cycle (each tangle shows one at least).
+ */
+function cyclesOf(nodes: readonly string[], edgesOf: (node: string) => readonly string[]): string[] {
+  const cycles: string[] = [];
+  const done = new Set<string>();
+  const walk = (node: string, trail: string[]) => {
+    if (trail.includes(node)) return void cycles.push([...trail.slice(trail.indexOf(node)), node].join(" → "));
+    if (done.has(node)) return;
+    for (const next of edgesOf(node)) walk(next, [...trail, node]);
+    done.add(node);
+  };
+  for (const node of nodes) walk(node, []);
+  return cycles;
+}
+
 describe("the architecture map", () => {
   it("the README lists every folder of the repository and every top-level part of lib/", () => {
     const tracked = execFileSync("git", ["ls-files"], { cwd: ROOT, encoding: "utf8" }).split("\n").filter(Boolean);
@@ -61,13 +78,7 @@ describe("the architecture map", () => {
     const inside = (file: string, dir: string) => file === dir || file.startsWith(`${dir}/`);
     // What `node` may import: its own row, else the row of the folder it sits in (what ESLint applies to it).
     const rowOf = (node: string): string[] => LAYERS[node] ?? Object.entries(LAYERS).find(([folder]) => folder !== node && inside(node, folder))?.[1] ?? [];
-    const cycles: string[] = [];
-    const walk = (node: string, path: string[]) => {
-      if (path.includes(node)) return void cycles.push([...path.slice(path.indexOf(node)), node].join(" → "));
-      for (const next of rowOf(node)) walk(next, [...path, node]);
-    };
-    for (const node of Object.keys(LAYERS)) walk(node, []);
-    expect(cycles).toEqual([]);
+    expect(cyclesOf(Object.keys(LAYERS), rowOf)).toEqual([]);
   });
 
   it("lib's files import one another without a cycle, type-only imports counted too", () => {
@@ -81,16 +92,6 @@ describe("the architecture map", () => {
       [...readFileSync(path.join(ROOT, file), "utf8").matchAll(/^(?:import|export)\b[^;"]*\bfrom\s*"(\.\.?\/[^"]+)"|^import\s*"(\.\.?\/[^"]+)"/gm)]
         .map((m) => path.posix.join(path.posix.dirname(file), (m[1] ?? m[2]).replace(/\.js$/, "")))
         .flatMap((p) => [`${p}.ts`, `${p}/index.ts`].filter((f) => known.has(f)));
-    // Depth-first, each file walked once: an import of a file still on the trail closes a cycle (each tangle shows one at least).
-    const cycles: string[] = [];
-    const done = new Set<string>();
-    const walk = (file: string, trail: string[]) => {
-      if (trail.includes(file)) return void cycles.push([...trail.slice(trail.indexOf(file)), file].join(" → "));
-      if (done.has(file)) return;
-      for (const next of importsOf(file)) walk(next, [...trail, file]);
-      done.add(file);
-    };
-    for (const file of files) walk(file, []);
-    expect(cycles).toEqual([]);
+    expect(cyclesOf(files, importsOf)).toEqual([]);
   });
 });
